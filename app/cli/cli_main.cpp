@@ -1,0 +1,56 @@
+// llm-workbench-cli: the headless entry point (DESIGN.md §5). Every failure prints one line on
+// stderr and exits non-zero; no input may crash it.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "engine/error.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: llm-workbench-cli COMMAND [flags]\n"
+    "commands:\n"
+    "  generate   complete a prompt (--model --prompt [--max-tokens --temperature --top-k --top-p --min-p\n"
+    "             --repeat-penalty --seed --stop... --top-logprobs --json])\n"
+    "  tokenize   show the tokens of a text (--model --text [--json])\n"
+    "  bench      prefill/decode tokens per second and peak memory (--model [--prompt-tokens --gen-tokens\n"
+    "             --threads --json])\n"
+    "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny --out DIR)\n"
+    "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (argc >= 3 && (!std::strcmp(argv[2], "--help") || !std::strcmp(argv[2], "-h"))) {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (cmd == "generate") return wb::cli::cmd_generate(argc, argv);
+    if (cmd == "tokenize") return wb::cli::cmd_tokenize(argc, argv);
+    if (cmd == "bench") return wb::cli::cmd_bench(argc, argv);
+    if (cmd == "init") return wb::cli::cmd_init(argc, argv);
+    std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
+    return 2;
+  } catch (const wb::cli::UsageError& e) {
+    std::cerr << "llm-workbench-cli " << cmd << ": " << e.what() << "\n";
+    return 2;
+  } catch (const engine::Error& e) {
+    std::cerr << "llm-workbench-cli " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "llm-workbench-cli " << cmd << ": error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "llm-workbench-cli " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,90 @@
+// `bench`: prefill and decode speed the way llama-bench measures them (pp N: one forward over N
+// prompt tokens from an empty cache; tg N: N single-token forwards), averaged over repetitions
+// after one warm-up, plus peak RSS.
+#include <chrono>
+#include <iostream>
+#include <random>
+
+#include "cli_args.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "engine/kv_cache.h"
+
+namespace wb::cli {
+
+int cmd_bench(int argc, char** argv) {
+  static const std::vector<FlagSpec> flags = {
+      {"model", true, false, "model directory or file"},
+      {"prompt-tokens", true, false, "prompt length for the prefill test (default 128)"},
+      {"gen-tokens", true, false, "tokens for the decode test (default 128)"},
+      {"threads", true, false, "CPU threads (default: all cores)"},
+      {"repetitions", true, false, "measured runs, after one warm-up (default 3)"},
+      {"json", false, false, "print one JSON object"},
+  };
+  const Args a(flags, argc, argv, 2);
+  const std::string path = a.required("model");
+  const int n_prompt = static_cast<int>(a.integer("prompt-tokens", 128, 1, 1 << 20));
+  const int n_gen = static_cast<int>(a.integer("gen-tokens", 128, 1, 1 << 20));
+  const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  const int reps = static_cast<int>(a.integer("repetitions", 3, 1, 100));
+
+  OpenedModel om = open_model(path, threads);
+  const engine::ModelConfig& cfg = om.model->config();
+  if (n_prompt > cfg.max_seq_len || n_gen > cfg.max_seq_len)
+    throw UsageError("--prompt-tokens and --gen-tokens must fit the context length " + std::to_string(cfg.max_seq_len));
+  engine::Runner runner(*om.model, *om.backend.backend);
+  engine::KVCache cache(cfg, std::max(n_prompt, n_gen));
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> dist(0, cfg.vocab_size - 1);
+  std::vector<int32_t> prompt(n_prompt);
+  for (auto& t : prompt) t = dist(rng);
+
+  using Clock = std::chrono::steady_clock;
+  auto run_prefill = [&] {
+    cache.clear();
+    const auto t0 = Clock::now();
+    runner.forward(prompt, cache);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  auto run_decode = [&] {
+    cache.clear();
+    int32_t tok[1] = {prompt[0]};
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n_gen; ++i) {
+      runner.forward(tok, cache);
+      tok[0] = dist(rng);
+    }
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  run_prefill();  // warm-up: page in the weights, size the scratch buffers
+  run_decode();
+  double pp = 0, tg = 0;
+  for (int r = 0; r < reps; ++r) {
+    pp += n_prompt / run_prefill();
+    tg += n_gen / run_decode();
+  }
+  pp /= reps;
+  tg /= reps;
+  const nlohmann::json out = {{"prefill_tokens_per_s", pp},
+                              {"decode_tokens_per_s", tg},
+                              {"peak_rss_mb", peak_rss_mb()},
+                              {"backend", om.backend.backend->description()},
+                              {"backend_reason", om.backend.reason},
+                              {"threads", om.backend.backend->threads()},
+                              {"prompt_tokens", n_prompt},
+                              {"gen_tokens", n_gen},
+                              {"repetitions", reps},
+                              {"parameters", cfg.parameter_count()}};
+  if (a.has("json")) {
+    print_json(out);
+  } else {
+    std::printf("model       %s (%.1fM parameters)\n", path.c_str(), cfg.parameter_count() / 1e6);
+    std::printf("backend     %s — %s\n", om.backend.backend->description().c_str(), om.backend.reason.c_str());
+    std::printf("prefill     %.1f tokens/s (pp%d)\n", pp, n_prompt);
+    std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
+    std::printf("peak RSS    %.0f MiB\n", peak_rss_mb());
+  }
+  return 0;
+}
+
+}  // namespace wb::cli

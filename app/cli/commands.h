@@ -1,0 +1,11 @@
+// The CLI's commands; each returns the process exit code and throws UsageError / engine::Error.
+#pragma once
+
+namespace wb::cli {
+
+int cmd_generate(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_init(int argc, char** argv);
+
+}  // namespace wb::cli

@@ -1,0 +1,234 @@
+// AppController: wiring between QML and the EngineWorker thread.
+#include "appcontroller.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QUrl>
+
+#include "appsettings.h"
+#include "engineworker.h"
+#include "startupmodel.h"
+
+AppController::AppController(QObject* parent)
+    : QObject(parent), m_settings(new AppSettings(this)), m_dataDir(workbenchDataDir()), m_worker(new EngineWorker) {
+  // The worker has no parent so it can move; the thread deletes it on its own thread at the end,
+  // which is where the engine objects it owns must be destroyed.
+  m_worker->moveToThread(&m_thread);
+  m_thread.setObjectName(QStringLiteral("engine-worker"));
+  connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+
+  // Commands: explicitly queued, they cross to the worker thread.
+  connect(this, &AppController::prepareBackendRequested, m_worker, &EngineWorker::prepareBackend, Qt::QueuedConnection);
+  connect(this, &AppController::loadModelRequested, m_worker, &EngineWorker::loadModel, Qt::QueuedConnection);
+  connect(this, &AppController::generateRequested, m_worker, &EngineWorker::generate, Qt::QueuedConnection);
+
+  // Results: explicitly queued back to the GUI thread.
+  connect(m_worker, &EngineWorker::backendChanged, this, &AppController::handleBackendChanged, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::backendFailed, this, &AppController::setLastError, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::loadStarted, this, &AppController::handleLoadStarted, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::loadProgress, this, &AppController::handleLoadProgress, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::modelLoaded, this, &AppController::handleModelLoaded, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::loadFailed, this, &AppController::handleLoadFailed, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::loadCancelled, this, &AppController::handleLoadCancelled, Qt::QueuedConnection);
+
+  connect(m_worker, &EngineWorker::generationStarted, this, [this] { setGenerating(true); }, Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::tokenGenerated, this,
+      [this](const QString& text) {
+        m_generatedText += text;
+        Q_EMIT generatedTextChanged();
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::generationFinished, this,
+      [this](const GenerationStats& stats) {
+        m_generationStats = stats.summary();
+        m_generationError.clear();
+        Q_EMIT generationStatsChanged();
+        setGenerating(false);
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::generationFailed, this,
+      [this](const QString& message) {
+        m_generationStats.clear();
+        m_generationError = message;
+        Q_EMIT generationStatsChanged();
+        setGenerating(false);
+      },
+      Qt::QueuedConnection);
+
+  m_thread.start();
+  Q_EMIT prepareBackendRequested(m_settings->threads());
+}
+
+AppController::~AppController() { shutdown(); }
+
+QString AppController::version() const {
+#ifdef WB_VERSION
+  return QStringLiteral(WB_VERSION);
+#else
+  return QStringLiteral("dev");
+#endif
+}
+
+void AppController::start(const QString& commandLineModelPath) {
+  const StartupModel startup = resolveStartupModel(commandLineModelPath, m_settings->lastModelPath(), m_dataDir);
+  if (startup.path.isEmpty()) {
+    setStatusMessage(tr("No model loaded. Open a model folder or file to begin."));
+    return;
+  }
+  openModel(startup.path);
+  m_modelOrigin = startup.origin;
+}
+
+void AppController::shutdown() {
+  if (m_shutDown) return;
+  m_shutDown = true;
+  // Stop first: the thread can only quit once the running engine call returns.
+  m_worker->requestStopGeneration();
+  m_worker->requestCancelLoad();
+  m_thread.quit();
+  m_thread.wait();
+}
+
+void AppController::openModel(const QString& pathOrUrl) {
+  if (m_shutDown) return;
+  const QUrl url(pathOrUrl);
+  QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
+  if (path.isEmpty()) return;
+  path = QDir::cleanPath(path);
+  m_modelOrigin.clear();
+  // The newest request wins: one running load is enough work for the worker.
+  if (loading()) m_worker->requestCancelLoad();
+  m_cancelRequested = false;
+  const quint64 ticket = m_worker->issueLoadTicket();
+  ++m_loadsInFlight;
+  m_loadingPath = path;
+  m_loadProgress = 0;
+  m_loadStage = tr("Waiting for the engine…");
+  setLastError({});
+  Q_EMIT loadProgressChanged();
+  if (m_loadsInFlight == 1) Q_EMIT loadingChanged();
+  Q_EMIT loadModelRequested(path, m_settings->threads(), ticket);
+}
+
+void AppController::cancelLoad() {
+  if (!loading()) return;
+  m_worker->requestCancelLoad();
+  m_cancelRequested = true;
+  m_loadStage = tr("Cancelling…");
+  Q_EMIT loadProgressChanged();
+}
+
+void AppController::reloadModel() {
+  if (m_model.isValid()) openModel(m_model.path);
+  else Q_EMIT prepareBackendRequested(m_settings->threads());
+}
+
+void AppController::clearError() { setLastError({}); }
+
+void AppController::generate(const QString& prompt, double temperature, int maxTokens, int topK, double topP) {
+  if (m_generating || m_shutDown) return;
+  GenerationSettings settings;
+  settings.temperature = temperature;
+  settings.maxTokens = qMax(1, maxTokens);
+  settings.topK = topK;
+  settings.topP = topP;
+  m_generatedText.clear();
+  m_generationStats.clear();
+  m_generationError.clear();
+  Q_EMIT generatedTextChanged();
+  Q_EMIT generationStatsChanged();
+  // Generating is set here, not on the worker's generationStarted, so a second click cannot queue
+  // a second request before the first has begun.
+  setGenerating(true);
+  Q_EMIT generateRequested(prompt, settings, m_worker->issueGenerationTicket());
+}
+
+void AppController::stopGeneration() {
+  if (m_generating) m_worker->requestStopGeneration();
+}
+
+void AppController::clearGeneration() {
+  if (m_generating) return;
+  m_generatedText.clear();
+  m_generationStats.clear();
+  m_generationError.clear();
+  Q_EMIT generatedTextChanged();
+  Q_EMIT generationStatsChanged();
+}
+
+void AppController::handleBackendChanged(const QString& name, const QString& reason, const QString& description) {
+  m_backendName = name;
+  m_backendReason = reason;
+  m_backendDescription = description;
+  Q_EMIT backendChanged();
+}
+
+void AppController::handleLoadStarted(const QString& path) {
+  m_loadingPath = path;
+  Q_EMIT loadProgressChanged();
+}
+
+void AppController::handleLoadProgress(double fraction, const QString& stage) {
+  // The cancelled load may still report a step or two; keep showing that it is being cancelled.
+  if (m_cancelRequested) return;
+  m_loadProgress = qBound(0.0, fraction, 1.0);
+  m_loadStage = stage;
+  Q_EMIT loadProgressChanged();
+}
+
+void AppController::handleModelLoaded(const ModelInfo& info) {
+  m_model = info;
+  m_settings->setLastModelPath(info.path);
+  Q_EMIT modelChanged();
+  setStatusMessage(m_modelOrigin.isEmpty()
+                       ? tr("Loaded %1 in %2 s").arg(info.name).arg(info.loadMilliseconds / 1000.0, 0, 'f', 2)
+                       : tr("Loaded %1 (%2) in %3 s").arg(info.name, m_modelOrigin).arg(info.loadMilliseconds / 1000.0, 0, 'f', 2));
+  finishOneLoad();
+}
+
+void AppController::handleLoadFailed(const QString& message) {
+  setLastError(message);
+  setStatusMessage(m_model.isValid() ? tr("Loading failed; still using %1.").arg(m_model.name)
+                                     : tr("Loading failed; no model is loaded."));
+  finishOneLoad();
+}
+
+void AppController::handleLoadCancelled(const QString& path) {
+  finishOneLoad();
+  if (loading()) return;  // superseded by a newer request, which reports for itself
+  setStatusMessage(m_model.isValid() ? tr("Loading %1 cancelled; still using %2.").arg(QFileInfo(path).fileName(), m_model.name)
+                                     : tr("Loading %1 cancelled; no model is loaded.").arg(QFileInfo(path).fileName()));
+}
+
+void AppController::finishOneLoad() {
+  m_loadsInFlight = qMax(0, m_loadsInFlight - 1);
+  if (m_loadsInFlight == 0) {
+    m_cancelRequested = false;
+    m_loadingPath.clear();
+    m_loadStage.clear();
+    m_loadProgress = 0;
+    Q_EMIT loadProgressChanged();
+    Q_EMIT loadingChanged();
+  }
+}
+
+void AppController::setLastError(const QString& message) {
+  if (message == m_lastError) return;
+  m_lastError = message;
+  Q_EMIT lastErrorChanged();
+}
+
+void AppController::setStatusMessage(const QString& message) {
+  if (message == m_statusMessage) return;
+  m_statusMessage = message;
+  Q_EMIT statusMessageChanged();
+}
+
+void AppController::setGenerating(bool generating) {
+  if (generating == m_generating) return;
+  m_generating = generating;
+  Q_EMIT generatingChanged();
+}

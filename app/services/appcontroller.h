@@ -1,0 +1,146 @@
+// AppController: the GUI-thread face of the engine. It owns the worker thread and the EngineWorker
+// on it, turns the worker's signals into properties that QML binds to, and turns QML's calls into
+// queued requests. The UI module exposes it to QML as the `App` singleton; main.cpp owns it.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <QVariantList>
+
+#include "generationtypes.h"
+#include "modelinfo.h"
+
+class AppSettings;
+class EngineWorker;
+
+class AppController : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
+  Q_PROPERTY(QString version READ version CONSTANT)
+  Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
+
+  Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
+  Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+  Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+  Q_PROPERTY(QString modelInfo READ modelInfo NOTIFY modelChanged)
+  Q_PROPERTY(QVariantList modelDetails READ modelDetails NOTIFY modelChanged)
+  Q_PROPERTY(bool modelHasTokenizer READ modelHasTokenizer NOTIFY modelChanged)
+  Q_PROPERTY(int modelContextLength READ modelContextLength NOTIFY modelChanged)
+
+  Q_PROPERTY(QString backendName READ backendName NOTIFY backendChanged)
+  Q_PROPERTY(QString backendReason READ backendReason NOTIFY backendChanged)
+  Q_PROPERTY(QString backendDescription READ backendDescription NOTIFY backendChanged)
+
+  Q_PROPERTY(bool loading READ loading NOTIFY loadingChanged)
+  Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
+  Q_PROPERTY(QString loadStage READ loadStage NOTIFY loadProgressChanged)
+  Q_PROPERTY(QString loadingPath READ loadingPath NOTIFY loadProgressChanged)
+
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  Q_PROPERTY(QString statusMessage READ statusMessage NOTIFY statusMessageChanged)
+
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(QString generatedText READ generatedText NOTIFY generatedTextChanged)
+  Q_PROPERTY(QString generationStats READ generationStats NOTIFY generationStatsChanged)
+  Q_PROPERTY(QString generationError READ generationError NOTIFY generationStatsChanged)
+
+ public:
+  // Starts the worker thread at once; no model is loaded until start() or openModel().
+  explicit AppController(QObject* parent = nullptr);
+  ~AppController() override;
+
+  // Picks the startup model (see startupmodel.h) and begins loading it.
+  void start(const QString& commandLineModelPath = {});
+  // Stops generation and loading, and joins the worker thread. Must run before the engine's and
+  // Qt's globals are torn down; safe to call twice.
+  void shutdown();
+
+  AppSettings* settings() const { return m_settings; }
+  QString version() const;
+  QString dataDir() const { return m_dataDir; }
+
+  bool hasModel() const { return m_model.isValid(); }
+  QString modelName() const { return m_model.name; }
+  QString modelPath() const { return m_model.path; }
+  QString modelInfo() const { return m_model.summary(); }
+  QVariantList modelDetails() const { return m_model.details(); }
+  bool modelHasTokenizer() const { return m_model.hasTokenizer; }
+  int modelContextLength() const { return m_model.contextLength; }
+
+  QString backendName() const { return m_backendName; }
+  QString backendReason() const { return m_backendReason; }
+  QString backendDescription() const { return m_backendDescription; }
+
+  bool loading() const { return m_loadsInFlight > 0; }
+  double loadProgress() const { return m_loadProgress; }
+  QString loadStage() const { return m_loadStage; }
+  QString loadingPath() const { return m_loadingPath; }
+
+  QString lastError() const { return m_lastError; }
+  QString statusMessage() const { return m_statusMessage; }
+
+  bool generating() const { return m_generating; }
+  QString generatedText() const { return m_generatedText; }
+  QString generationStats() const { return m_generationStats; }
+  QString generationError() const { return m_generationError; }
+
+  // Accepts a local path or a file: URL (what QML's file dialogs return). A load already running
+  // is cancelled: the newest request wins.
+  Q_INVOKABLE void openModel(const QString& pathOrUrl);
+  Q_INVOKABLE void cancelLoad();
+  // Loads the current model again, e.g. to apply a new thread count.
+  Q_INVOKABLE void reloadModel();
+  Q_INVOKABLE void clearError();
+
+  Q_INVOKABLE void generate(const QString& prompt, double temperature, int maxTokens, int topK = 40, double topP = 0.95);
+  Q_INVOKABLE void stopGeneration();
+  Q_INVOKABLE void clearGeneration();
+
+ Q_SIGNALS:
+  // Commands to the worker (queued across the thread boundary).
+  void prepareBackendRequested(int threads);
+  void loadModelRequested(const QString& path, int threads, quint64 ticket);
+  void generateRequested(const QString& prompt, const GenerationSettings& settings, quint64 ticket);
+
+  void modelChanged();
+  void backendChanged();
+  void loadingChanged();
+  void loadProgressChanged();
+  void lastErrorChanged();
+  void statusMessageChanged();
+  void generatingChanged();
+  void generatedTextChanged();
+  void generationStatsChanged();
+
+ private:
+  void handleBackendChanged(const QString& name, const QString& reason, const QString& description);
+  void handleLoadStarted(const QString& path);
+  void handleLoadProgress(double fraction, const QString& stage);
+  void handleModelLoaded(const ModelInfo& info);
+  void handleLoadFailed(const QString& message);
+  void handleLoadCancelled(const QString& path);
+  void finishOneLoad();
+  void setLastError(const QString& message);
+  void setStatusMessage(const QString& message);
+  void setGenerating(bool generating);
+
+  AppSettings* m_settings;  // owned (child)
+  QString m_dataDir;
+  QThread m_thread;
+  EngineWorker* m_worker;  // lives on m_thread; deleted there when the thread finishes
+  bool m_shutDown = false;
+
+  ModelInfo m_model;
+  QString m_modelOrigin;  // why the pending load was chosen ("starter model"), for the status line
+  QString m_backendName, m_backendReason, m_backendDescription;
+
+  int m_loadsInFlight = 0;
+  bool m_cancelRequested = false;
+  double m_loadProgress = 0;
+  QString m_loadStage, m_loadingPath;
+  QString m_lastError, m_statusMessage;
+
+  bool m_generating = false;
+  QString m_generatedText, m_generationStats, m_generationError;
+};

@@ -1,0 +1,55 @@
+// AppSettings: QSettings keys and defaults.
+#include "appsettings.h"
+
+#include <QThread>
+
+namespace {
+// NOTE: these keys are stored on users' disks; do not rename them.
+const QString kThreads = QStringLiteral("engine/threads");
+const QString kTheme = QStringLiteral("ui/theme");
+const QString kLastModel = QStringLiteral("models/lastPath");
+const QString kGeometry = QStringLiteral("window/geometry");
+const QString kMaximized = QStringLiteral("window/maximized");
+}  // namespace
+
+AppSettings::AppSettings(QObject* parent) : QObject(parent) {
+  m_threads = qBound(0, m_settings.value(kThreads, 0).toInt(), maxThreads());
+  m_theme = m_settings.value(kTheme, QStringLiteral("light")).toString();
+  if (m_theme != QLatin1String("dark")) m_theme = QStringLiteral("light");
+  m_lastModelPath = m_settings.value(kLastModel).toString();
+}
+
+int AppSettings::maxThreads() const { return qMax(1, QThread::idealThreadCount()) * 2; }
+
+void AppSettings::setThreads(int threads) {
+  threads = qBound(0, threads, maxThreads());
+  if (threads == m_threads) return;
+  m_threads = threads;
+  m_settings.setValue(kThreads, threads);
+  Q_EMIT threadsChanged();
+}
+
+void AppSettings::setTheme(const QString& theme) {
+  const QString normalized = theme == QLatin1String("dark") ? theme : QStringLiteral("light");
+  if (normalized == m_theme) return;
+  m_theme = normalized;
+  m_settings.setValue(kTheme, normalized);
+  Q_EMIT themeChanged();
+}
+
+void AppSettings::setLastModelPath(const QString& path) {
+  if (path == m_lastModelPath) return;
+  m_lastModelPath = path;
+  m_settings.setValue(kLastModel, path);
+  Q_EMIT lastModelPathChanged();
+}
+
+QRect AppSettings::windowGeometry() const { return m_settings.value(kGeometry).toRect(); }
+
+bool AppSettings::windowMaximized() const { return m_settings.value(kMaximized, false).toBool(); }
+
+void AppSettings::setWindowGeometry(const QRect& geometry, bool maximized) {
+  // A maximized window's geometry is the screen; keep the last normal one so un-maximizing works.
+  if (!maximized && geometry.isValid()) m_settings.setValue(kGeometry, geometry);
+  m_settings.setValue(kMaximized, maximized);
+}

@@ -1,0 +1,78 @@
+// EngineWorker: the only object that touches the engine. It lives on its own QThread and owns the
+// backend, the model and the generator, so they are created, used and destroyed on that thread.
+//
+// Commands arrive as queued slot calls (the controller's xxxRequested signals); results leave as
+// signals. Cancel and stop are NOT queued slots: while a load or a generation runs, this thread's
+// event loop is busy, so a queued call would only arrive afterwards. They go through RequestGates
+// that the engine's progress/token callbacks poll, and are the only members safe to call from any
+// thread.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+#include "generationtypes.h"
+#include "modelinfo.h"
+#include "requestgate.h"
+
+namespace engine {
+class Backend;
+class Model;
+class Generator;
+}  // namespace engine
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit EngineWorker(QObject* parent = nullptr);
+  ~EngineWorker() override;
+
+  // Thread-safe: take a ticket before queuing a request; cancel every request issued so far.
+  quint64 issueLoadTicket() { return m_loadGate.issue(); }
+  void requestCancelLoad() { m_loadGate.cancelIssued(); }
+  quint64 issueGenerationTicket() { return m_generationGate.issue(); }
+  void requestStopGeneration() { m_generationGate.cancelIssued(); }
+
+ public Q_SLOTS:
+  // Creates the backend for `threads` (0 = all cores) if it does not exist with that count yet.
+  void prepareBackend(int threads);
+  // Loads `path`; the current model stays in place until the new one has loaded completely, so a
+  // failed or cancelled load leaves the app as it was. ticket 0: issue one now.
+  void loadModel(const QString& path, int threads, quint64 ticket = 0);
+  // Raw completion of `prompt` with the loaded model. ticket 0: issue one now.
+  void generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket = 0);
+
+ Q_SIGNALS:
+  void backendChanged(const QString& name, const QString& reason, const QString& description);
+  void backendFailed(const QString& message);
+  // Every loadModel() call ends in exactly one of modelLoaded, loadFailed or loadCancelled.
+  void loadStarted(const QString& path);
+  void loadProgress(double fraction, const QString& stage);
+  void modelLoaded(const ModelInfo& info);
+  void loadFailed(const QString& message);
+  void loadCancelled(const QString& path);
+
+  void generationStarted();
+  // Text that became final, batched to about one signal per frame so fast decoding does not flood
+  // the GUI's event loop. Always complete UTF-8 (the engine holds back partial characters).
+  void tokenGenerated(const QString& text);
+  void generationFinished(const GenerationStats& stats);
+  void generationFailed(const QString& message);
+
+ private:
+  void ensureBackend(int threads);
+
+  // Declaration order is destruction order in reverse: the generator references the model and the
+  // backend, so it must go first.
+  std::unique_ptr<engine::Backend> m_backend;
+  int m_backendThreads = -1;
+  std::unique_ptr<engine::Model> m_model;
+  std::unique_ptr<engine::Generator> m_generator;
+  ModelInfo m_info;
+
+  RequestGate m_loadGate;
+  RequestGate m_generationGate;
+};

@@ -1,0 +1,22 @@
+# Decides whether the CUDA backend is built. AUTO turns it on when a CUDA compiler is found
+# (nvcc compiles here even on machines without a GPU; whether a device exists is decided at run time).
+set(WB_CUDA_ENABLED OFF)
+if(NOT WB_WITH_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # sm_80 (A100) and sm_90 (H100/H200) as real code, plus PTX for newer GPUs.
+      set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(WB_CUDA_ENABLED ON)
+  elseif(WB_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "WB_WITH_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()
+message(STATUS "LLM Workbench: CUDA backend ${WB_CUDA_ENABLED}")

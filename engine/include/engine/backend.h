@@ -1,0 +1,70 @@
+// Backend: the operations a transformer needs, one function per op, over flat f32 buffers that
+// live in the backend's memory. The model's forward pass is written once against this interface;
+// the CPU backend implements it with BLAS + threads, the CUDA backend with kernels/ + cuBLAS.
+//
+// Shape letters (defined in model.h): N = number of rows (B*T), C = channels, OC = output channels,
+// T = new tokens this step, P = tokens already in the KV cache (pos0), NH = query heads,
+// KVH = key/value heads, HS = head size.
+// Weights are stored (OC, C) row-major, so y = x W^T + b: a row of W is one output's weights.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace engine {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;         // "CPU" or "CUDA"
+  virtual std::string description() const = 0;  // e.g. "CPU, 2 threads, OpenBLAS"
+  virtual int threads() const { return 1; }
+
+  // out (T,C) = wte[tokens[t]] + wpe[pos0 + t]; wpe may be null (rotary models).
+  virtual void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
+                               int pos0, int T, int C) = 0;
+
+  // out (N,C) = (inp - mean) * rstd * weight + bias per row; mean/rstd (N) may be null.
+  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                                 const float* weight, const float* bias, int N, int C, float eps) = 0;
+
+  // out (N,OC) = inp (N,C) @ weight(OC,C)^T + bias (OC); bias may be null.
+  virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                              int N, int C, int OC) = 0;
+
+  // Causal attention of T new queries against P cached + T new keys.
+  // q (T, NH*HS) with row stride q_stride floats; k_cache, v_cache (P+T, KVH*HS) hold all keys and
+  // values including the new ones; out (T, NH*HS). Query head h reads key/value head h / (NH/KVH).
+  // att_probs, when not null, receives the post-softmax probabilities (NH, T, P+T), zero above the
+  // causal diagonal.
+  virtual void attention_forward(float* out, const float* q, int q_stride, const float* k_cache,
+                                 const float* v_cache, int P, int T, int NH, int KVH, int HS,
+                                 float* att_probs) = 0;
+
+  // GPT-2's tanh approximation of GELU, elementwise over n values.
+  virtual void gelu_forward(float* out, const float* inp, int64_t n) = 0;
+
+  // out = a + b, elementwise (out may alias a).
+  virtual void residual_forward(float* out, const float* a, const float* b, int64_t n) = 0;
+
+  // Copies `rows` rows of `cols` floats from src (row stride src_stride) to dst (row stride dst_stride).
+  virtual void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) = 0;
+};
+
+// Which backend runs, and why (shown in the UI and by the CLI).
+struct BackendChoice {
+  std::unique_ptr<Backend> backend;
+  std::string reason;  // e.g. "CPU: no CUDA device found" or "CUDA: NVIDIA H200 (sm_90)"
+};
+
+enum class BackendPreference { Auto, Cpu, Cuda };
+
+// Picks CUDA when built with it and a device exists, else CPU. `threads` <= 0: all cores.
+BackendChoice choose_backend(BackendPreference pref = BackendPreference::Auto, int threads = 0);
+
+std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+
+}  // namespace engine

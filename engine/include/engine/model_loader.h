@@ -1,0 +1,52 @@
+// Opening and saving models in the formats of DESIGN.md §4.
+//
+// load_model() accepts:
+//   - a Hugging Face directory (config.json + model.safetensors [+ vocab.json/merges.txt or tokenizer.json]),
+//     or the path of a .safetensors file inside one;
+//   - an llm.c checkpoint (.bin, magic 20240326), with tokenizer files looked for beside it.
+// GPT-2 tensor names are accepted with or without the "transformer." prefix; tensors we do not use
+// (attn.bias masks, tied lm_head) are ignored; a missing tensor is an error naming it. f32/f16/bf16
+// tensors are widened to the f32 arena.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/error.h"
+#include "engine/model.h"
+
+namespace engine {
+
+// Thrown when a progress callback asked to stop.
+class Cancelled : public Error {
+ public:
+  Cancelled() : Error("cancelled") {}
+};
+
+// fraction in [0,1] and what is being done; return false to cancel (load_model then throws Cancelled).
+using LoadProgress = std::function<bool(float fraction, const std::string& stage)>;
+
+enum class ModelFormat { HfDirectory, LlmcCheckpoint };
+
+struct ModelFileInfo {
+  ModelFormat format;
+  std::string weights_path;  // the file holding the tensors
+  std::string directory;     // where config/tokenizer files are looked for
+};
+
+// Decides what `path` is without loading it. Throws engine::Error for unknown or missing paths.
+ModelFileInfo detect_model_format(const std::string& path);
+
+std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress = {});
+
+// Loads the tokenizer found in `directory` (tokenizer.json, else vocab.json + merges.txt), or null.
+std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory);
+
+// Writes our native HF directory: config.json, model.safetensors (HF GPT-2 names, Conv1D layout)
+// and workbench.json (provenance). Tokenizer files are copied from `tokenizer_source_dir` when given.
+// Each file is written atomically.
+void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
+                       const std::string& provenance_json);
+
+}  // namespace engine

@@ -1,0 +1,50 @@
+// Byte-level BPE tokenizer (GPT-2 family).
+//
+// Encoding = pre-tokenize with the GPT-2 split pattern
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (a hand-written scanner over Unicode categories, no regex engine: linear time on any input),
+// map each byte through GPT-2's byte->unicode table, then apply merges by rank.
+// Special tokens (e.g. <|endoftext|>) are recognised in the text ONLY when the caller passes
+// allow_special = true (chat-template markup); user text containing "<|endoftext|>" is otherwise
+// encoded as ordinary characters. Invalid UTF-8 never throws: each invalid byte is its own
+// "character" for the splitter and is still encoded losslessly through the byte table.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engine {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // GPT-2 files: vocab.json (token -> id) and merges.txt ("#version" line optional, "a b" per line).
+  static std::unique_ptr<Tokenizer> from_gpt2_files(const std::string& vocab_json_path,
+                                                    const std::string& merges_txt_path);
+  // Hugging Face tokenizer.json whose model is BPE with a ByteLevel pre-tokenizer.
+  static std::unique_ptr<Tokenizer> from_tokenizer_json(const std::string& path);
+  // Same as the two above but from in-memory contents (used by tests and by loaders of embedded data).
+  static std::unique_ptr<Tokenizer> from_gpt2_strings(std::string_view vocab_json, std::string_view merges_txt);
+  static std::unique_ptr<Tokenizer> from_tokenizer_json_string(std::string_view json);
+
+  virtual std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const = 0;
+  // Concatenated raw bytes of the tokens (may be invalid UTF-8 if cut mid-character).
+  virtual std::string decode(std::span<const int32_t> ids) const = 0;
+  // Raw bytes of one token; empty for an out-of-range id.
+  virtual std::string token_bytes(int32_t id) const = 0;
+  // The vocabulary's own spelling of the token (GPT-2's byte->unicode form, e.g. "Ġthe").
+  virtual std::string token_piece(int32_t id) const = 0;
+  virtual int32_t vocab_size() const = 0;
+  virtual std::optional<int32_t> token_id(std::string_view piece) const = 0;
+
+  virtual std::optional<int32_t> bos_id() const = 0;
+  virtual std::optional<int32_t> eos_id() const = 0;
+};
+
+}  // namespace engine

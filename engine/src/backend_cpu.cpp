@@ -1,0 +1,166 @@
+// CPU backend: OpenBLAS sgemm for multi-row matmuls (prefill), a threaded SIMD matrix-vector
+// product for single rows (decode, where the cost is reading the weights once, so the loop must
+// stream memory at full bandwidth), and ThreadPool-parallel loops for everything else.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/error.h"
+#include "engine/thread_pool.h"
+#include "simd_dot.h"
+
+extern "C" {
+// Declared by OpenBLAS; not in every cblas.h.
+void openblas_set_num_threads(int num_threads);
+char* openblas_get_corename(void);
+}
+
+namespace engine {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) : m_pool(threads) { openblas_set_num_threads(m_pool.size()); }
+
+  std::string name() const override { return "CPU"; }
+  std::string description() const override {
+    const char* core = openblas_get_corename();
+    return "CPU, " + std::to_string(m_pool.size()) + " threads, OpenBLAS (" + (core ? core : "?") + ")";
+  }
+  int threads() const override { return m_pool.size(); }
+
+  void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int pos0,
+                       int T, int C) override {
+    for (int t = 0; t < T; ++t) {
+      const float* te = wte + static_cast<int64_t>(tokens[t]) * C;
+      float* o = out + static_cast<int64_t>(t) * C;
+      if (wpe) {
+        const float* pe = wpe + static_cast<int64_t>(pos0 + t) * C;
+        for (int i = 0; i < C; ++i) o[i] = te[i] + pe[i];
+      } else {
+        std::memcpy(o, te, sizeof(float) * C);
+      }
+    }
+  }
+
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                         const float* bias, int N, int C, float eps) override {
+    m_pool.parallel_for(N, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        const float* x = inp + n * C;
+        float* o = out + n * C;
+        float m = 0.f;
+        for (int i = 0; i < C; ++i) m += x[i];
+        m /= C;
+        float v = 0.f;
+        for (int i = 0; i < C; ++i) {
+          const float d = x[i] - m;
+          v += d * d;
+        }
+        v /= C;
+        const float s = 1.0f / std::sqrt(v + eps);
+        for (int i = 0; i < C; ++i) o[i] = (x[i] - m) * s * weight[i] + (bias ? bias[i] : 0.f);
+        if (mean) mean[n] = m;
+        if (rstd) rstd[n] = s;
+      }
+    });
+  }
+
+  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
+                      int OC) override {
+    if (N == 1) {
+      // One row: y[o] = dot(W[o], x). Threads split the output rows so each streams its own weights.
+      m_pool.parallel_for(OC, [&](int64_t begin, int64_t end) {
+        matvec_rows(out, weight, inp, C, begin, end);
+        if (bias)
+          for (int64_t o = begin; o < end; ++o) out[o] += bias[o];
+      });
+      return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
+    if (bias) {
+      m_pool.parallel_for(N, [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n) {
+          float* o = out + n * OC;
+          for (int i = 0; i < OC; ++i) o[i] += bias[i];
+        }
+      });
+    }
+  }
+
+  void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,
+                         int P, int T, int NH, int KVH, int HS, float* att_probs) override {
+    const int kv_stride = KVH * HS;
+    const int group = NH / KVH;
+    const int total = P + T;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+    m_pool.parallel_for(static_cast<int64_t>(NH) * T, [&](int64_t begin, int64_t end) {
+      std::vector<float> scores(total);
+      for (int64_t item = begin; item < end; ++item) {
+        const int h = static_cast<int>(item / T);
+        const int t = static_cast<int>(item % T);
+        const int kvh = h / group;
+        const float* qv = q + static_cast<int64_t>(t) * q_stride + h * HS;
+        const int n_keys = P + t + 1;  // causal: keys 0 .. P+t
+        float maxv = -INFINITY;
+        for (int j = 0; j < n_keys; ++j) {
+          const float s = dot_f32(qv, k_cache + static_cast<int64_t>(j) * kv_stride + kvh * HS, HS) * scale;
+          scores[j] = s;
+          maxv = std::max(maxv, s);
+        }
+        float sum = 0.f;
+        for (int j = 0; j < n_keys; ++j) {
+          scores[j] = std::exp(scores[j] - maxv);
+          sum += scores[j];
+        }
+        const float inv = 1.0f / sum;
+        float* o = out + static_cast<int64_t>(t) * NH * HS + h * HS;
+        std::fill(o, o + HS, 0.f);
+        for (int j = 0; j < n_keys; ++j) {
+          const float p = scores[j] * inv;
+          const float* vv = v_cache + static_cast<int64_t>(j) * kv_stride + kvh * HS;
+          for (int i = 0; i < HS; ++i) o[i] += p * vv[i];
+        }
+        if (att_probs) {
+          float* row = att_probs + (static_cast<int64_t>(h) * T + t) * total;
+          for (int j = 0; j < n_keys; ++j) row[j] = scores[j] * inv;
+          std::fill(row + n_keys, row + total, 0.f);
+        }
+      }
+    });
+  }
+
+  void gelu_forward(float* out, const float* inp, int64_t n) override {
+    const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
+    m_pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + std::tanh(s * (x + 0.044715f * x * x * x)));
+      }
+    });
+  }
+
+  void residual_forward(float* out, const float* a, const float* b, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  }
+
+  void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) override {
+    for (int r = 0; r < rows; ++r)
+      std::memcpy(dst + static_cast<int64_t>(r) * dst_stride, src + static_cast<int64_t>(r) * src_stride,
+                  sizeof(float) * cols);
+  }
+
+ private:
+  ThreadPool m_pool;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
+
+}  // namespace engine

@@ -1,0 +1,36 @@
+// Picks the backend that runs a model and records why, so the UI can say
+// "CPU: no CUDA device found" instead of leaving the user to guess.
+#include "engine/backend.h"
+
+#ifdef WB_HAVE_CUDA
+#include "kernels.h"
+#endif
+
+namespace engine {
+
+BackendChoice choose_backend(BackendPreference pref, int threads) {
+  BackendChoice choice;
+#ifdef WB_HAVE_CUDA
+  if (pref != BackendPreference::Cpu) {
+    const wb::kernels::DeviceProbe probe = wb::kernels::probe_devices();
+    if (probe.device_count == 0) {
+      choice.reason = "CPU: " + probe.error;
+    } else if (!probe.cublas_ok) {
+      choice.reason = "CPU: CUDA device " + probe.name + " found but unusable: " + probe.error;
+    } else {
+      // The CUDA ops are not implemented yet; only the device probe and smoke kernel are.
+      choice.reason = "CPU: CUDA device " + probe.name + " (sm_" + std::to_string(probe.compute_major) +
+                      std::to_string(probe.compute_minor) + ") found, but the CUDA backend's ops are not built yet";
+    }
+  } else {
+    choice.reason = "CPU: chosen in settings";
+  }
+#else
+  choice.reason = pref == BackendPreference::Cpu ? "CPU: chosen in settings"
+                                                 : "CPU: this build has no CUDA backend (built with WB_WITH_CUDA=OFF or no nvcc)";
+#endif
+  choice.backend = make_cpu_backend(threads);
+  return choice;
+}
+
+}  // namespace engine

@@ -1,0 +1,117 @@
+// Model: parameter layout, validation and initialisation. The forward pass is in runner.cpp.
+#include "engine/model.h"
+
+#include <cmath>
+#include <random>
+
+#include "engine/checked.h"
+#include "engine/error.h"
+
+namespace engine {
+
+std::string arch_name(Arch a) {
+  switch (a) {
+    case Arch::GPT2: return "gpt2";
+  }
+  return "unknown";
+}
+
+void ModelConfig::validate(const std::string& source) const {
+  auto require = [&](bool ok, const std::string& what) {
+    if (!ok) throw Error(source + ": invalid model config: " + what);
+  };
+  // Caps keep every derived size far from overflow and refuse configs that would ask for absurd
+  // allocations (a crafted file must not make us allocate terabytes).
+  require(n_layer >= 1 && n_layer <= 1024, "n_layer must be in [1, 1024], got " + std::to_string(n_layer));
+  require(n_embd >= 1 && n_embd <= 65536, "n_embd must be in [1, 65536], got " + std::to_string(n_embd));
+  require(n_head >= 1 && n_head <= 1024, "n_head must be in [1, 1024], got " + std::to_string(n_head));
+  require(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" +
+                                    std::to_string(n_head) + ")");
+  require(n_kv_head >= 1 && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
+  require(vocab_size >= 1 && vocab_size <= (1 << 22), "vocab_size must be in [1, 4194304], got " + std::to_string(vocab_size));
+  require(max_seq_len >= 1 && max_seq_len <= (1 << 20), "context length must be in [1, 1048576], got " + std::to_string(max_seq_len));
+  require(ffn_dim >= 1 && ffn_dim <= (1 << 20), "ffn_dim must be in [1, 1048576], got " + std::to_string(ffn_dim));
+  require(std::isfinite(norm_eps) && norm_eps > 0.f && norm_eps < 1.f, "norm epsilon must be in (0, 1)");
+  const uint64_t n = parameter_count();
+  require(n <= (uint64_t{1} << 36), "model has too many parameters for this build (" + std::to_string(n) + ")");
+}
+
+uint64_t ModelConfig::parameter_count() const {
+  const uint64_t L = n_layer, C = n_embd, V = vocab_size, T = max_seq_len, F = ffn_dim;
+  const char* what = "parameter count";
+  uint64_t per_layer = checked_add(checked_mul(4, C, what), checked_mul(3 * C, C + 1, what), what);  // ln1, ln2, qkv
+  per_layer = checked_add(per_layer, checked_mul(C, C + 1, what), what);                             // attn proj
+  per_layer = checked_add(per_layer, checked_mul(F, C + 1, what), what);                             // fc
+  per_layer = checked_add(per_layer, checked_add(checked_mul(C, F, what), C, what), what);           // fc proj
+  uint64_t total = checked_add(checked_mul(V, C, what), checked_mul(T, C, what), what);
+  total = checked_add(total, checked_mul(L, per_layer, what), what);
+  return checked_add(total, 2 * C, what);
+}
+
+Model::Model(const ModelConfig& config) : m_config(config) {
+  m_config.validate("model");
+  const int64_t L = config.n_layer, C = config.n_embd, V = config.vocab_size, T = config.max_seq_len,
+                F = config.ffn_dim;
+  // Same order as llm.c's 16 parameter tensors.
+  add_param("wte", {V, C});
+  add_param("wpe", {T, C});
+  add_param("h.ln1.weight", {L, C});
+  add_param("h.ln1.bias", {L, C});
+  add_param("h.qkv.weight", {L, 3 * C, C});
+  add_param("h.qkv.bias", {L, 3 * C});
+  add_param("h.attn_proj.weight", {L, C, C});
+  add_param("h.attn_proj.bias", {L, C});
+  add_param("h.ln2.weight", {L, C});
+  add_param("h.ln2.bias", {L, C});
+  add_param("h.fc.weight", {L, F, C});
+  add_param("h.fc.bias", {L, F});
+  add_param("h.fc_proj.weight", {L, C, F});
+  add_param("h.fc_proj.bias", {L, C});
+  add_param("lnf.weight", {C});
+  add_param("lnf.bias", {C});
+  uint64_t total = 0;
+  for (auto& p : m_param_tensors) {
+    p.offset = total;
+    total += p.numel;
+  }
+  if (total != m_config.parameter_count()) throw Error("internal: parameter layout disagrees with parameter_count");
+  m_params.assign(total, 0.0f);
+}
+
+void Model::add_param(const std::string& name, std::vector<int64_t> shape) {
+  ParamTensor p;
+  p.name = name;
+  p.numel = 1;
+  for (int64_t d : shape) p.numel *= static_cast<uint64_t>(d);
+  p.shape = std::move(shape);
+  m_param_tensors.push_back(std::move(p));
+}
+
+const ParamTensor& Model::param(const std::string& name) const {
+  for (const auto& p : m_param_tensors)
+    if (p.name == name) return p;
+  throw Error("model has no parameter '" + name + "'");
+}
+
+void Model::init_random(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const float std_base = 0.02f;
+  const float std_resid = 0.02f / std::sqrt(2.0f * m_config.n_layer);
+  for (const auto& p : m_param_tensors) {
+    float* d = m_params.data() + p.offset;
+    const bool is_gain = p.name.find("ln") != std::string::npos && p.name.ends_with(".weight");
+    const bool is_bias = p.name.ends_with(".bias");
+    if (is_gain) {
+      std::fill(d, d + p.numel, 1.0f);
+    } else if (is_bias) {
+      std::fill(d, d + p.numel, 0.0f);
+    } else {
+      const bool resid = p.name == "h.attn_proj.weight" || p.name == "h.fc_proj.weight";
+      const float s = resid ? std_resid : std_base;
+      for (uint64_t i = 0; i < p.numel; ++i) d[i] = normal(rng) * s;
+    }
+  }
+}
+
+}  // namespace engine

@@ -1,0 +1,57 @@
+// Byte trie for added-token matching (see added_tokens.h).
+#include "tokenizer/added_tokens.h"
+
+#include <algorithm>
+
+namespace engine::tokenizer {
+
+int32_t AddedTokenMatcher::child(int32_t node, unsigned char byte) const {
+  const auto& kids = m_nodes[static_cast<std::size_t>(node)].children;
+  auto it = std::lower_bound(kids.begin(), kids.end(), byte,
+                             [](const std::pair<unsigned char, int32_t>& k, unsigned char b) { return k.first < b; });
+  return (it != kids.end() && it->first == byte) ? it->second : -1;
+}
+
+void AddedTokenMatcher::add(std::string_view content, int32_t id, bool special) {
+  if (content.empty()) return;
+  int32_t node = 0;
+  for (unsigned char b : content) {
+    int32_t next = child(node, b);
+    if (next < 0) {
+      next = static_cast<int32_t>(m_nodes.size());
+      m_nodes.emplace_back();
+      auto& kids = m_nodes[static_cast<std::size_t>(node)].children;
+      auto it = std::lower_bound(kids.begin(), kids.end(), b,
+                                 [](const std::pair<unsigned char, int32_t>& k, unsigned char v) { return k.first < v; });
+      kids.insert(it, {b, next});
+    }
+    node = next;
+  }
+  Node& end = m_nodes[static_cast<std::size_t>(node)];
+  end.id = id;
+  end.special = special;
+  m_first_byte[static_cast<unsigned char>(content[0])] = true;
+  m_any = true;
+  if (!special) m_any_non_special = true;
+}
+
+std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view text, std::size_t from,
+                                                                bool allow_special) const {
+  if (!has_tokens(allow_special)) return std::nullopt;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = from; i < text.size(); ++i) {
+    if (!m_first_byte[p[i]]) continue;
+    int32_t node = 0;
+    std::optional<Match> best;
+    for (std::size_t j = i; j < text.size(); ++j) {
+      node = child(node, p[j]);
+      if (node < 0) break;
+      const Node& n = m_nodes[static_cast<std::size_t>(node)];
+      if (n.id >= 0 && (allow_special || !n.special)) best = Match{i, j + 1 - i, n.id};
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+}  // namespace engine::tokenizer

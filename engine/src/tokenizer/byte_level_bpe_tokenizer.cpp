@@ -1,0 +1,77 @@
+// Encode/decode glue of the byte-level BPE tokenizer (see byte_level_bpe_tokenizer.h).
+#include "tokenizer/byte_level_bpe_tokenizer.h"
+
+#include <string>
+
+#include "engine/error.h"
+
+namespace engine::tokenizer {
+
+ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeModel model, AddedTokenMatcher added_tokens,
+                                             std::unique_ptr<PreTokenizer> pre_tokenizer, ByteLevelOptions options)
+    : m_model(std::move(model)),
+      m_added_tokens(std::move(added_tokens)),
+      m_pre_tokenizer(std::move(pre_tokenizer)),
+      m_options(options) {
+  // GPT-2 uses <|endoftext|> both to start and to end a document.
+  if (std::optional<int32_t> eot = m_model.vocab().find("<|endoftext|>")) {
+    m_bos_id = eot;
+    m_eos_id = eot;
+  }
+}
+
+std::vector<int32_t> ByteLevelBpeTokenizer::encode(std::string_view text, bool allow_special) const {
+  if (text.size() > k_max_encode_bytes)
+    throw Error("tokenizer: input of " + std::to_string(text.size()) + " bytes is larger than the " +
+                std::to_string(k_max_encode_bytes >> 20) + " MiB limit");
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 4 + 16);  // English averages ~4 bytes per token
+  std::size_t pos = 0;
+  for (;;) {
+    const std::optional<AddedTokenMatcher::Match> m = m_added_tokens.find(text, pos, allow_special);
+    const std::size_t segment_end = m ? m->pos : text.size();
+    encode_segment(text.substr(pos, segment_end - pos), ids);
+    if (!m) break;
+    ids.push_back(m->id);
+    pos = m->pos + m->length;
+  }
+  return ids;
+}
+
+void ByteLevelBpeTokenizer::encode_segment(std::string_view segment, std::vector<int32_t>& out) const {
+  if (segment.empty()) return;
+  std::string prefixed;
+  if (m_options.add_prefix_space && segment.front() != ' ') {
+    prefixed.reserve(segment.size() + 1);
+    prefixed += ' ';
+    prefixed += segment;
+    segment = prefixed;
+  }
+  std::vector<std::string_view> words;
+  m_pre_tokenizer->split(segment, words);
+  for (std::string_view w : words) m_model.encode_word(w, out);
+}
+
+std::string ByteLevelBpeTokenizer::decode(std::span<const int32_t> ids) const {
+  std::string out;
+  for (int32_t id : ids) {
+    if (m_model.vocab().contains_id(id)) out += m_model.vocab().bytes(id);
+  }
+  return out;
+}
+
+std::string ByteLevelBpeTokenizer::token_bytes(int32_t id) const {
+  return m_model.vocab().contains_id(id) ? m_model.vocab().bytes(id) : std::string();
+}
+
+std::string ByteLevelBpeTokenizer::token_piece(int32_t id) const {
+  return m_model.vocab().contains_id(id) ? m_model.vocab().piece(id) : std::string();
+}
+
+int32_t ByteLevelBpeTokenizer::vocab_size() const { return m_model.vocab().size(); }
+
+std::optional<int32_t> ByteLevelBpeTokenizer::token_id(std::string_view piece) const {
+  return m_model.vocab().find(piece);
+}
+
+}  // namespace engine::tokenizer

@@ -1,0 +1,29 @@
+// Pre-tokenizers: split a text segment into the pieces ("words") that BPE then encodes one by one.
+//
+// The split function is the part that differs between byte-level BPE families (GPT-2, Llama-3,
+// Qwen2 each have their own regex), so it is an interface the tokenizer holds by pointer; adding a
+// family means adding one implementation and choosing it in the loader. Invariants every
+// implementation keeps: the pieces are non-empty, in order, and concatenate to exactly the input
+// (nothing dropped, nothing added), and splitting runs in time linear in the input, for any bytes,
+// including invalid UTF-8, without throwing.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace engine::tokenizer {
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  // Appends the pieces of `text` to `out` (views into `text`).
+  virtual void split(std::string_view text, std::vector<std::string_view>& out) const = 0;
+};
+
+// GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+std::unique_ptr<PreTokenizer> make_gpt2_pre_tokenizer();
+// ByteLevel with use_regex = false: the whole segment is one piece.
+std::unique_ptr<PreTokenizer> make_whole_text_pre_tokenizer();
+
+}  // namespace engine::tokenizer

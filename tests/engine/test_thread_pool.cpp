@@ -1,0 +1,50 @@
+// ThreadPool: every index exactly once, the caller participates, many short jobs back to back
+// (the decode pattern) never lose or duplicate work.
+#include <QtTest>
+
+#include <atomic>
+
+#include "engine/thread_pool.h"
+
+class TestThreadPool : public QObject {
+  Q_OBJECT
+ private slots:
+  void parallel_for_covers_each_index_once_data() {
+    QTest::addColumn<int>("threads");
+    QTest::addColumn<int>("n");
+    QTest::newRow("1 thread") << 1 << 100;
+    QTest::newRow("2 threads") << 2 << 1001;
+    QTest::newRow("more threads than items") << 4 << 3;
+    QTest::newRow("no items") << 3 << 0;
+  }
+  void parallel_for_covers_each_index_once() {
+    QFETCH(int, threads);
+    QFETCH(int, n);
+    engine::ThreadPool pool(threads);
+    QCOMPARE(pool.size(), threads);
+    std::vector<std::atomic<int>> hits(n);
+    pool.parallel_for(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+    for (int i = 0; i < n; ++i) QCOMPARE(hits[i].load(), 1);
+  }
+
+  void many_short_jobs() {
+    engine::ThreadPool pool(3);
+    std::atomic<long> total{0};
+    for (int job = 0; job < 5000; ++job)
+      pool.run([&](int ti, int nt) {
+        QVERIFY(ti >= 0 && ti < nt);
+        total.fetch_add(ti + 1);
+      });
+    QCOMPARE(total.load(), 5000L * (1 + 2 + 3));
+  }
+
+  void default_size_is_core_count() {
+    engine::ThreadPool pool(0);
+    QCOMPARE(pool.size(), engine::default_thread_count());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestThreadPool)
+#include "test_thread_pool.moc"
