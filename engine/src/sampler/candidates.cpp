@@ -26,30 +26,58 @@ void Candidates::reset_from_logits(std::span<const float> logits) {
 namespace sampler_detail {
 
 float max_logit(const Candidates& cands) {
-  if (cands.data.empty()) return k_neg_inf;
-  if (cands.sorted) return cands.data.front().logit;
-  float m = k_neg_inf;
-  for (const Candidate& c : cands.data) m = std::max(m, c.logit);
-  return m;
+  const auto& d = cands.data;
+  if (d.empty()) return k_neg_inf;
+  if (cands.sorted) return d.front().logit;
+  // Independent accumulators: a single running max is one long dependency chain (the loop would
+  // run at the latency of one compare per element); logits are never NaN, so order is irrelevant.
+  float m[4] = {k_neg_inf, k_neg_inf, k_neg_inf, k_neg_inf};
+  const size_t n = d.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (size_t j = 0; j < 4; ++j) m[j] = d[i + j].logit > m[j] ? d[i + j].logit : m[j];
+  }
+  for (; i < n; ++i) m[0] = d[i].logit > m[0] ? d[i].logit : m[0];
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 
 int32_t best_index(const Candidates& cands) {
-  if (cands.data.empty()) return -1;
+  const auto& d = cands.data;
+  if (d.empty()) return -1;
   if (cands.sorted) return 0;
-  size_t best = 0;
-  for (size_t i = 1; i < cands.data.size(); ++i) {
-    if (ranks_before(cands.data[i], cands.data[best])) best = i;
+  // Max first (fast, see above), then the lowest id holding it: cheaper than one pass with the
+  // two-key comparison.
+  const float m = max_logit(cands);
+  size_t best = d.size();
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i].logit == m && (best == d.size() || d[i].id < d[best].id)) best = i;
   }
   return static_cast<int32_t>(best);
 }
 
 double store_weights(Candidates& cands, float max) {
-  double total = 0.0;
-  for (Candidate& c : cands.data) {
-    c.p = static_cast<float>(softmax_weight(c.logit, max));
-    total += c.p;  // sum the stored (rounded) values, so later partial sums are consistent with it
+  auto& d = cands.data;
+  if (!std::isfinite(max)) {  // all banned, or +inf present: the rare paths of softmax_weight
+    double total = 0.0;
+    for (Candidate& c : d) {
+      c.p = static_cast<float>(softmax_weight(c.logit, max));
+      total += c.p;
+    }
+    return total;
   }
-  return total;
+  // Finite max: exp(-inf) is 0 in IEEE arithmetic, so the hot loop needs no branch.
+  const double dm = max;
+  for (Candidate& c : d) c.p = static_cast<float>(std::exp(static_cast<double>(c.logit) - dm));
+  // Sum the stored (rounded) values, so later partial sums over p agree with this total; four
+  // accumulators break the add latency chain.
+  double t[4] = {0.0, 0.0, 0.0, 0.0};
+  const size_t n = d.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (size_t j = 0; j < 4; ++j) t[j] += d[i + j].p;
+  }
+  for (; i < n; ++i) t[0] += d[i].p;
+  return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
 void normalise_weights(Candidates& cands, double total) {
@@ -132,11 +160,14 @@ size_t select_crossing(Candidates& cands, double target, bool strict) {
     size_t mid = lo;
     double mass = 0.0;  // weight of the candidates ranked before the pivot
     for (size_t i = lo; i + 1 < hi; ++i) {
-      if (ranks_before(d[i], pivot)) {
-        mass += d[i].p;
-        std::swap(d[i], d[mid]);
-        ++mid;
-      }
+      // Branch-free Lomuto step: always swap, advance `mid` only for a better-ranked candidate
+      // (when it is not, d[mid] and d[i] both belong to the worse side, so the swap is harmless).
+      const Candidate x = d[i];
+      const bool before_pivot = ranks_before(x, pivot);
+      d[i] = d[mid];
+      d[mid] = x;
+      mid += before_pivot ? 1 : 0;
+      mass += before_pivot ? static_cast<double>(x.p) : 0.0;
     }
     std::swap(d[mid], d[hi - 1]);
     if (mid > lo && crosses(before + mass)) {

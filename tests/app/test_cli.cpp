@@ -1,0 +1,162 @@
+// llm-workbench-cli end to end, as a user runs it: the DESIGN.md §5 JSON contract, determinism, and
+// one clear stderr line + non-zero exit for every kind of bad input.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+namespace {
+
+struct Run {
+  int code;
+  QByteArray out, err;
+};
+
+Run cli(const QStringList& args) {
+  QProcess p;
+  p.start(QStringLiteral(WB_CLI_PATH), args);
+  if (!p.waitForFinished(300000)) {
+    p.kill();
+    return {-1, {}, "timeout"};
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+QJsonObject json_of(const Run& r) {
+  QJsonParseError e{};
+  const QJsonDocument d = QJsonDocument::fromJson(r.out, &e);
+  if (e.error != QJsonParseError::NoError) qWarning() << "bad JSON:" << r.out.left(300) << r.err;
+  return d.object();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+  QString m_model;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    m_model = m_dir.path() + "/starter";
+    const Run r = cli({"init", "--preset", "starter", "--seed", "7", "--out", m_model, "--tokenizer",
+                       QStringLiteral(WB_SOURCE_DIR) + "/resources/tokenizers/gpt2"});
+    QVERIFY2(r.code == 0, r.err.constData());
+  }
+
+  void tokenize_json_matches_gpt2() {
+    const Run r = cli({"tokenize", "--model", m_model, "--text", "Hello world", "--json"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = json_of(r);
+    QCOMPARE(o["ids"].toArray(), QJsonArray({15496, 995}));
+    QCOMPARE(o["pieces"].toArray(), QJsonArray({"Hello", " world"}));
+  }
+
+  void generate_json_contract() {
+    const Run r = cli({"generate", "--model", m_model, "--prompt", "Once upon a time", "--max-tokens", "8", "--seed", "3",
+                       "--top-logprobs", "3", "--ignore-eos", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = json_of(r);
+    QCOMPARE(o["prompt_tokens"].toArray().size(), 4);
+    const QJsonArray tokens = o["tokens"].toArray();
+    QCOMPARE(tokens.size(), 8);
+    QString joined;
+    for (const auto& tv : tokens) {
+      const QJsonObject t = tv.toObject();
+      QVERIFY(t.contains("id") && t.contains("text") && t.contains("logprob"));
+      QVERIFY(t["logprob"].toDouble() <= 0.0);
+      const QJsonArray top = t["top_logprobs"].toArray();
+      QCOMPARE(top.size(), 3);
+      for (int i = 1; i < 3; ++i) QVERIFY(top[i - 1].toObject()["logprob"].toDouble() >= top[i].toObject()["logprob"].toDouble());
+      joined += t["text"].toString();
+    }
+    QCOMPARE(o["text"].toString(), joined);
+    const QJsonObject st = o["stats"].toObject();
+    for (const char* k : {"prompt_tokens", "generated_tokens", "prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms"})
+      QVERIFY2(st.contains(k), k);
+    QCOMPARE(st["generated_tokens"].toInt(), 8);
+  }
+
+  void same_seed_same_text() {
+    const QStringList args = {"generate", "--model", m_model, "--prompt", "The", "--max-tokens", "12", "--seed", "11",
+                              "--temperature", "1.0", "--ignore-eos", "--json"};
+    const QString a = json_of(cli(args))["text"].toString();
+    QCOMPARE(json_of(cli(args))["text"].toString(), a);
+    QStringList other = args;
+    other[other.indexOf("11")] = "12";
+    QVERIFY(json_of(cli(other))["text"].toString() != a);
+  }
+
+  void bench_json() {
+    const Run r = cli({"bench", "--model", m_model, "--prompt-tokens", "16", "--gen-tokens", "4", "--repetitions", "1", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = json_of(r);
+    QVERIFY(o["prefill_tokens_per_s"].toDouble() > 0);
+    QVERIFY(o["decode_tokens_per_s"].toDouble() > 0);
+    QVERIFY(o["peak_rss_mb"].toDouble() > 1);
+    QVERIFY(o["backend"].toString().startsWith("CPU"));
+  }
+
+  void bad_input_gives_one_clear_line_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("no command") << QStringList{} << "usage";
+    QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command";
+    QTest::newRow("unknown flag") << QStringList{"generate", "--modle", "x"} << "unknown flag --modle";
+    QTest::newRow("missing value") << QStringList{"generate", "--model"} << "needs a value";
+    QTest::newRow("missing model flag") << QStringList{"generate", "--prompt", "hi"} << "missing required flag --model";
+    QTest::newRow("missing model file") << QStringList{"generate", "--model", "/nonexistent", "--prompt", "hi"} << "no such file";
+    QTest::newRow("bad number") << QStringList{"generate", "--model", "x", "--prompt", "y", "--temperature", "hot"} << "must be a number";
+    QTest::newRow("out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-p", "2"} << "must be in";
+    QTest::newRow("bad bias") << QStringList{"generate", "--model", "x", "--prompt", "y", "--logit-bias", "abc"} << "ID=BIAS";
+    QTest::newRow("bench missing model") << QStringList{"bench", "--model", "/nonexistent"} << "no such file";
+  }
+  void bad_input_gives_one_clear_line() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, needle);
+    const Run r = cli(args);
+    QVERIFY(r.code > 0);  // a clean non-zero exit, not a signal
+    const QString all = QString::fromUtf8(r.err + r.out);
+    QVERIFY2(all.contains(needle, Qt::CaseInsensitive), qPrintable(all));
+  }
+
+  void corrupt_model_is_an_error_not_a_crash() {
+    QTemporaryDir d;
+    QFile::copy(m_model + "/config.json", d.path() + "/config.json");
+    QFile f(d.path() + "/model.safetensors");
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray("\xff\xff\xff\xff\xff\xff\xff\x7f{garbage", 17));
+    f.close();
+    const Run r = cli({"generate", "--model", d.path(), "--prompt", "hi"});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY(r.err.contains("model.safetensors"));
+  }
+
+  void logit_bias_bans_and_forces() {
+    // Forcing token 13 ("." in GPT-2) with a huge bias must make every generated token 13.
+    const Run r = cli({"generate", "--model", m_model, "--prompt", "Hi", "--max-tokens", "3", "--seed", "1",
+                       "--logit-bias", "13=100", "--ignore-eos", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    for (const auto& t : json_of(r)["tokens"].toArray()) QCOMPARE(t.toObject()["id"].toInt(), 13);
+  }
+
+  void stop_string_ends_generation() {
+    const QStringList base = {"generate", "--model", m_model, "--prompt", "A", "--max-tokens", "20", "--temperature", "0",
+                              "--ignore-eos", "--json"};
+    const QString free_text = json_of(cli(base))["text"].toString();
+    QVERIFY(free_text.size() > 4);
+    const QString stop = free_text.mid(free_text.size() / 2, 2);
+    QStringList with_stop = base;
+    with_stop << "--stop" << stop;
+    const QJsonObject o = json_of(cli(with_stop));
+    QCOMPARE(o["finish_reason"].toString(), QStringLiteral("stop"));
+    QCOMPARE(o["text"].toString(), free_text.left(free_text.indexOf(stop)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
