@@ -25,7 +25,9 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : m_pool(threads) { openblas_set_num_threads(m_pool.size()); }
+  // OpenBLAS runs single-threaded inside our pool's threads: two thread pools on the same cores
+  // (ours spinning between jobs, OpenBLAS's spinning between calls) would steal time from each other.
+  explicit CpuBackend(int threads) : m_pool(threads) { openblas_set_num_threads(1); }
 
   std::string name() const override { return "CPU"; }
   std::string description() const override {
@@ -82,15 +84,19 @@ class CpuBackend final : public Backend {
       });
       return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
-    if (bias) {
-      m_pool.parallel_for(N, [&](int64_t begin, int64_t end) {
-        for (int64_t n = begin; n < end; ++n) {
+    // Each thread computes a block of output columns: out[:, b:e] = inp @ W[b:e]^T (+ bias[b:e]).
+    // Blocks are multiples of 16 columns so no two threads write the same cache line of a row.
+    const int64_t blocks = (OC + 15) / 16;
+    m_pool.parallel_for(blocks, [&](int64_t bb, int64_t be) {
+      const int64_t b = bb * 16, e = std::min<int64_t>(be * 16, OC);
+      const int w = static_cast<int>(e - b);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, w, C, 1.0f, inp, C, weight + b * C, C, 0.0f, out + b, OC);
+      if (bias)
+        for (int64_t n = 0; n < N; ++n) {
           float* o = out + n * OC;
-          for (int i = 0; i < OC; ++i) o[i] += bias[i];
+          for (int64_t i = b; i < e; ++i) o[i] += bias[i];
         }
-      });
-    }
+    });
   }
 
   void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,

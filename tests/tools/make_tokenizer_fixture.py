@@ -2,7 +2,7 @@
 """Writes the reference encodings that tests/engine/test_tokenizer.cpp compares against.
 
 Reference: Hugging Face `tokenizers` (the Rust implementation behind transformers' fast GPT-2
-tokenizer), built from the GPT-2 release files in tests/data/gpt2-tokenizer/. The C++ test needs no
+tokenizer), built from the GPT-2 release files in resources/tokenizers/gpt2/. The C++ test needs no
 Python; rerun this only to change the texts or move to a newer reference:
 
     python3 -m venv /tmp/venv-tok && /tmp/venv-tok/bin/pip install tokenizers
@@ -24,8 +24,8 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, "..", "data"))
-VOCAB = os.path.join(DATA, "gpt2-tokenizer", "encoder.json")
-MERGES = os.path.join(DATA, "gpt2-tokenizer", "vocab.bpe")
+VOCAB = os.path.join(DATA, "..", "..", "resources", "tokenizers", "gpt2", "vocab.json")
+MERGES = os.path.join(DATA, "..", "..", "resources", "tokenizers", "gpt2", "merges.txt")
 OUT_DIR = os.path.join(DATA, "tokenizer")
 
 TEXTS = [

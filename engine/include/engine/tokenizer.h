@@ -8,6 +8,9 @@
 // allow_special = true (chat-template markup); user text containing "<|endoftext|>" is otherwise
 // encoded as ordinary characters. Invalid UTF-8 never throws: each invalid byte is its own
 // "character" for the splitter and is still encoded losslessly through the byte table.
+// encode() throws engine::Error only for inputs over 1 GiB (a size cap, so no count can overflow).
+// Loaders throw engine::Error naming the file (and line / entry) for any malformed or unsupported file.
+// All const member functions may be called concurrently from several threads.
 #pragma once
 
 #include <cstdint>

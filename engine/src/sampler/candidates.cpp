@@ -95,22 +95,19 @@ double softmax_in_place(Candidates& cands) {
   return total;
 }
 
-size_t sort_top(Candidates& cands, size_t k, size_t done) {
+size_t sort_top(Candidates& cands, size_t k) {
   auto& d = cands.data;
   const size_t n = d.size();
   k = std::min(k, n);
-  if (cands.sorted || k <= done) return k;
-  const auto first = d.begin() + static_cast<std::ptrdiff_t>(done);
+  if (cands.sorted || k == 0) return k;
+  const auto first = d.begin();
   const auto mid = d.begin() + static_cast<std::ptrdiff_t>(k);
   if (k == n) {
     std::sort(first, d.end(), ranks_before);
     cands.sorted = true;
     return k;
   }
-  // Everything in [done, n) ranks after [0, done), so selecting within the tail is enough.
-  const size_t want = k - done;
-  const size_t rest = n - done;
-  if (want <= 1024 && want * 16 <= rest) {
+  if (k <= 1024 && k * 16 <= n) {
     // Bounded heap with the worst of the best-so-far on top: a candidate that does not beat it
     // costs one comparison, which for top_k = 40 of 50k is most of them (nth_element would move
     // every element several times).
@@ -160,14 +157,11 @@ size_t select_crossing(Candidates& cands, double target, bool strict) {
     size_t mid = lo;
     double mass = 0.0;  // weight of the candidates ranked before the pivot
     for (size_t i = lo; i + 1 < hi; ++i) {
-      // Branch-free Lomuto step: always swap, advance `mid` only for a better-ranked candidate
-      // (when it is not, d[mid] and d[i] both belong to the worse side, so the swap is harmless).
-      const Candidate x = d[i];
-      const bool before_pivot = ranks_before(x, pivot);
-      d[i] = d[mid];
-      d[mid] = x;
-      mid += before_pivot ? 1 : 0;
-      mass += before_pivot ? static_cast<double>(x.p) : 0.0;
+      if (ranks_before(d[i], pivot)) {
+        mass += d[i].p;
+        std::swap(d[i], d[mid]);
+        ++mid;
+      }
     }
     std::swap(d[mid], d[hi - 1]);
     if (mid > lo && crosses(before + mass)) {
@@ -179,16 +173,6 @@ size_t select_crossing(Candidates& cands, double target, bool strict) {
     before += pivot.p;
     lo = mid + 1;
   }
-}
-
-int32_t find_id(const Candidates& cands, int32_t id) {
-  if (id < 0) return -1;
-  const auto& d = cands.data;
-  if (static_cast<size_t>(id) < d.size() && d[static_cast<size_t>(id)].id == id) return id;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (d[i].id == id) return static_cast<int32_t>(i);
-  }
-  return -1;
 }
 
 int32_t IdIndex::operator()(int32_t id) {

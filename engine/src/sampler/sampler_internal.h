@@ -6,8 +6,9 @@
 //     deterministic whatever order the candidates arrived in.
 //   * Logits are never NaN: reset_from_logits maps NaN to -inf, and the stages only divide,
 //     multiply and subtract finite settings, so the order above stays a strict weak order.
-//   * Softmax weights are exp(logit - max) in double; -inf gets weight 0; when the max is +inf the
-//     +inf candidates share the mass equally (a +inf bias forces a token).
+//   * Softmax weights are exp(logit - max) computed in double (stored in p as float while a stage
+//     works, summed in double); -inf gets weight 0; when the max is +inf the +inf candidates
+//     share the mass equally (a +inf bias forces a token).
 //   * A stage that removes or reorders candidates sets `selected = -1`, so a stale index from an
 //     earlier pick can never survive into SamplerChain::sample's result.
 #pragma once
@@ -57,12 +58,11 @@ void normalise_weights(Candidates& cands, double total);
 // logit is -inf, in which case every p is 0).
 double softmax_in_place(Candidates& cands);
 
-// Makes data[0, k) the k best candidates in canonical order, given that data[0, done) already
-// are the `done` best in order (done = 0 for no knowledge). Small k use a bounded heap (one
-// comparison per candidate that does not make the cut), larger ones nth_element; either way
-// O(n - done) plus O(k log k), never a full sort unless k reaches n (then `sorted` is set).
-// Returns min(k, n).
-size_t sort_top(Candidates& cands, size_t k, size_t done);
+// Makes data[0, k) the k best candidates in canonical order; the rest stay in data[k, n) in no
+// particular order. Small k use a bounded heap (one comparison per candidate that does not make
+// the cut), larger ones nth_element: O(n) plus O(k log k), a full sort only when k reaches n
+// (then `sorted` is set). Returns min(k, n).
+size_t sort_top(Candidates& cands, size_t k);
 
 // Weighted selection (top-p cut, dist draw) without sorting. Requires p = weights (store_weights).
 // Finds the first candidate c in canonical order whose cumulative weight (c included) is
@@ -72,11 +72,7 @@ size_t sort_top(Candidates& cands, size_t k, size_t done);
 // cumulative weight never gets there, which only rounding can cause. Expected O(n).
 size_t select_crossing(Candidates& cands, double target, bool strict);
 
-// Index of the candidate with `id`, or -1. O(1) while candidates are still in id order (the state
-// reset_from_logits leaves them in), else a linear scan; callers with many ids use IdIndex.
-int32_t find_id(const Candidates& cands, int32_t id);
-
-// Lookup for many ids at once: tries the O(1) id-order position first and builds an id -> index
+// Id -> index lookup for bias / penalties: tries the O(1) id-order position first and builds an id -> index
 // table (once, on the first miss) only when the candidates have been reordered or filtered, so the
 // common case (bias / penalties first in the chain) costs nothing extra.
 class IdIndex {

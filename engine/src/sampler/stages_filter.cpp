@@ -31,7 +31,7 @@ class TopKStage final : public SamplerStage {
     const size_t n = cands.data.size();
     if (m_k <= 0 || static_cast<size_t>(m_k) >= n) return;
     const size_t k = static_cast<size_t>(m_k);
-    sort_top(cands, k, 0);
+    sort_top(cands, k);
     cands.data.resize(k);
     cands.sorted = true;
     cands.selected = -1;
@@ -82,10 +82,8 @@ class TopPStage final : public SamplerStage {
       }
       keep = std::min(std::max(keep, m_min_keep), n);
     }
-    if (keep < n) {
-      d.resize(keep);
-      cands.selected = -1;
-    }
+    if (keep < n) d.resize(keep);
+    cands.selected = -1;  // removed or (quickselect) reordered: no earlier index stays valid
     // The max survives, so the stored weights are still relative to the survivors' max.
     double kept_total = 0.0;
     for (const Candidate& c : d) kept_total += c.p;
@@ -130,7 +128,7 @@ class MinPStage final : public SamplerStage {
     } else {
       // The threshold is monotone in the logit, so "at least min_keep" means the best min_keep.
       const size_t keep = std::min(m_min_keep, n);
-      sort_top(cands, keep, 0);
+      sort_top(cands, keep);
       d.resize(keep);
       cands.sorted = true;
       cands.selected = -1;

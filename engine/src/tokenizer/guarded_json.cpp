@@ -1,28 +1,16 @@
-// Guarded JSON parse: depth limit and duplicate-key detection via nlohmann's parser callback.
-//
-// The callback sees every key before it is inserted, so a stack of "keys seen so far" per open
-// object finds duplicates exactly. Throwing from the callback aborts the parse at once, so a
-// 100k-deep document never builds more than k_max_json_depth levels.
+// Guarded JSON parse for tokenizer files: the engine's checked parser (io/json_util.h: depth limit,
+// duplicate keys, UTF-8) plus tokenizer-specific leniency (a leading BOM) and message helpers.
 #include "tokenizer/guarded_json.h"
 
+#include "io/json_util.h"
+
 #include <cstdio>
-#include <unordered_set>
-#include <vector>
 
 #include "engine/error.h"
 #include "tokenizer/utf8.h"
 
 namespace engine::tokenizer {
-namespace {
-
 using json = nlohmann::json;
-
-// Thrown from inside the callback; carries a message that is rethrown as engine::Error.
-struct GuardViolation {
-  std::string message;
-};
-
-}  // namespace
 
 std::string quote_for_message(std::string_view s) {
   constexpr std::size_t k_max_shown = 60;
@@ -68,42 +56,13 @@ std::string json_type_name(const json& j) {
 }
 
 json parse_guarded_json(std::string_view text, const std::string& source) {
-  // Empty (or BOM / whitespace only) input gets a plainer message than nlohmann's "unexpected end".
+  // Empty (or BOM / whitespace only) input gets a plainer message than "unexpected end".
   std::string_view body = text;
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw Error(source + ": file is empty");
-
-  std::vector<std::unordered_set<std::string>> keys_per_object;
-  const json::parser_callback_t guard = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= k_max_json_depth)
-          throw GuardViolation{"JSON nesting deeper than " + std::to_string(k_max_json_depth) + " levels"};
-        if (event == json::parse_event_t::object_start) keys_per_object.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        if (!keys_per_object.empty()) keys_per_object.pop_back();
-        break;
-      case json::parse_event_t::key:
-        // Keys only occur inside an open object, so the stack is non-empty here.
-        if (!keys_per_object.empty() && !keys_per_object.back().insert(parsed.get<std::string>()).second)
-          throw GuardViolation{"duplicate key " + quote_for_message(parsed.get<std::string>()) + " in a JSON object"};
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-
-  try {
-    return json::parse(text.begin(), text.end(), guard, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const GuardViolation& v) {
-    throw Error(source + ": " + v.message);
-  } catch (const json::exception& e) {
-    throw Error(source + ": invalid JSON: " + e.what());
-  }
+  // The engine-wide checked parser enforces depth, duplicate keys, UTF-8 and NUL rules.
+  return io::parse_json_checked(body, source, k_max_json_depth, static_cast<uint64_t>(text.size() - body.size()));
 }
 
 }  // namespace engine::tokenizer

@@ -1,0 +1,356 @@
+// EngineWorker on its own thread, as the app runs it: loading reports progress and the model's
+// facts; missing and corrupt files fail with a readable message and leave the previous model in
+// place; cancel works mid-load and before the load starts, without leaking into the next load;
+// generation streams text and stops on request.
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <memory>
+
+#include "engine/model.h"
+#include "engine/model_loader.h"
+#include "services/engineworker.h"
+
+namespace {
+
+engine::ModelConfig tinyConfig() {
+  engine::ModelConfig c;
+  c.arch = engine::Arch::GPT2;
+  c.n_layer = 2;
+  c.n_embd = 32;
+  c.n_head = 2;
+  c.n_kv_head = 2;
+  c.vocab_size = 512;
+  c.max_seq_len = 64;
+  c.ffn_dim = 128;
+  return c;
+}
+
+// GPT-2's byte -> printable character table, so vocab.json can spell every byte.
+QString byteToUnicode(int b) {
+  int n = 0;
+  for (int x = 0; x < 256; ++x) {
+    const bool printable = (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF);
+    const int code = printable ? x : 256 + n++;
+    if (x == b) return QString(QChar(code));
+  }
+  return {};
+}
+
+// A 512-token byte-level BPE tokenizer: the 256 bytes plus 256 two-letter merges "aa".."pp".
+void writeTinyTokenizer(const QString& dir) {
+  QStringList vocab, merges{QStringLiteral("#version: 0.2")};
+  auto quote = [](const QString& s) {
+    QString out = s;
+    out.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
+    return QLatin1Char('"') + out + QLatin1Char('"');
+  };
+  for (int b = 0; b < 256; ++b) vocab << quote(byteToUnicode(b)) + QLatin1Char(':') + QString::number(b);
+  int id = 256;
+  for (char x = 'a'; x <= 'p'; ++x)
+    for (char y = 'a'; y <= 'p'; ++y) {
+      vocab << quote(QString(QChar(x)) + QChar(y)) + QLatin1Char(':') + QString::number(id++);
+      merges << QString(QChar(x)) + QLatin1Char(' ') + QChar(y);
+    }
+  QFile v(dir + QStringLiteral("/vocab.json"));
+  QVERIFY(v.open(QIODevice::WriteOnly));
+  v.write((QLatin1Char('{') + vocab.join(QLatin1Char(',')) + QLatin1Char('}')).toUtf8());
+  QFile m(dir + QStringLiteral("/merges.txt"));
+  QVERIFY(m.open(QIODevice::WriteOnly));
+  m.write((merges.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
+}
+
+void writeTinyModel(const QString& dir, bool withTokenizer) {
+  engine::Model model(tinyConfig());
+  model.init_random(7);
+  QString tokenizerDir;
+  if (withTokenizer) {
+    tokenizerDir = dir + QStringLiteral("-tokenizer");
+    QVERIFY(QDir().mkpath(tokenizerDir));
+    writeTinyTokenizer(tokenizerDir);
+  }
+  engine::save_hf_directory(model, dir.toStdString(), tokenizerDir.toStdString(), "{\"test\":true}");
+}
+
+void writeFile(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  QCOMPARE(f.write(bytes), bytes.size());
+}
+
+}  // namespace
+
+class TestEngineWorker : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void init();
+  void cleanup();
+
+  void loadEmitsProgressAndModelLoaded();
+  void missingPathFails();
+  void corruptFileFails_data();
+  void corruptFileFails();
+  void failedLoadKeepsPreviousModel();
+  void cancelDuringLoad();
+  void cancelBeforeStartDoesNotLeak();
+  void generateWithoutModelFails();
+  void generateStreamsText();
+  void stopEndsGeneration();
+
+ private:
+  void load(const QString& path, quint64 ticket = 0);
+  ModelInfo loadOk(const QString& path);
+
+  QTemporaryDir m_dir;
+  QString m_model;           // tiny model without tokenizer
+  QString m_modelWithText;   // tiny model with tokenizer
+  std::unique_ptr<QThread> m_thread;
+  EngineWorker* m_worker = nullptr;
+};
+
+void TestEngineWorker::initTestCase() {
+  QStandardPaths::setTestModeEnabled(true);
+  QVERIFY(m_dir.isValid());
+  m_model = m_dir.filePath(QStringLiteral("tiny"));
+  m_modelWithText = m_dir.filePath(QStringLiteral("tiny-text"));
+  writeTinyModel(m_model, false);
+  writeTinyModel(m_modelWithText, true);
+  QVERIFY(QFile::exists(m_model + QStringLiteral("/model.safetensors")));
+  QVERIFY(QFile::exists(m_modelWithText + QStringLiteral("/vocab.json")));
+}
+
+void TestEngineWorker::init() {
+  m_thread = std::make_unique<QThread>();
+  m_worker = new EngineWorker;
+  m_worker->moveToThread(m_thread.get());
+  connect(m_thread.get(), &QThread::finished, m_worker, &QObject::deleteLater);
+  m_thread->start();
+}
+
+void TestEngineWorker::cleanup() {
+  m_worker->requestStopGeneration();
+  m_worker->requestCancelLoad();
+  m_thread->quit();
+  QVERIFY(m_thread->wait(10000));
+  m_thread.reset();
+  m_worker = nullptr;
+}
+
+void TestEngineWorker::load(const QString& path, quint64 ticket) {
+  QMetaObject::invokeMethod(m_worker, "loadModel", Qt::QueuedConnection, Q_ARG(QString, path), Q_ARG(int, 1),
+                            Q_ARG(quint64, ticket));
+}
+
+ModelInfo TestEngineWorker::loadOk(const QString& path) {
+  QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
+  QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
+  load(path);
+  if (!loaded.wait(20000)) {
+    qWarning() << "load failed:" << failed;
+    return {};
+  }
+  return loaded.at(0).at(0).value<ModelInfo>();
+}
+
+void TestEngineWorker::loadEmitsProgressAndModelLoaded() {
+  QSignalSpy backend(m_worker, &EngineWorker::backendChanged);
+  QSignalSpy progress(m_worker, &EngineWorker::loadProgress);
+  QSignalSpy started(m_worker, &EngineWorker::loadStarted);
+  const ModelInfo info = loadOk(m_model);
+  QVERIFY(info.isValid());
+
+  QCOMPARE(started.count(), 1);
+  QVERIFY2(progress.count() >= 3, qPrintable(QString::number(progress.count())));
+  double last = -1;
+  for (const QList<QVariant>& args : progress) {
+    const double f = args.at(0).toDouble();
+    QVERIFY(f >= last);  // progress never goes backwards
+    QVERIFY(!args.at(1).toString().isEmpty());
+    last = f;
+  }
+  QCOMPARE(last, 1.0);
+
+  QCOMPARE(backend.count(), 1);
+  QVERIFY(!backend.at(0).at(0).toString().isEmpty());  // name
+  QVERIFY(!backend.at(0).at(1).toString().isEmpty());  // reason
+  QVERIFY(!backend.at(0).at(1).toString().startsWith(backend.at(0).at(0).toString() + QLatin1Char(':')));
+
+  QCOMPARE(info.path, m_model);
+  QCOMPARE(info.name, QStringLiteral("tiny"));
+  QCOMPARE(info.architecture, QStringLiteral("GPT-2"));
+  QCOMPARE(info.layers, 2);
+  QCOMPARE(info.embeddingSize, 32);
+  QCOMPARE(info.heads, 2);
+  QCOMPARE(info.contextLength, 64);
+  QCOMPARE(info.vocabSize, 512);
+  QCOMPARE(info.ffnDim, 128);
+  QCOMPARE(info.parameterCount, static_cast<qint64>(tinyConfig().parameter_count()));
+  QVERIFY(!info.hasTokenizer);
+  QVERIFY(info.summary().contains(QStringLiteral("2 layers")));
+  QVERIFY(!info.details().isEmpty());
+}
+
+void TestEngineWorker::missingPathFails() {
+  QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
+  QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
+  const QString missing = m_dir.filePath(QStringLiteral("does-not-exist"));
+  load(missing);
+  QVERIFY(failed.wait(10000));
+  const QString message = failed.at(0).at(0).toString();
+  QVERIFY2(message.contains(missing), qPrintable(message));
+  QVERIFY2(message.contains(QStringLiteral("no such file")), qPrintable(message));
+  QCOMPARE(loaded.count(), 0);
+}
+
+void TestEngineWorker::corruptFileFails_data() {
+  QTest::addColumn<QString>("kind");
+  QTest::addColumn<QString>("mustMention");  // readable = names what is wrong
+  QTest::newRow("random bytes as .bin") << "random-bin" << "garbage.bin";
+  QTest::newRow("truncated safetensors") << "truncated" << "model.safetensors";
+  QTest::newRow("empty safetensors") << "empty" << "model.safetensors";
+  QTest::newRow("config.json not JSON") << "bad-config" << "config.json";
+  QTest::newRow("folder without a model") << "empty-dir" << "empty-dir";
+}
+
+void TestEngineWorker::corruptFileFails() {
+  QFETCH(QString, kind);
+  QFETCH(QString, mustMention);
+  const QString base = m_dir.filePath(QStringLiteral("corrupt-") + kind);
+  QString path = base;
+  QVERIFY(QDir().mkpath(base));
+  const QByteArray good = [&] {
+    QFile f(m_model + QStringLiteral("/model.safetensors"));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+  }();
+  QVERIFY(!good.isEmpty());
+  const QByteArray config = [&] {
+    QFile f(m_model + QStringLiteral("/config.json"));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+  }();
+
+  if (kind == QLatin1String("random-bin")) {
+    path = base + QStringLiteral("/garbage.bin");
+    QByteArray junk(4096, '\0');
+    for (int i = 0; i < junk.size(); ++i) junk[i] = static_cast<char>((i * 2654435761u) >> 13);
+    writeFile(path, junk);
+  } else if (kind == QLatin1String("truncated")) {
+    writeFile(base + QStringLiteral("/config.json"), config);
+    writeFile(base + QStringLiteral("/model.safetensors"), good.left(good.size() / 2));
+  } else if (kind == QLatin1String("empty")) {
+    writeFile(base + QStringLiteral("/config.json"), config);
+    writeFile(base + QStringLiteral("/model.safetensors"), {});
+  } else if (kind == QLatin1String("bad-config")) {
+    writeFile(base + QStringLiteral("/config.json"), "{\"n_layer\": 2, oops");
+    writeFile(base + QStringLiteral("/model.safetensors"), good);
+  }
+
+  QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
+  QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
+  load(path);
+  QVERIFY(failed.wait(10000));
+  QCOMPARE(loaded.count(), 0);
+  const QString message = failed.at(0).at(0).toString();
+  qInfo().noquote() << kind << "->" << message;
+  QVERIFY2(message.contains(mustMention), qPrintable(message));
+  QVERIFY2(message.size() < 2000, "an error message is for people; it should not dump data");
+}
+
+void TestEngineWorker::failedLoadKeepsPreviousModel() {
+  QVERIFY(loadOk(m_model).isValid());
+  QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
+  load(m_dir.filePath(QStringLiteral("nope")));
+  QVERIFY(failed.wait(10000));
+
+  // The worker still has the first model: generation fails for lack of a tokenizer, not of a model.
+  QSignalSpy genFailed(m_worker, &EngineWorker::generationFailed);
+  QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("hi")),
+                            Q_ARG(GenerationSettings, GenerationSettings{}), Q_ARG(quint64, 0));
+  QVERIFY(genFailed.wait(10000));
+  QVERIFY2(genFailed.at(0).at(0).toString().contains(QStringLiteral("no tokenizer")),
+           qPrintable(genFailed.at(0).at(0).toString()));
+}
+
+void TestEngineWorker::cancelDuringLoad() {
+  // Direct connection: runs on the worker thread inside the engine's progress callback, the way a
+  // click on Cancel lands while the load is running.
+  connect(m_worker, &EngineWorker::loadProgress, m_worker, [this] { m_worker->requestCancelLoad(); }, Qt::DirectConnection);
+  QSignalSpy progress(m_worker, &EngineWorker::loadProgress);
+  QSignalSpy cancelled(m_worker, &EngineWorker::loadCancelled);
+  QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
+  QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
+  load(m_model);
+  QVERIFY(cancelled.wait(10000));
+  QCOMPARE(cancelled.at(0).at(0).toString(), m_model);
+  QCOMPARE(progress.count(), 1);  // stopped at the first step
+  QCOMPARE(loaded.count(), 0);
+  QCOMPARE(failed.count(), 0);
+}
+
+void TestEngineWorker::cancelBeforeStartDoesNotLeak() {
+  QSignalSpy cancelled(m_worker, &EngineWorker::loadCancelled);
+  const quint64 ticket = m_worker->issueLoadTicket();
+  m_worker->requestCancelLoad();  // before the worker has even seen the request
+  load(m_model, ticket);
+  QVERIFY(cancelled.wait(10000));
+
+  // A later request has a newer ticket, so the earlier cancel does not touch it.
+  QVERIFY(loadOk(m_model).isValid());
+  QCOMPARE(cancelled.count(), 1);
+}
+
+void TestEngineWorker::generateWithoutModelFails() {
+  QSignalSpy failed(m_worker, &EngineWorker::generationFailed);
+  QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("hello")),
+                            Q_ARG(GenerationSettings, GenerationSettings{}), Q_ARG(quint64, 0));
+  QVERIFY(failed.wait(10000));
+  QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("No model")));
+}
+
+void TestEngineWorker::generateStreamsText() {
+  const ModelInfo info = loadOk(m_modelWithText);
+  QVERIFY(info.hasTokenizer);
+  QSignalSpy tokens(m_worker, &EngineWorker::tokenGenerated);
+  QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker, &EngineWorker::generationFailed);
+  GenerationSettings s;
+  s.maxTokens = 24;
+  s.temperature = 0;  // greedy: reproducible
+  QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc def")),
+                            Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
+  QVERIFY2(finished.wait(20000), failed.isEmpty() ? "timeout" : qPrintable(failed.at(0).at(0).toString()));
+  const auto stats = finished.at(0).at(0).value<GenerationStats>();
+  QVERIFY(stats.promptTokens > 0);
+  QCOMPARE(stats.generatedTokens, 24);
+  QCOMPARE(stats.finishReason, QStringLiteral("length"));
+  QVERIFY(!stats.summary().isEmpty());
+  QVERIFY(tokens.count() >= 1);
+  QString text;
+  for (const auto& args : tokens) text += args.at(0).toString();
+  QVERIFY(!text.isEmpty());
+}
+
+void TestEngineWorker::stopEndsGeneration() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  connect(m_worker, &EngineWorker::tokenGenerated, m_worker, [this] { m_worker->requestStopGeneration(); },
+          Qt::DirectConnection);
+  QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
+  GenerationSettings s;
+  s.maxTokens = 60;
+  s.temperature = 0;
+  QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc")),
+                            Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
+  QVERIFY(finished.wait(20000));
+  const auto stats = finished.at(0).at(0).value<GenerationStats>();
+  QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
+  QVERIFY2(stats.generatedTokens < 60, qPrintable(QString::number(stats.generatedTokens)));
+}
+
+QTEST_GUILESS_MAIN(TestEngineWorker)
+#include "test_engine_worker.moc"

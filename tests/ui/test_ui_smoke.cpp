@@ -1,0 +1,281 @@
+// UI smoke test: the real Main.qml with the real AppController. Every page is shown, rendered and
+// checked for a title and for not being blank; a model load and a load error show up in the UI.
+// Set WB_SCREENSHOT_DIR to keep the rendered pages as PNGs (used to review the look).
+#include <QDir>
+#include <QFile>
+#include <QGuiApplication>
+#include <QImage>
+#include <QQmlComponent>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QSet>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtQml/qqmlextensionplugin.h>
+
+#include <cstring>
+#include <memory>
+
+#include "appsingleton.h"
+#include "engine/model.h"
+#include "engine/model_loader.h"
+#include "services/appcontroller.h"
+#include "services/appsettings.h"
+
+Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
+
+namespace {
+
+// Distinct colours on a coarse grid: a blank or single-colour window has one or two.
+int distinctColours(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 3)
+    for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+  return colours.size();
+}
+
+void writeTinyModel(const QString& dir) {
+  engine::ModelConfig c;
+  c.n_layer = 2;
+  c.n_embd = 32;
+  c.n_head = 2;
+  c.n_kv_head = 2;
+  c.vocab_size = 512;
+  c.max_seq_len = 64;
+  c.ffn_dim = 128;
+  engine::Model model(c);
+  model.init_random(3);
+  engine::save_hf_directory(model, dir.toStdString(), "", "{}");
+}
+
+}  // namespace
+
+class TestUiSmoke : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void cleanupTestCase();
+  void startsWithoutModel();
+  void everyPageRenders_data();
+  void everyPageRenders();
+  void shortcutsSwitchPages();
+  void fileDialogsOpen();
+  void loadedModelIsShown();
+  void loadErrorIsShown();
+  void darkThemeRenders();
+  void playgroundGeneratesWithStarterModel();
+
+ private:
+  QQuickItem* page(const QString& key) const;
+  QImage grab(const QString& screenshotName, bool settle = true);
+
+  QTemporaryDir m_dir;
+  QStringList m_warnings;  // QML warnings seen so far; every test expects none
+  std::unique_ptr<AppController> m_controller;
+  std::unique_ptr<QQmlApplicationEngine> m_engine;
+  QQuickWindow* m_window = nullptr;
+};
+
+void TestUiSmoke::initTestCase() {
+  QStandardPaths::setTestModeEnabled(true);
+  QSettings().clear();
+  QVERIFY(m_dir.isValid());
+  // No starter model: the app must open and say that no model is loaded.
+  qputenv("WB_DATA_DIR", m_dir.filePath(QStringLiteral("share")).toUtf8());
+  // The offscreen platform has no GPU context; the software renderer draws the same scene.
+  if (QGuiApplication::platformName() == QLatin1String("offscreen"))
+    QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
+  QQuickStyle::setStyle(QStringLiteral("Material"));
+
+  m_controller = std::make_unique<AppController>();
+  AppControllerForeign::setInstance(m_controller.get());
+  m_engine = std::make_unique<QQmlApplicationEngine>();
+  m_engine->addImportPath(QStringLiteral("qrc:/qt/qml"));
+  connect(m_engine.get(), &QQmlEngine::warnings, this, [this](const QList<QQmlError>& list) {
+    for (const auto& w : list) m_warnings << w.toString();
+  });
+  m_engine->load(QUrl(QStringLiteral("qrc:/qt/qml/Workbench/Ui/Main.qml")));
+  QVERIFY2(!m_engine->rootObjects().isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+  m_window = qobject_cast<QQuickWindow*>(m_engine->rootObjects().constFirst());
+  QVERIFY(m_window);
+  m_window->resize(1200, 780);
+  m_window->show();
+  QVERIFY(QTest::qWaitForWindowExposed(m_window));
+  m_controller->start();
+  QTRY_VERIFY(!m_controller->backendName().isEmpty());
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::cleanupTestCase() {
+  m_engine.reset();  // QML refers to the controller, so it goes first
+  m_controller.reset();
+}
+
+QQuickItem* TestUiSmoke::page(const QString& key) const {
+  return m_window->findChild<QQuickItem*>(QStringLiteral("page_") + key);
+}
+
+QImage TestUiSmoke::grab(const QString& screenshotName, bool settle) {
+  if (settle) QTest::qWait(50);  // let bindings settle and the scene graph sync
+  QImage image = m_window->grabWindow();
+  const QString dir = qEnvironmentVariable("WB_SCREENSHOT_DIR");
+  if (!dir.isEmpty() && !image.isNull()) {
+    QDir().mkpath(dir);
+    image.save(dir + QLatin1Char('/') + screenshotName + QStringLiteral(".png"));
+  }
+  return image;
+}
+
+void TestUiSmoke::startsWithoutModel() {
+  QVERIFY(!m_controller->hasModel());
+  QVERIFY(m_controller->statusMessage().contains(QStringLiteral("No model")));
+  auto* name = m_window->findChild<QObject*>(QStringLiteral("topBarModelName"));
+  QVERIFY(name);
+  QCOMPARE(name->property("text").toString(), QStringLiteral("No model loaded"));
+  auto* backend = m_window->findChild<QObject*>(QStringLiteral("backendLabel"));
+  QVERIFY(backend);
+  QTRY_VERIFY(backend->property("text").toString().startsWith(m_controller->backendName() + QStringLiteral(" — ")));
+}
+
+void TestUiSmoke::everyPageRenders_data() {
+  QTest::addColumn<int>("index");
+  QTest::addColumn<QString>("key");
+  QTest::addColumn<QString>("title");
+  const QStringList keys{"chat", "playground", "inspect", "train", "runs", "models", "settings"};
+  const QStringList titles{"Chat", "Playground", "Inspect", "Train", "Runs", "Models", "Settings"};
+  for (int i = 0; i < keys.size(); ++i) QTest::newRow(qPrintable(keys[i])) << i << keys[i] << titles[i];
+}
+
+void TestUiSmoke::everyPageRenders() {
+  QFETCH(int, index);
+  QFETCH(QString, key);
+  QFETCH(QString, title);
+  QVERIFY(m_window->setProperty("currentPage", index));
+  QQuickItem* p = page(key);
+  QVERIFY2(p, qPrintable(key));
+  QTRY_VERIFY(p->isVisible());
+
+  auto* titleLabel = p->findChild<QObject*>(QStringLiteral("pageTitle"));
+  QVERIFY(titleLabel);
+  QCOMPARE(titleLabel->property("text").toString(), title);
+  auto* subtitle = p->findChild<QObject*>(QStringLiteral("pageSubtitle"));
+  QVERIFY(subtitle);
+  QVERIFY(!subtitle->property("text").toString().isEmpty());
+
+  const QImage image = grab(key);
+  QVERIFY(!image.isNull());
+  QCOMPARE(image.size(), m_window->size() * m_window->devicePixelRatio());
+  const int colours = distinctColours(image);
+  QVERIFY2(colours >= 8, qPrintable(QStringLiteral("only %1 colours").arg(colours)));
+}
+
+void TestUiSmoke::shortcutsSwitchPages() {
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_6, Qt::ControlModifier);
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 5);
+  QTest::keyClick(m_window, Qt::Key_2, Qt::ControlModifier);
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 1);
+}
+
+void TestUiSmoke::fileDialogsOpen() {
+  // Qt 6.4's non-native file dialog is written in QML on top of Qt.labs.folderlistmodel; without
+  // that module, open() dereferences a null implementation and crashes. Fail readably instead.
+  QQmlComponent probe(m_engine.get());
+  probe.setData("import Qt.labs.folderlistmodel\nimport QtQml\nQtObject {}", QUrl());
+  QVERIFY2(probe.isReady(), "QML module Qt.labs.folderlistmodel is missing (Debian: qml6-module-qt-labs-folderlistmodel); "
+                            "the file dialogs need it");
+  for (const char* name : {"modelFileDialog", "modelFolderDialog"}) {
+    QObject* dialog = m_window->findChild<QObject*>(QLatin1String(name));
+    QVERIFY2(dialog, name);
+    QVERIFY(QMetaObject::invokeMethod(m_window, std::strcmp(name, "modelFileDialog") == 0 ? "openModelFile" : "openModelFolder"));
+    QTRY_VERIFY(dialog->property("visible").toBool());
+    grab(QLatin1String(name));
+    QVERIFY(QMetaObject::invokeMethod(dialog, "reject"));
+    QTRY_VERIFY(!dialog->property("visible").toBool());
+  }
+  QVERIFY(!m_controller->loading());  // rejecting opens nothing
+}
+
+void TestUiSmoke::loadedModelIsShown() {
+  const QString path = m_dir.filePath(QStringLiteral("tiny-model"));
+  writeTinyModel(path);
+  m_controller->openModel(QUrl::fromLocalFile(path).toString());  // as the file dialogs pass it
+  QVERIFY(m_controller->loading());
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
+  QVERIFY2(m_controller->hasModel(), qPrintable(m_controller->lastError()));
+  QCOMPARE(m_controller->modelName(), QStringLiteral("tiny-model"));
+  QCOMPARE(m_controller->settings()->lastModelPath(), path);
+  QTRY_COMPARE(m_window->findChild<QObject*>(QStringLiteral("topBarModelName"))->property("text").toString(),
+               QStringLiteral("tiny-model"));
+  QVERIFY(m_controller->modelInfo().contains(QStringLiteral("GPT-2")));
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  grab(QStringLiteral("models-loaded"));
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  grab(QStringLiteral("playground-no-tokenizer"));
+}
+
+void TestUiSmoke::loadErrorIsShown() {
+  const QString bad = m_dir.filePath(QStringLiteral("not-a-model"));
+  QDir().mkpath(bad);
+  m_controller->openModel(bad);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
+  QVERIFY(!m_controller->lastError().isEmpty());
+  QVERIFY(m_controller->hasModel());  // the previous model stays
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  auto* message = page(QStringLiteral("models"))->findChild<QObject*>(QStringLiteral("modelsError"));
+  QVERIFY(message);
+  QTRY_VERIFY(message->property("visible").toBool());
+  QVERIFY(message->property("text").toString().contains(QStringLiteral("config.json")));
+  grab(QStringLiteral("models-error"));
+  m_controller->clearError();
+  QTRY_VERIFY(!message->property("visible").toBool());
+}
+
+void TestUiSmoke::darkThemeRenders() {
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QVERIFY(m_window->setProperty("currentPage", 6));
+  const QImage dark = grab(QStringLiteral("settings-dark"));
+  // The window background follows the theme.
+  QVERIFY(qGray(dark.pixel(dark.width() - 5, dark.height() / 2)) < 80);
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  grab(QStringLiteral("playground-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY(m_window->setProperty("currentPage", 6));
+  const QImage light = grab(QStringLiteral("settings-light"));
+  QVERIFY(qGray(light.pixel(light.width() - 5, light.height() / 2)) > 180);
+}
+
+void TestUiSmoke::playgroundGeneratesWithStarterModel() {
+  // The starter model is generated by the build (resources/); a partial build may not have it.
+  const QString starter = QStringLiteral(WB_BUILD_DATADIR "/models/starter");
+  if (!QFile::exists(starter + QStringLiteral("/config.json"))) QSKIP("starter model not built");
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  m_controller->openModel(starter);
+  QVERIFY(m_window->findChild<QObject*>(QStringLiteral("loadProgressBar"))->property("visible").toBool());
+  grab(QStringLiteral("models-loading"), false);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 60000);
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QQuickItem* playground = page(QStringLiteral("playground"));
+  QVERIFY(playground->setProperty("promptText", QStringLiteral("Once upon a time")));
+  QTRY_VERIFY(playground->property("canGenerate").toBool());
+  QVERIFY(QMetaObject::invokeMethod(playground, "generate"));
+  QVERIFY(m_controller->generating());
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->generating(), 60000);
+  QVERIFY2(m_controller->generationError().isEmpty(), qPrintable(m_controller->generationError()));
+  QVERIFY(!m_controller->generatedText().isEmpty());
+  QVERIFY(!m_controller->generationStats().isEmpty());
+  auto* output = playground->findChild<QObject*>(QStringLiteral("outputArea"));
+  QVERIFY(output);
+  QCOMPARE(output->property("text").toString(), m_controller->generatedText());
+  grab(QStringLiteral("playground-generated"));
+}
+
+QTEST_MAIN(TestUiSmoke)
+#include "test_ui_smoke.moc"
