@@ -12,6 +12,7 @@
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/thread_pool.h"
+#include "fast_math.h"
 #include "simd_dot.h"
 
 extern "C" {
@@ -142,12 +143,8 @@ class CpuBackend final : public Backend {
   }
 
   void gelu_forward(float* out, const float* inp, int64_t n) override {
-    const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
     m_pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + std::tanh(s * (x + 0.044715f * x * x * x)));
-      }
+      for (int64_t i = begin; i < end; ++i) out[i] = gelu_tanh(inp[i]);
     });
   }
 

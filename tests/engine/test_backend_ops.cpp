@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "fast_math.h"
 
 using engine::Backend;
 
@@ -106,6 +107,20 @@ class TestBackendOps : public QObject {
       ref[i] = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
     }
     QVERIFY(max_rel_err(out, ref) < 1e-6);
+  }
+
+  void fast_exp_accuracy() {
+    double worst = 0;
+    for (double x = -87.0; x <= 88.0; x += 0.001) {
+      const double want = std::exp(double(float(x)));
+      worst = std::max(worst, std::abs(engine::fast_expf(float(x)) - want) / want);
+    }
+    QVERIFY2(worst < 3e-7, qPrintable(QString::number(worst)));
+    QVERIFY(engine::fast_expf(-1000.0f) >= 0.0f && engine::fast_expf(-1000.0f) < 1e-37f);
+    QVERIFY(std::isfinite(engine::fast_expf(1000.0f)));
+    // GELU saturates cleanly at both ends.
+    QCOMPARE(engine::gelu_tanh(-50.0f), -0.0f);
+    QCOMPARE(engine::gelu_tanh(50.0f), 50.0f);
   }
 
   void encoder_and_residual() {

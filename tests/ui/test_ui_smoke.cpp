@@ -38,6 +38,14 @@ int distinctColours(const QImage& image) {
   return colours.size();
 }
 
+// Views (ListView) parent their delegates visually only, so QObject::findChild misses them.
+QQuickItem* findItem(QQuickItem* root, const QString& objectName) {
+  if (root->objectName() == objectName) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findItem(child, objectName)) return found;
+  return nullptr;
+}
+
 void writeTinyModel(const QString& dir) {
   engine::ModelConfig c;
   c.n_layer = 2;
@@ -180,6 +188,17 @@ void TestUiSmoke::shortcutsSwitchPages() {
   QTRY_COMPARE(m_window->property("currentPage").toInt(), 5);
   QTest::keyClick(m_window, Qt::Key_2, Qt::ControlModifier);
   QTRY_COMPARE(m_window->property("currentPage").toInt(), 1);
+
+  // A click on the rail switches too, and the shortcuts keep working after it.
+  auto* runs = findItem(m_window->contentItem(), QStringLiteral("nav_runs"));
+  QVERIFY(runs);
+  const QPointF centre = runs->mapToScene(QPointF(runs->width() / 2, runs->height() / 2));
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 4);
+  QTest::keyClick(m_window, Qt::Key_7, Qt::ControlModifier);
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 6);
+  QTRY_VERIFY(findItem(m_window->contentItem(), QStringLiteral("nav_settings"))->property("current").toBool());
+  QVERIFY(!runs->property("current").toBool());
 }
 
 void TestUiSmoke::fileDialogsOpen() {
