@@ -5,7 +5,7 @@
 #pragma once
 
 #include <QObject>
-#include <QtQml/qqmlregistration.h>
+#include <QtQml/qqml.h>
 
 #include "services/appcontroller.h"
 #include "services/appsettings.h"

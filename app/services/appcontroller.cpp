@@ -72,6 +72,12 @@ QString AppController::version() const {
 #endif
 }
 
+QUrl AppController::dialogFolder() const {
+  if (!m_model.isValid()) return QUrl::fromLocalFile(QDir::homePath());
+  // A model folder's parent, so that sibling models are one click away.
+  return QUrl::fromLocalFile(QFileInfo(m_model.path).absolutePath());
+}
+
 void AppController::start(const QString& commandLineModelPath) {
   const StartupModel startup = resolveStartupModel(commandLineModelPath, m_settings->lastModelPath(), m_dataDir);
   if (startup.path.isEmpty()) {
@@ -108,6 +114,7 @@ void AppController::openModel(const QString& pathOrUrl) {
   m_loadProgress = 0;
   m_loadStage = tr("Waiting for the engine…");
   setLastError({});
+  setStatusMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
   Q_EMIT loadProgressChanged();
   if (m_loadsInFlight == 1) Q_EMIT loadingChanged();
   Q_EMIT loadModelRequested(path, m_settings->threads(), ticket);
@@ -183,9 +190,10 @@ void AppController::handleModelLoaded(const ModelInfo& info) {
   m_model = info;
   m_settings->setLastModelPath(info.path);
   Q_EMIT modelChanged();
-  setStatusMessage(m_modelOrigin.isEmpty()
-                       ? tr("Loaded %1 in %2 s").arg(info.name).arg(info.loadMilliseconds / 1000.0, 0, 'f', 2)
-                       : tr("Loaded %1 (%2) in %3 s").arg(info.name, m_modelOrigin).arg(info.loadMilliseconds / 1000.0, 0, 'f', 2));
+  const QString took = info.loadMilliseconds < 1000 ? tr("%1 ms").arg(info.loadMilliseconds)
+                                                    : tr("%1 s").arg(info.loadMilliseconds / 1000.0, 0, 'f', 1);
+  setStatusMessage(m_modelOrigin.isEmpty() ? tr("Loaded %1 in %2").arg(info.name, took)
+                                           : tr("Loaded %1 (%2) in %3").arg(info.name, m_modelOrigin, took));
   finishOneLoad();
 }
 

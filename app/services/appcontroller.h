@@ -6,12 +6,13 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
+#include <QUrl>
 #include <QVariantList>
 
+#include "appsettings.h"  // complete type: it is a Q_PROPERTY
 #include "generationtypes.h"
 #include "modelinfo.h"
 
-class AppSettings;
 class EngineWorker;
 
 class AppController : public QObject {
@@ -27,6 +28,8 @@ class AppController : public QObject {
   Q_PROPERTY(QVariantList modelDetails READ modelDetails NOTIFY modelChanged)
   Q_PROPERTY(bool modelHasTokenizer READ modelHasTokenizer NOTIFY modelChanged)
   Q_PROPERTY(int modelContextLength READ modelContextLength NOTIFY modelChanged)
+  // Where the open dialogs start: beside the current model, else the home folder.
+  Q_PROPERTY(QUrl dialogFolder READ dialogFolder NOTIFY modelChanged)
 
   Q_PROPERTY(QString backendName READ backendName NOTIFY backendChanged)
   Q_PROPERTY(QString backendReason READ backendReason NOTIFY backendChanged)
@@ -67,6 +70,7 @@ class AppController : public QObject {
   QVariantList modelDetails() const { return m_model.details(); }
   bool modelHasTokenizer() const { return m_model.hasTokenizer; }
   int modelContextLength() const { return m_model.contextLength; }
+  QUrl dialogFolder() const;
 
   QString backendName() const { return m_backendName; }
   QString backendReason() const { return m_backendReason; }

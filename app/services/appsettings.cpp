@@ -19,6 +19,7 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
   m_lastModelPath = m_settings.value(kLastModel).toString();
 }
 
+// Twice the cores: enough room to measure oversubscription, a bound that stops typos like 800.
 int AppSettings::maxThreads() const { return qMax(1, QThread::idealThreadCount()) * 2; }
 
 void AppSettings::setThreads(int threads) {

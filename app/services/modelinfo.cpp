@@ -16,8 +16,9 @@ QString displayArchitecture(const std::string& engineName) {
   return QString::fromStdString(engineName).toUpper();
 }
 
-QVariantMap row(const QString& label, const QString& value) {
-  return {{QStringLiteral("label"), label}, {QStringLiteral("value"), value}};
+// `warning` marks a value the user should notice (shown in the warning colour).
+QVariantMap row(const QString& label, const QString& value, bool warning = false) {
+  return {{QStringLiteral("label"), label}, {QStringLiteral("value"), value}, {QStringLiteral("warning"), warning}};
 }
 
 }  // namespace
@@ -51,9 +52,12 @@ QVariantList ModelInfo::details() const {
        << row(QObject::tr("Feed-forward size"), QString::number(ffnDim))
        << row(QObject::tr("Context length"), QObject::tr("%1 tokens").arg(locale.toString(contextLength)))
        << row(QObject::tr("Vocabulary"), QObject::tr("%1 tokens").arg(locale.toString(vocabSize)))
-       << row(QObject::tr("Tokenizer"), hasTokenizer ? QObject::tr("included") : QObject::tr("missing — text generation is not possible"))
+       << row(QObject::tr("Tokenizer"), hasTokenizer ? QObject::tr("included") : QObject::tr("missing — text generation is not possible"),
+              !hasTokenizer)
        << row(QObject::tr("Format"), format)
-       << row(QObject::tr("Loaded in"), QObject::tr("%1 s").arg(locale.toString(loadMilliseconds / 1000.0, 'f', 2)));
+       << row(QObject::tr("Loaded in"), loadMilliseconds < 1000
+                                            ? QObject::tr("%1 ms").arg(loadMilliseconds)
+                                            : QObject::tr("%1 s").arg(locale.toString(loadMilliseconds / 1000.0, 'f', 1)));
   return rows;
 }
 

@@ -31,7 +31,7 @@ struct ModelInfo {
 
   // One line for the status bar: "GPT-2 · 1.2 M parameters · 4 layers · context 256 · vocab 50,257".
   QString summary() const;
-  // Label/value rows for a details table, as QVariantMaps {label, value} that QML reads directly.
+  // Label/value rows for a details table, as QVariantMaps {label, value, warning} that QML reads directly.
   QVariantList details() const;
 
   static ModelInfo fromModel(const engine::Model& model, const QString& path, const QString& format);

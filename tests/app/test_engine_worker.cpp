@@ -3,6 +3,7 @@
 // place; cancel works mid-load and before the load starts, without leaking into the next load;
 // generation streams text and stops on request.
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -115,6 +116,15 @@ class TestEngineWorker : public QObject {
   EngineWorker* m_worker = nullptr;
 };
 
+// The worker emits from its own thread and QSignalSpy records the emission at once, so a fast signal
+// can arrive before wait() is entered, and wait() only waits for a new one: check the count first.
+static bool waitForSignal(QSignalSpy& spy, int timeoutMs) {
+  QElapsedTimer timer;
+  timer.start();
+  while (spy.count() == 0 && timer.elapsed() < timeoutMs) spy.wait(50);
+  return spy.count() > 0;
+}
+
 void TestEngineWorker::initTestCase() {
   QStandardPaths::setTestModeEnabled(true);
   QVERIFY(m_dir.isValid());
@@ -152,7 +162,7 @@ ModelInfo TestEngineWorker::loadOk(const QString& path) {
   QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
   QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
   load(path);
-  if (!loaded.wait(20000)) {
+  if (!waitForSignal(loaded, 20000)) {
     qWarning() << "load failed:" << failed;
     return {};
   }
@@ -202,7 +212,7 @@ void TestEngineWorker::missingPathFails() {
   QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
   const QString missing = m_dir.filePath(QStringLiteral("does-not-exist"));
   load(missing);
-  QVERIFY(failed.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 10000);
   const QString message = failed.at(0).at(0).toString();
   QVERIFY2(message.contains(missing), qPrintable(message));
   QVERIFY2(message.contains(QStringLiteral("no such file")), qPrintable(message));
@@ -254,7 +264,7 @@ void TestEngineWorker::corruptFileFails() {
   QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
   QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
   load(path);
-  QVERIFY(failed.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 10000);
   QCOMPARE(loaded.count(), 0);
   const QString message = failed.at(0).at(0).toString();
   qInfo().noquote() << kind << "->" << message;
@@ -266,13 +276,13 @@ void TestEngineWorker::failedLoadKeepsPreviousModel() {
   QVERIFY(loadOk(m_model).isValid());
   QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
   load(m_dir.filePath(QStringLiteral("nope")));
-  QVERIFY(failed.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 10000);
 
   // The worker still has the first model: generation fails for lack of a tokenizer, not of a model.
   QSignalSpy genFailed(m_worker, &EngineWorker::generationFailed);
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("hi")),
                             Q_ARG(GenerationSettings, GenerationSettings{}), Q_ARG(quint64, 0));
-  QVERIFY(genFailed.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(genFailed.count() > 0, 10000);
   QVERIFY2(genFailed.at(0).at(0).toString().contains(QStringLiteral("no tokenizer")),
            qPrintable(genFailed.at(0).at(0).toString()));
 }
@@ -286,7 +296,7 @@ void TestEngineWorker::cancelDuringLoad() {
   QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
   QSignalSpy failed(m_worker, &EngineWorker::loadFailed);
   load(m_model);
-  QVERIFY(cancelled.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() > 0, 10000);
   QCOMPARE(cancelled.at(0).at(0).toString(), m_model);
   QCOMPARE(progress.count(), 1);  // stopped at the first step
   QCOMPARE(loaded.count(), 0);
@@ -298,7 +308,7 @@ void TestEngineWorker::cancelBeforeStartDoesNotLeak() {
   const quint64 ticket = m_worker->issueLoadTicket();
   m_worker->requestCancelLoad();  // before the worker has even seen the request
   load(m_model, ticket);
-  QVERIFY(cancelled.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() > 0, 10000);
 
   // A later request has a newer ticket, so the earlier cancel does not touch it.
   QVERIFY(loadOk(m_model).isValid());
@@ -309,7 +319,7 @@ void TestEngineWorker::generateWithoutModelFails() {
   QSignalSpy failed(m_worker, &EngineWorker::generationFailed);
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("hello")),
                             Q_ARG(GenerationSettings, GenerationSettings{}), Q_ARG(quint64, 0));
-  QVERIFY(failed.wait(10000));
+  QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 10000);
   QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("No model")));
 }
 
@@ -324,7 +334,7 @@ void TestEngineWorker::generateStreamsText() {
   s.temperature = 0;  // greedy: reproducible
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc def")),
                             Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
-  QVERIFY2(finished.wait(20000), failed.isEmpty() ? "timeout" : qPrintable(failed.at(0).at(0).toString()));
+  QVERIFY2(waitForSignal(finished, 20000), failed.isEmpty() ? "timeout" : qPrintable(failed.at(0).at(0).toString()));
   const auto stats = finished.at(0).at(0).value<GenerationStats>();
   QVERIFY(stats.promptTokens > 0);
   QCOMPARE(stats.generatedTokens, 24);
@@ -346,7 +356,7 @@ void TestEngineWorker::stopEndsGeneration() {
   s.temperature = 0;
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc")),
                             Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
-  QVERIFY(finished.wait(20000));
+  QTRY_VERIFY_WITH_TIMEOUT(finished.count() > 0, 20000);
   const auto stats = finished.at(0).at(0).value<GenerationStats>();
   QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
   QVERIFY2(stats.generatedTokens < 60, qPrintable(QString::number(stats.generatedTokens)));

@@ -1,0 +1,238 @@
+// ModelsPage: open a model, see what it is, and which backend runs it and why.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Workbench.Ui
+
+Item {
+    id: page
+    objectName: "page_models"
+
+    signal openFileRequested()
+    signal openFolderRequested()
+
+    ScrollView {
+        id: scroll
+        anchors.fill: parent
+        contentWidth: availableWidth
+        clip: true
+
+        ColumnLayout {
+            width: scroll.availableWidth
+            spacing: Style.gapLarge + 4
+
+            PageHeader {
+                title: qsTr("Models")
+                subtitle: qsTr("Open a Hugging Face model folder, a .safetensors file or an llm.c checkpoint.")
+                Layout.fillWidth: true
+                Layout.topMargin: Style.pagePadding
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+            }
+
+            RowLayout {
+                spacing: Style.gap
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Button {
+                    objectName: "openFolderButton"
+                    text: qsTr("Open folder…")
+                    icon.source: "icons/folder.svg"
+                    highlighted: true
+                    onClicked: page.openFolderRequested()
+                }
+                Button {
+                    objectName: "openFileButton"
+                    text: qsTr("Open file…")
+                    icon.source: "icons/file.svg"
+                    onClicked: page.openFileRequested()
+                }
+                Button {
+                    text: qsTr("Reload")
+                    icon.source: "icons/reload.svg"
+                    flat: true
+                    enabled: App.hasModel && !App.loading
+                    onClicked: App.reloadModel()
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Load the current model again (applies a new thread count)")
+                }
+            }
+
+            InlineMessage {
+                objectName: "modelsError"
+                text: App.lastError.length > 0 ? qsTr("The model could not be opened.\n%1").arg(App.lastError) : ""
+                onCloseRequested: App.clearError()
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+            }
+
+            GridLayout {
+                columns: page.width > 900 ? 2 : 1
+                columnSpacing: Style.gapLarge
+                rowSpacing: Style.gapLarge
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Layout.bottomMargin: Style.pagePadding
+
+                Card {
+                    objectName: "currentModelCard"
+                    title: qsTr("Current model")
+                    subtitle: App.hasModel ? App.modelPath : ""
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+                    Layout.rowSpan: 2
+
+                    Label {
+                        visible: App.hasModel
+                        text: App.modelName
+                        font.pixelSize: 20
+                        font.weight: Font.DemiBold
+                        color: Style.text
+                        elide: Text.ElideMiddle
+                        Layout.fillWidth: true
+                    }
+
+                    GridLayout {
+                        visible: App.hasModel
+                        columns: 2
+                        columnSpacing: 24
+                        rowSpacing: 8
+                        Layout.fillWidth: true
+                        Layout.topMargin: 4
+                        Repeater {
+                            model: App.modelDetails
+                            delegate: Label {
+                                id: labelCell
+                                required property var modelData
+                                required property int index
+                                Layout.row: labelCell.index
+                                Layout.column: 0
+                                text: labelCell.modelData.label
+                                color: Style.textMuted
+                                font.pixelSize: Style.fontBody
+                            }
+                        }
+                        Repeater {
+                            model: App.modelDetails
+                            delegate: Label {
+                                id: valueCell
+                                required property var modelData
+                                required property int index
+                                Layout.row: valueCell.index
+                                Layout.column: 1
+                                Layout.fillWidth: true
+                                text: valueCell.modelData.value
+                                color: valueCell.modelData.warning ? Style.warn : Style.text
+                                font.pixelSize: Style.fontBody
+                                wrapMode: Text.Wrap
+                            }
+                        }
+                    }
+
+                    ColumnLayout {
+                        visible: !App.hasModel
+                        spacing: Style.gap
+                        Layout.fillWidth: true
+                        Label {
+                            text: App.loading ? qsTr("Loading…") : qsTr("No model is loaded")
+                            font.pixelSize: 17
+                            font.weight: Font.DemiBold
+                            color: Style.text
+                        }
+                        Label {
+                            text: qsTr("Open a model folder (config.json with model.safetensors and tokenizer files) or a single checkpoint file. The last model you open is reopened next time.")
+                            color: Style.textMuted
+                            wrapMode: Text.Wrap
+                            Layout.fillWidth: true
+                        }
+                    }
+                }
+
+                Card {
+                    objectName: "backendCard"
+                    title: qsTr("Compute backend")
+                    subtitle: qsTr("Chosen automatically: CUDA when an NVIDIA GPU is available, otherwise the CPU.")
+                    Layout.fillWidth: true
+                    Layout.preferredWidth: 360
+                    Layout.alignment: Qt.AlignTop
+
+                    RowLayout {
+                        spacing: 12
+                        Layout.fillWidth: true
+                        Rectangle {
+                            width: 40
+                            height: 40
+                            radius: 10
+                            color: Style.accentSoft
+                            Icon {
+                                anchors.centerIn: parent
+                                iconName: "chip"
+                                color: Style.accent
+                            }
+                        }
+                        ColumnLayout {
+                            spacing: 2
+                            Layout.fillWidth: true
+                            Label {
+                                objectName: "backendName"
+                                text: App.backendName.length > 0 ? App.backendName : qsTr("Starting…")
+                                font.pixelSize: 17
+                                font.weight: Font.DemiBold
+                                color: Style.text
+                            }
+                            Label {
+                                text: App.backendReason
+                                color: Style.textMuted
+                                wrapMode: Text.Wrap
+                                Layout.fillWidth: true
+                            }
+                        }
+                    }
+                    Label {
+                        text: App.backendDescription
+                        font.family: Style.monoFont
+                        font.pixelSize: Style.fontSmall
+                        color: Style.textMuted
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                }
+
+                Card {
+                    title: qsTr("Formats")
+                    Layout.fillWidth: true
+                    Layout.preferredWidth: 360
+                    Layout.alignment: Qt.AlignTop
+
+                    Repeater {
+                        model: [
+                            [qsTr("Hugging Face folder"), qsTr("config.json, model.safetensors, tokenizer.json or vocab.json + merges.txt")],
+                            [qsTr("safetensors file"), qsTr("with config.json beside it")],
+                            [qsTr("llm.c checkpoint"), qsTr(".bin, tokenizer files beside it")]
+                        ]
+                        delegate: ColumnLayout {
+                            id: formatRow
+                            required property var modelData
+                            spacing: 0
+                            Layout.fillWidth: true
+                            Label {
+                                text: formatRow.modelData[0]
+                                color: Style.text
+                                font.pixelSize: Style.fontBody
+                            }
+                            Label {
+                                text: formatRow.modelData[1]
+                                color: Style.textMuted
+                                font.pixelSize: Style.fontSmall
+                                wrapMode: Text.Wrap
+                                Layout.fillWidth: true
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+// Style: the app's design tokens (spacing, sizes, colours) in one place, for light and dark.
+// Material supplies the controls; these colours are for the app's own surfaces around them.
+pragma Singleton
+import QtQuick
+import Workbench.Ui
+
+QtObject {
+    readonly property bool dark: App.settings.darkTheme
+
+    // Spacing on a 4 px grid.
+    readonly property int gap: 8
+    readonly property int gapSmall: 4
+    readonly property int gapLarge: 16
+    readonly property int pagePadding: 28
+    readonly property int radius: 10
+    readonly property int railWidth: 228
+
+    // Type scale (pixels).
+    readonly property int fontSmall: 12
+    readonly property int fontBody: 14
+    readonly property int fontTitle: 24
+    readonly property int fontSection: 15
+
+    readonly property color accent: dark ? "#9fa8ff" : "#3f51b5"
+    readonly property color accentSoft: dark ? "#2d3357" : "#e6e9fa"
+    readonly property color window: dark ? "#17191d" : "#f4f5f8"
+    readonly property color surface: dark ? "#21242a" : "#ffffff"
+    readonly property color surfaceAlt: dark ? "#1c1f24" : "#f8f9fb"
+    readonly property color rail: dark ? "#121418" : "#eceef3"
+    readonly property color border: dark ? "#30343c" : "#dfe2e8"
+    readonly property color text: dark ? "#e7e9ed" : "#1c2027"
+    readonly property color textMuted: dark ? "#9aa1ad" : "#5e6573"
+    readonly property color textFaint: dark ? "#6d7480" : "#8a909c"
+    readonly property color good: dark ? "#7fd39a" : "#2e7d32"
+    readonly property color warn: dark ? "#f3c06b" : "#b26a00"
+    readonly property color error: dark ? "#ffb4ab" : "#b3261e"
+    readonly property color errorSoft: dark ? "#3a1f22" : "#fcebea"
+    readonly property color errorBorder: dark ? "#6b2f33" : "#f2c4c0"
+    readonly property color infoSoft: dark ? "#1f2a3a" : "#eaf1fb"
+    readonly property color infoBorder: dark ? "#2f4566" : "#c4d7f2"
+    readonly property string monoFont: "DejaVu Sans Mono"
+}
