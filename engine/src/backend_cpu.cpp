@@ -97,7 +97,7 @@ class CpuBackend final : public Backend {
           float* o = out + n * OC;
           for (int64_t i = b; i < e; ++i) o[i] += bias[i];
         }
-    });
+    }, /*chunks_per_thread=*/1);
   }
 
   void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,

@@ -1,4 +1,8 @@
-// ThreadPool: see thread_pool.h for why workers spin before sleeping.
+// ThreadPool: see thread_pool.h for why the caller works too and why workers spin before sleeping.
+//
+// Lifetime rule: a Job lives on the caller's stack. A worker may only touch it after registering in
+// job.inside while holding m_mutex and seeing m_job == &job; the caller unpublishes the job under
+// the same mutex and then waits for inside == 0, so no worker can touch a finished job.
 #include "engine/thread_pool.h"
 
 #include <algorithm>
@@ -13,9 +17,17 @@ static inline void cpu_relax() {}
 namespace engine {
 
 namespace {
-// About 50-100 microseconds of spinning before a worker goes to sleep.
+// Roughly 0.1-1 ms of spinning (pause is 10-140 cycles depending on the CPU) before sleeping.
 constexpr int kSpinIterations = 20000;
 }  // namespace
+
+struct ThreadPool::Job {
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t n = 0, n_chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::atomic<int> inside{0};
+};
 
 int default_thread_count() {
   const unsigned n = std::thread::hardware_concurrency();
@@ -24,50 +36,56 @@ int default_thread_count() {
 
 ThreadPool::ThreadPool(int n_threads) {
   m_n_threads = n_threads > 0 ? n_threads : default_thread_count();
-  for (int i = 1; i < m_n_threads; ++i) m_workers.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < m_n_threads; ++i) m_workers.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_stop.store(true);
+    m_stop = true;
     m_generation.fetch_add(1);
   }
   m_wake.notify_all();
   for (auto& t : m_workers) t.join();
 }
 
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
-  if (m_n_threads == 1) {
-    fn(0, 1);
-    return;
+void ThreadPool::work_on(Job& job) {
+  for (;;) {
+    const int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job.n_chunks) return;
+    const int64_t begin = job.n * c / job.n_chunks, end = job.n * (c + 1) / job.n_chunks;
+    if (begin < end) (*job.fn)(begin, end);
+    job.done.fetch_add(1, std::memory_order_acq_rel);
   }
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_job = &fn;
-    m_pending.store(m_n_threads - 1, std::memory_order_relaxed);
-    m_generation.fetch_add(1, std::memory_order_release);
-  }
-  m_wake.notify_all();
-  fn(0, m_n_threads);
-  while (m_pending.load(std::memory_order_acquire) != 0) cpu_relax();
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int chunks_per_thread) {
   if (n <= 0) return;
-  const int nt = static_cast<int>(std::min<int64_t>(m_n_threads, n));
-  if (nt == 1) {
+  const int64_t n_chunks = std::min<int64_t>(n, static_cast<int64_t>(m_n_threads) * std::max(1, chunks_per_thread));
+  if (m_n_threads == 1 || n_chunks == 1) {
     fn(0, n);
     return;
   }
-  run([&](int ti, int) {
-    if (ti >= nt) return;
-    const int64_t begin = n * ti / nt, end = n * (ti + 1) / nt;
-    if (begin < end) fn(begin, end);
-  });
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.n_chunks = n_chunks;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_job = &job;
+    m_generation.fetch_add(1, std::memory_order_release);
+  }
+  if (m_sleeping.load(std::memory_order_acquire) > 0) m_wake.notify_all();
+  work_on(job);
+  while (job.done.load(std::memory_order_acquire) != n_chunks) cpu_relax();
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_job = nullptr;
+  }
+  while (job.inside.load(std::memory_order_acquire) != 0) cpu_relax();
 }
 
-void ThreadPool::worker_loop(int index) {
+void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
     uint64_t gen = m_generation.load(std::memory_order_acquire);
@@ -75,20 +93,22 @@ void ThreadPool::worker_loop(int index) {
       cpu_relax();
       gen = m_generation.load(std::memory_order_acquire);
     }
-    if (gen == seen) {
-      std::unique_lock<std::mutex> lock(m_mutex);
-      m_wake.wait(lock, [&] { return m_generation.load() != seen; });
-      gen = m_generation.load();
-    }
-    seen = gen;
-    if (m_stop.load()) return;
-    const std::function<void(int, int)>* job;
+    Job* job = nullptr;
     {
-      std::lock_guard<std::mutex> lock(m_mutex);
+      std::unique_lock<std::mutex> lock(m_mutex);
+      if (m_generation.load() == seen) {
+        m_sleeping.fetch_add(1);
+        m_wake.wait(lock, [&] { return m_generation.load() != seen; });
+        m_sleeping.fetch_sub(1);
+      }
+      seen = m_generation.load();
+      if (m_stop) return;
       job = m_job;
+      if (job) job->inside.fetch_add(1, std::memory_order_acq_rel);
     }
-    (*job)(index, m_n_threads);
-    m_pending.fetch_sub(1, std::memory_order_acq_rel);
+    if (!job) continue;  // woke after the caller had already finished that job alone
+    work_on(*job);
+    job->inside.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

@@ -30,14 +30,26 @@ class TestThreadPool : public QObject {
   }
 
   void many_short_jobs() {
+    // The decode pattern: thousands of tiny jobs back to back, with workers racing to join each one.
     engine::ThreadPool pool(3);
     std::atomic<long> total{0};
-    for (int job = 0; job < 5000; ++job)
-      pool.run([&](int ti, int nt) {
-        QVERIFY(ti >= 0 && ti < nt);
-        total.fetch_add(ti + 1);
+    for (int job = 0; job < 20000; ++job)
+      pool.parallel_for(7, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) total.fetch_add(i + 1);
       });
-    QCOMPARE(total.load(), 5000L * (1 + 2 + 3));
+    QCOMPARE(total.load(), 20000L * 28);
+  }
+
+  void caller_finishes_when_workers_are_asleep() {
+    // Let the workers fall asleep, then issue a job: it must complete (the caller does the work or
+    // wakes them), and every chunk is still done exactly once.
+    engine::ThreadPool pool(2);
+    QThread::msleep(50);
+    std::vector<std::atomic<int>> hits(64);
+    pool.parallel_for(64, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    }, 1);
+    for (auto& h : hits) QCOMPARE(h.load(), 1);
   }
 
   void default_size_is_core_count() {
