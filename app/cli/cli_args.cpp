@@ -10,6 +10,7 @@ namespace wb::cli {
 Args::Args(const std::vector<FlagSpec>& specs, int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") throw HelpRequested(usage_text(first > 1 ? argv[first - 1] : "", specs));
     if (a.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + a + "' (flags start with --)");
     std::string name = a.substr(2);
     std::optional<std::string> inline_value;

@@ -15,6 +15,12 @@ class UsageError : public std::runtime_error {
   explicit UsageError(const std::string& m) : std::runtime_error(m) {}
 };
 
+// Thrown when the user asked for a command's --help; carries the text to print.
+class HelpRequested : public std::runtime_error {
+ public:
+  explicit HelpRequested(const std::string& text) : std::runtime_error(text) {}
+};
+
 struct FlagSpec {
   std::string name;      // without "--"
   bool takes_value;      // false: a switch like --json
@@ -24,7 +30,7 @@ struct FlagSpec {
 
 class Args {
  public:
-  // Parses argv[first..argc) against `specs`. Throws UsageError.
+  // Parses argv[first..argc) against `specs`. Throws UsageError, or HelpRequested for --help / -h.
   Args(const std::vector<FlagSpec>& specs, int argc, char** argv, int first);
 
   bool has(const std::string& name) const { return m_values.count(name) > 0; }

@@ -30,16 +30,15 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   try {
-    if (argc >= 3 && (!std::strcmp(argv[2], "--help") || !std::strcmp(argv[2], "-h"))) {
-      std::cout << kUsage;
-      return 0;
-    }
     if (cmd == "generate") return wb::cli::cmd_generate(argc, argv);
     if (cmd == "tokenize") return wb::cli::cmd_tokenize(argc, argv);
     if (cmd == "bench") return wb::cli::cmd_bench(argc, argv);
     if (cmd == "init") return wb::cli::cmd_init(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
+  } catch (const wb::cli::HelpRequested& h) {
+    std::cout << h.what();
+    return 0;
   } catch (const wb::cli::UsageError& e) {
     std::cerr << "llm-workbench-cli " << cmd << ": " << e.what() << "\n";
     return 2;

@@ -33,4 +33,27 @@ BackendChoice choose_backend(BackendPreference pref, int threads) {
   return choice;
 }
 
+CudaProbe probe_cuda() {
+  CudaProbe p;
+#ifdef WB_HAVE_CUDA
+  const wb::kernels::DeviceProbe d = wb::kernels::probe_devices();
+  p.compiled_in = true;
+  p.device_count = d.device_count;
+  p.device_name = d.name;
+  p.usable = d.device_count > 0 && d.cublas_ok;
+  p.detail = d.error;
+#else
+  p.detail = "built without CUDA";
+#endif
+  return p;
+}
+
+std::string run_cuda_smoke_test() {
+#ifdef WB_HAVE_CUDA
+  return wb::kernels::run_smoke_test();
+#else
+  return "built without CUDA";
+#endif
+}
+
 }  // namespace engine

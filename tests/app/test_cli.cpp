@@ -123,6 +123,13 @@ class TestCli : public QObject {
     QVERIFY2(all.contains(needle, Qt::CaseInsensitive), qPrintable(all));
   }
 
+  void per_command_help() {
+    const Run r = cli({"generate", "--help"});
+    QCOMPARE(r.code, 0);
+    for (const char* flag : {"--model", "--prompt", "--temperature", "--top-k", "--top-p", "--min-p", "--seed", "--stop", "--json"})
+      QVERIFY2(r.out.contains(flag), flag);
+  }
+
   void corrupt_model_is_an_error_not_a_crash() {
     QTemporaryDir d;
     QFile::copy(m_model + "/config.json", d.path() + "/config.json");

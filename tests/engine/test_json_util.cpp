@@ -10,25 +10,13 @@
 #include <string>
 
 #include "engine/error.h"
+#include "support/error_of.h"
 #include "io/json_util.h"
 
 using engine::io::json;
 
 namespace {
 
-// The engine::Error message thrown by f, "" if it returned, or a marker for any other exception
-// (which is itself a failure: only engine::Error may leave the engine).
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const engine::Error& e) {
-    return QString::fromStdString(e.what());
-  } catch (const std::exception& e) {
-    return QStringLiteral("<non-engine exception: %1>").arg(e.what());
-  }
-  return QString();
-}
 
 json parse(const std::string& s) { return engine::io::parse_json_checked(s, "config.json"); }
 

@@ -16,6 +16,7 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "support/error_of.h"
 #include "engine/io/llmc_checkpoint.h"
 
 using engine::io::LlmcCheckpoint;
@@ -24,17 +25,6 @@ Q_DECLARE_METATYPE(std::string)
 
 namespace {
 
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const engine::Error& e) {
-    return QString::fromStdString(e.what());
-  } catch (const std::exception& e) {
-    return QStringLiteral("<non-engine exception: %1>").arg(e.what());
-  }
-  return QString();
-}
 
 // Header order in the file: magic, version, maxT, V, L, NH, C, Vp.
 struct Dims {

@@ -27,6 +27,7 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "support/error_of.h"
 #include "engine/io/mapped_file.h"
 #include "engine/io/safetensors.h"
 
@@ -38,17 +39,6 @@ Q_DECLARE_METATYPE(std::string)
 
 namespace {
 
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const engine::Error& e) {
-    return QString::fromStdString(e.what());
-  } catch (const std::exception& e) {
-    return QStringLiteral("<non-engine exception: %1>").arg(e.what());
-  }
-  return QString();
-}
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');

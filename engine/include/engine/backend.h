@@ -67,4 +67,17 @@ BackendChoice choose_backend(BackendPreference pref = BackendPreference::Auto, i
 
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
+// What the CUDA side of this build can see, without choosing anything.
+struct CudaProbe {
+  bool compiled_in = false;  // built with WB_WITH_CUDA and nvcc
+  int device_count = 0;
+  bool usable = false;       // a device exists and a cuBLAS handle could be created on it
+  std::string device_name;
+  std::string detail;        // why not usable, when it is not
+};
+CudaProbe probe_cuda();
+
+// Runs the CUDA smoke kernel on device 0 and checks its result: "" on success, else what failed.
+std::string run_cuda_smoke_test();
+
 }  // namespace engine
