@@ -24,7 +24,10 @@ DeviceProbe probe_devices() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    p.error = "no CUDA device found (" + cuda_error_text(e) + ")";
+    // Say it the way a user can act on: no GPU, no driver, or a driver older than this CUDA runtime.
+    if (e == cudaErrorNoDevice) p.error = "no CUDA device found";
+    else if (e == cudaErrorInsufficientDriver) p.error = "no CUDA device found (no NVIDIA driver, or one too old for CUDA " + std::to_string(CUDART_VERSION / 1000) + ")";
+    else p.error = "no usable CUDA device (" + cuda_error_text(e) + ")";
     return p;
   }
   p.device_count = count;
