@@ -65,6 +65,7 @@ void read_into(const io::SafetensorsFile& f, const std::string& name, std::vecto
   if (t->shape != want)
     throw Error(f.path() + ": tensor '" + t->name + "' has shape " + shape_str(t->shape) + ", expected " + shape_str(want));
   const std::vector<float> v = f.read_f32(*t);
+  f.release(*t);  // copied: its file pages need not stay resident
   if (!conv1d) {
     std::copy(v.begin(), v.end(), dst);
     return;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -156,6 +157,15 @@ void write_file_atomic(const std::string& path, const std::vector<WritePart>& pa
   FdGuard dir_fd(dfd);
   if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != ENOTSUP)
     throw Error(path + ": written, but syncing directory '" + dir + "' failed: " + errno_text(errno));
+}
+
+void MappedFile::release(uint64_t offset, uint64_t length) const {
+  if (!m_map || offset >= m_size) return;
+  length = std::min(length, m_size - offset);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = (offset + page - 1) / page * page;
+  const uint64_t end = (offset + length) / page * page;
+  if (end > begin) ::madvise(const_cast<uint8_t*>(m_data) + begin, end - begin, MADV_DONTNEED);
 }
 
 }  // namespace engine::io

@@ -361,4 +361,9 @@ void write_safetensors(const std::string& path, const std::vector<StTensorToWrit
   write_file_atomic(path, parts);
 }
 
+void SafetensorsFile::release(const StTensor& t) const {
+  if (m_file && t.data >= m_file->data() && t.data + t.nbytes <= m_file->data() + m_file->size())
+    m_file->release(static_cast<uint64_t>(t.data - m_file->data()), t.nbytes);
+}
+
 }  // namespace engine::io

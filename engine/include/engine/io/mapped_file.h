@@ -23,6 +23,11 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   const uint8_t* data() const { return m_data; }
+  // Tells the kernel the bytes [offset, offset+length) will not be read again soon, so their pages
+  // can leave this process's resident set (a loader that copies tensors out keeps peak RSS near one
+  // copy of the model instead of two). Only whole pages inside the range are dropped; re-reading
+  // them later is still valid (they come back from the file).
+  void release(uint64_t offset, uint64_t length) const;
   uint64_t size() const { return m_size; }
 
  private:

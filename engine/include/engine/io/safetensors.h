@@ -52,6 +52,8 @@ class SafetensorsFile {
 
   // Reads a tensor as f32 (from F32, F16, BF16 or F64), checking its element count.
   std::vector<float> read_f32(const StTensor& t) const;
+  // Drops the tensor's pages from memory once the caller has copied it (see MappedFile::release).
+  void release(const StTensor& t) const;
 
  private:
   std::unique_ptr<MappedFile> m_file;
