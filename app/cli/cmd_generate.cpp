@@ -1,5 +1,6 @@
 // `generate`: complete a prompt, streaming text to stdout, or one JSON object with per-token
 // logprobs (DESIGN.md §5).
+#include <algorithm>
 #include <iostream>
 #include <random>
 
@@ -83,7 +84,10 @@ int cmd_generate(int argc, char** argv) {
   const engine::Tokenizer& tok = require_tokenizer(*om.model, path);
   const std::vector<int32_t> ids = tok.encode(prompt, a.has("special"));
   if (ids.empty()) throw engine::Error("the prompt encodes to no tokens; give a non-empty --prompt");
-  engine::Generator gen(*om.model, *om.backend.backend);
+  // Size the KV cache for this request, not the model's whole context (which may be huge).
+  const int64_t needed = static_cast<int64_t>(ids.size()) + std::max(gp.max_tokens, 1);
+  engine::Generator gen(*om.model, *om.backend.backend,
+                        static_cast<int>(std::min<int64_t>(needed, om.model->config().max_seq_len)));
   const engine::GenerationResult r = gen.generate(ids, gp, [&](const engine::GeneratedToken&, const std::string& text) {
     if (!as_json) std::cout << text << std::flush;
     return true;

@@ -28,6 +28,8 @@ void ModelConfig::validate(const std::string& source) const {
   require(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" +
                                     std::to_string(n_head) + ")");
   require(n_kv_head >= 1 && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
+  // GPT-2's fused qkv layout is 3C wide: every query head has its own key/value head.
+  require(arch != Arch::GPT2 || n_kv_head == n_head, "GPT-2 needs n_kv_head == n_head");
   require(vocab_size >= 1 && vocab_size <= (1 << 22), "vocab_size must be in [1, 4194304], got " + std::to_string(vocab_size));
   require(max_seq_len >= 1 && max_seq_len <= (1 << 20), "context length must be in [1, 1048576], got " + std::to_string(max_seq_len));
   require(ffn_dim >= 1 && ffn_dim <= (1 << 20), "ffn_dim must be in [1, 1048576], got " + std::to_string(ffn_dim));

@@ -33,6 +33,8 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
   const int T = static_cast<int>(tokens.size());
   const int P = cache.size();
   if (T == 0) throw Error("forward: no tokens");
+  if (cache.row_width() != c.n_kv_head * c.head_size() || cache.layers() != c.n_layer)
+    throw Error("forward: the KV cache was made for a different model shape");
   if (static_cast<int64_t>(P) + T > cache.capacity())
     throw Error("context full: " + std::to_string(P) + " + " + std::to_string(T) + " tokens exceed the capacity of " +
                 std::to_string(cache.capacity()));

@@ -6,6 +6,7 @@
 #include "engine/thread_pool.h"
 
 #include <algorithm>
+#include <exception>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,6 +28,10 @@ struct ThreadPool::Job {
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   std::atomic<int> inside{0};
+  // The first exception thrown by fn on any thread; the caller rethrows it once every thread has
+  // left the job (an exception must neither unwind past running workers nor terminate a worker).
+  std::mutex error_mutex;
+  std::exception_ptr error;
 };
 
 int default_thread_count() {
@@ -54,7 +59,17 @@ void ThreadPool::work_on(Job& job) {
     const int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
     if (c >= job.n_chunks) return;
     const int64_t begin = job.n * c / job.n_chunks, end = job.n * (c + 1) / job.n_chunks;
-    if (begin < end) (*job.fn)(begin, end);
+    try {
+      if (begin < end) (*job.fn)(begin, end);
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(job.error_mutex);
+        if (!job.error) job.error = std::current_exception();
+      }
+      // Unclaimed chunks are skipped but still counted, so the caller's wait ends.
+      const int64_t skipped = std::max<int64_t>(0, job.n_chunks - job.next.exchange(job.n_chunks));
+      job.done.fetch_add(skipped, std::memory_order_acq_rel);
+    }
     job.done.fetch_add(1, std::memory_order_acq_rel);
   }
 }
@@ -83,6 +98,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     m_job = nullptr;
   }
   while (job.inside.load(std::memory_order_acquire) != 0) cpu_relax();
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 void ThreadPool::worker_loop() {

@@ -146,6 +146,22 @@ class TestGenerator : public QObject {
     QVERIFY(r.text.find(stop) == std::string::npos);
   }
 
+  void earliest_of_several_stop_strings_wins() {
+    auto model = tiny_model();
+    const std::vector<int32_t> prompt = {100, 101, 102};
+    Generator gen(*model, *m_be);
+    const std::string free_text = gen.generate(prompt, greedy(30)).text;
+    QVERIFY(free_text.size() > 8);
+    // A later-starting stop listed first must not hide an earlier-starting one that ends later.
+    const size_t mid = free_text.size() / 2;
+    const std::string late = free_text.substr(mid, 2), early = free_text.substr(mid - 2, 4);
+    GenerateParams p = greedy(30);
+    p.stop = {late, early};
+    const GenerationResult r = gen.generate(prompt, p);
+    QCOMPARE(r.finish, FinishReason::Stop);
+    QCOMPARE(r.text, free_text.substr(0, std::min(free_text.find(late), free_text.find(early))));
+  }
+
   void stream_hold_back_table() {
     QCOMPARE(stream_safe_length("hello", {}), size_t(5));
     QCOMPARE(stream_safe_length("hello wor", {"world"}), size_t(6));   // "wor" may become "world"

@@ -52,6 +52,24 @@ class TestThreadPool : public QObject {
     for (auto& h : hits) QCOMPARE(h.load(), 1);
   }
 
+  void exception_reaches_the_caller_and_pool_survives() {
+    engine::ThreadPool pool(2);
+    for (int round = 0; round < 200; ++round) {
+      bool thrown = false;
+      try {
+        pool.parallel_for(64, [&](int64_t b, int64_t) {
+          if (b >= 32) throw std::runtime_error("chunk failed");  // on whichever thread claims it
+        });
+      } catch (const std::runtime_error& e) {
+        thrown = QString(e.what()) == "chunk failed";
+      }
+      QVERIFY(thrown);
+    }
+    std::atomic<int> sum{0};
+    pool.parallel_for(10, [&](int64_t b, int64_t e) { sum += int(e - b); });
+    QCOMPARE(sum.load(), 10);
+  }
+
   void default_size_is_core_count() {
     engine::ThreadPool pool(0);
     QCOMPARE(pool.size(), engine::default_thread_count());

@@ -47,13 +47,12 @@ struct GenerationStats {
   int prompt_tokens = 0;
   int prefill_tokens = 0;     // prompt tokens actually computed (the rest came from the cache)
   int generated_tokens = 0;
-  double prefill_seconds = 0, decode_seconds = 0;
+  int decode_steps = 0;       // single-token forwards run after the prefill
+  double prefill_seconds = 0, decode_seconds = 0;  // decode: from the first token to the end
   double time_to_first_token_ms = 0;
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0; }
-  // Decode speed counts the tokens after the first (the first comes from the prefill logits).
-  double decode_tokens_per_s() const {
-    return decode_seconds > 0 && generated_tokens > 1 ? (generated_tokens - 1) / decode_seconds : 0;
-  }
+  // Decode speed counts the single-token forwards (the first token comes from the prefill logits).
+  double decode_tokens_per_s() const { return decode_seconds > 0 && decode_steps > 0 ? decode_steps / decode_seconds : 0; }
 };
 
 struct GenerationResult {

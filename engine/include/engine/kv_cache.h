@@ -19,6 +19,7 @@ class KVCache {
   int capacity() const { return m_capacity; }
   int size() const { return m_size; }
   int row_width() const { return m_row; }  // KVH*HS floats per position
+  int layers() const { return m_layers; }
   void clear() { m_size = 0; }
   void truncate(int n);  // keeps the first n positions (n <= size())
 

@@ -41,6 +41,9 @@ ModelConfig parse_gpt2_config(const std::string& path) {
   const std::string act = io::json_get_string_opt(cfg, "activation_function", path).value_or("gelu_new");
   if (act != "gelu_new" && act != "gelu_pytorch_tanh")
     throw Error(path + ": activation_function '" + act + "' is not supported (supported: gelu_new, gelu_pytorch_tanh)");
+  // Our GPT-2 reads logits through wte; an untied head would silently give wrong logits.
+  if (!io::json_get_bool_opt(cfg, "tie_word_embeddings", path).value_or(true))
+    throw Error(path + ": tie_word_embeddings = false (a separate output head) is not supported for GPT-2");
   c.validate(path);
   return c;
 }
@@ -87,11 +90,12 @@ std::string read_small_file(const std::string& path) {
 ModelFileInfo detect_model_format(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
-  if (!fs::exists(p, ec)) throw Error(path + ": no such file or directory");
+  // The error_code overloads throughout: a permission error must become an engine::Error too.
+  if (!fs::exists(p, ec)) throw Error(path + ": no such file or directory" + (ec ? " (" + ec.message() + ")" : ""));
   if (fs::is_directory(p, ec)) {
-    if (!fs::exists(p / "config.json")) throw Error(path + ": directory has no config.json (not a Hugging Face model directory)");
-    if (!fs::exists(p / "model.safetensors")) {
-      if (fs::exists(p / "model.safetensors.index.json"))
+    if (!fs::exists(p / "config.json", ec)) throw Error(path + ": directory has no config.json (not a Hugging Face model directory)");
+    if (!fs::exists(p / "model.safetensors", ec)) {
+      if (fs::exists(p / "model.safetensors.index.json", ec))
         throw Error(path + ": sharded safetensors checkpoints are not supported yet");
       throw Error(path + ": directory has no model.safetensors");
     }
@@ -100,7 +104,7 @@ ModelFileInfo detect_model_format(const std::string& path) {
   const std::string ext = p.extension().string();
   if (ext == ".safetensors") {
     const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-    if (!fs::exists(dir / "config.json")) throw Error(path + ": no config.json beside the safetensors file");
+    if (!fs::exists(dir / "config.json", ec)) throw Error(path + ": no config.json beside the safetensors file");
     return {ModelFormat::HfDirectory, p.string(), dir.string()};
   }
   // Sniff the llm.c magic rather than trusting the extension.
@@ -113,8 +117,9 @@ ModelFileInfo detect_model_format(const std::string& path) {
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory) {
   const fs::path d(directory);
-  if (fs::exists(d / "tokenizer.json")) return Tokenizer::from_tokenizer_json((d / "tokenizer.json").string());
-  if (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt"))
+  std::error_code ec;
+  if (fs::exists(d / "tokenizer.json", ec)) return Tokenizer::from_tokenizer_json((d / "tokenizer.json").string());
+  if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec))
     return Tokenizer::from_gpt2_files((d / "vocab.json").string(), (d / "merges.txt").string());
   return nullptr;
 }
@@ -152,6 +157,11 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   }
   read_into(*file, "ln_f.weight", {C}, false, model->param_data("lnf.weight"));
   read_into(*file, "ln_f.bias", {C}, false, model->param_data("lnf.bias"));
+  // A stored lm_head must be the tied copy of wte (HF writes it for some GPT-2 checkpoints).
+  if (const io::StTensor* head = file->find("lm_head.weight")) {
+    if (head->shape != std::vector<uint64_t>{V, C} || file->read_f32(*head) != std::vector<float>(model->param_data("wte"), model->param_data("wte") + V * C))
+      throw Error(info.weights_path + ": lm_head.weight differs from wte.weight (an untied output head is not supported for GPT-2)");
+  }
   report(0.97f, "loading tokenizer");
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
   model->source = info.directory + " (Hugging Face safetensors)";
