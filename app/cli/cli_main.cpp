@@ -18,7 +18,7 @@ const char* kUsage =
     "  tokenize   show the tokens of a text (--model --text [--json])\n"
     "  bench      prefill/decode tokens per second and peak memory (--model [--prompt-tokens --gen-tokens\n"
     "             --threads --json])\n"
-    "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny --out DIR)\n"
+    "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny|tiny-llama|llama-1b --out DIR)\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace

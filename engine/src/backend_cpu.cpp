@@ -74,6 +74,66 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                       float eps) override {
+    m_pool.parallel_for(N, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        const float* x = inp + n * C;
+        float* o = out + n * C;
+        // dot_f32 is the vectorised reduction; the scale is applied in a loop GCC vectorises.
+        const float s = 1.0f / std::sqrt(dot_f32(x, x, C) / C + eps);
+        for (int i = 0; i < C; ++i) o[i] = x[i] * s * weight[i];
+        if (rstd) rstd[n] = s;
+      }
+    });
+  }
+
+  void rope_forward(float* q, int q_stride, int NH, float* k, int k_stride, int KVH, int T, int HS, int pos0,
+                    float theta, bool interleaved) override {
+    const int half = HS / 2;
+    // cos/sin per (row, pair), shared by every head of q and k. Angles in double: pos * freq reaches
+    // ~1e6 radians at long contexts, where float would lose the fractional part.
+    std::vector<float> cs(static_cast<size_t>(T) * half), sn(cs.size());
+    for (int i = 0; i < half; ++i) {
+      const double freq = std::pow(static_cast<double>(theta), -2.0 * i / HS);
+      for (int t = 0; t < T; ++t) {
+        const double a = static_cast<double>(pos0 + t) * freq;
+        cs[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(a));
+        sn[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(a));
+      }
+    }
+    // Pair i of a head is (x[i*step], x[i*step + off]): step 1, off HS/2 for rotate-half; step 2, off 1
+    // interleaved.
+    const int step = interleaved ? 2 : 1, off = interleaved ? 1 : half;
+    auto rotate_rows = [&](float* x, int stride, int heads) {
+      m_pool.parallel_for(T, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const float* c = cs.data() + t * half;
+          const float* s = sn.data() + t * half;
+          for (int h = 0; h < heads; ++h) {
+            float* v = x + t * stride + static_cast<int64_t>(h) * HS;
+            for (int i = 0; i < half; ++i) {
+              const float a = v[i * step], b = v[i * step + off];
+              v[i * step] = a * c[i] - b * s[i];
+              v[i * step + off] = b * c[i] + a * s[i];
+            }
+          }
+        }
+      });
+    };
+    rotate_rows(q, q_stride, NH);
+    if (k) rotate_rows(k, k_stride, KVH);
+  }
+
+  void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) override {
+    m_pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float g = gate[i];
+        out[i] = g / (1.0f + fast_expf(-g)) * up[i];
+      }
+    });
+  }
+
   void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
                       int OC) override {
     if (N == 1) {

@@ -1,6 +1,7 @@
 // Model: parameter layout, validation and initialisation. The forward pass is in runner.cpp.
 #include "engine/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -12,8 +13,23 @@ namespace engine {
 std::string arch_name(Arch a) {
   switch (a) {
     case Arch::GPT2: return "gpt2";
+    case Arch::Llama: return "llama";
   }
   return "unknown";
+}
+
+ArchSpec arch_spec(const ModelConfig& c) {
+  ArchSpec s;
+  if (c.arch == Arch::Llama) {
+    s.norm = ArchSpec::Norm::RMSNorm;
+    s.positions = ArchSpec::Positions::Rope;
+    s.mlp = ArchSpec::Mlp::SwiGLU;
+    s.fused_qkv = false;
+    s.qkv_bias = c.qkv_bias;
+    s.linear_bias = false;
+    s.tied_head = c.tie_embeddings;
+  }
+  return s;
 }
 
 void ModelConfig::validate(const std::string& source) const {
@@ -27,9 +43,16 @@ void ModelConfig::validate(const std::string& source) const {
   require(n_head >= 1 && n_head <= 1024, "n_head must be in [1, 1024], got " + std::to_string(n_head));
   require(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" +
                                     std::to_string(n_head) + ")");
-  require(n_kv_head >= 1 && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
+  require(arch == Arch::GPT2 || arch == Arch::Llama, "unknown architecture");
+  require(n_kv_head >= 1 && n_kv_head <= n_head && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
   // GPT-2's fused qkv layout is 3C wide: every query head has its own key/value head.
   require(arch != Arch::GPT2 || n_kv_head == n_head, "GPT-2 needs n_kv_head == n_head");
+  // GPT-2 reads logits through wte and always has (only) its own biases.
+  require(arch != Arch::GPT2 || (tie_embeddings && !qkv_bias), "GPT-2 needs tie_embeddings and no separate qkv_bias");
+  // Rotary pairs need an even head size.
+  require(arch != Arch::Llama || head_size() % 2 == 0, "rotary positions need an even head size, got " +
+                                                           std::to_string(head_size()));
+  require(std::isfinite(rope_theta) && rope_theta > 1.0f && rope_theta <= 1e12f, "rope_theta must be in (1, 1e12]");
   require(vocab_size >= 1 && vocab_size <= (1 << 22), "vocab_size must be in [1, 4194304], got " + std::to_string(vocab_size));
   require(max_seq_len >= 1 && max_seq_len <= (1 << 20), "context length must be in [1, 1048576], got " + std::to_string(max_seq_len));
   require(ffn_dim >= 1 && ffn_dim <= (1 << 20), "ffn_dim must be in [1, 1048576], got " + std::to_string(ffn_dim));
@@ -41,6 +64,22 @@ void ModelConfig::validate(const std::string& source) const {
 uint64_t ModelConfig::parameter_count() const {
   const uint64_t L = n_layer, C = n_embd, V = vocab_size, T = max_seq_len, F = ffn_dim;
   const char* what = "parameter count";
+  if (arch == Arch::Llama) {
+    // n_kv_head <= n_head is checked by validate() before this is trusted; clamp so a bad config
+    // reaching here (validate calls us last) cannot make KVW wrap.
+    const uint64_t KVW = n_head > 0 ? checked_mul(static_cast<uint64_t>(std::max(n_kv_head, 0)),
+                                                  static_cast<uint64_t>(n_embd / n_head), what)
+                                    : 0;
+    uint64_t per_layer = checked_mul(2, C, what);                                                  // two norms
+    per_layer = checked_add(per_layer, checked_mul(2 * C, C, what), what);                         // wq, wo
+    per_layer = checked_add(per_layer, checked_mul(2 * KVW, C, what), what);                       // wk, wv
+    if (qkv_bias) per_layer = checked_add(per_layer, checked_add(C, 2 * KVW, what), what);         // bq, bk, bv
+    per_layer = checked_add(per_layer, checked_mul(3 * F, C, what), what);                         // gate, up, down
+    uint64_t total = checked_add(checked_mul(V, C, what), checked_mul(L, per_layer, what), what);  // wte, layers
+    total = checked_add(total, C, what);                                                           // final norm
+    if (!tie_embeddings) total = checked_add(total, checked_mul(V, C, what), what);                // lm_head
+    return total;
+  }
   uint64_t per_layer = checked_add(checked_mul(4, C, what), checked_mul(3 * C, C + 1, what), what);  // ln1, ln2, qkv
   per_layer = checked_add(per_layer, checked_mul(C, C + 1, what), what);                             // attn proj
   per_layer = checked_add(per_layer, checked_mul(F, C + 1, what), what);                             // fc
@@ -54,23 +93,44 @@ Model::Model(const ModelConfig& config) : m_config(config) {
   m_config.validate("model");
   const int64_t L = config.n_layer, C = config.n_embd, V = config.vocab_size, T = config.max_seq_len,
                 F = config.ffn_dim;
-  // Same order as llm.c's 16 parameter tensors.
-  add_param("wte", {V, C});
-  add_param("wpe", {T, C});
-  add_param("h.ln1.weight", {L, C});
-  add_param("h.ln1.bias", {L, C});
-  add_param("h.qkv.weight", {L, 3 * C, C});
-  add_param("h.qkv.bias", {L, 3 * C});
-  add_param("h.attn_proj.weight", {L, C, C});
-  add_param("h.attn_proj.bias", {L, C});
-  add_param("h.ln2.weight", {L, C});
-  add_param("h.ln2.bias", {L, C});
-  add_param("h.fc.weight", {L, F, C});
-  add_param("h.fc.bias", {L, F});
-  add_param("h.fc_proj.weight", {L, C, F});
-  add_param("h.fc_proj.bias", {L, C});
-  add_param("lnf.weight", {C});
-  add_param("lnf.bias", {C});
+  if (config.arch == Arch::Llama) {
+    const int64_t KVW = config.kv_width();
+    add_param("wte", {V, C});
+    add_param("h.attn_norm.weight", {L, C});
+    add_param("h.wq.weight", {L, C, C});
+    add_param("h.wk.weight", {L, KVW, C});
+    add_param("h.wv.weight", {L, KVW, C});
+    if (config.qkv_bias) {
+      add_param("h.wq.bias", {L, C});
+      add_param("h.wk.bias", {L, KVW});
+      add_param("h.wv.bias", {L, KVW});
+    }
+    add_param("h.wo.weight", {L, C, C});
+    add_param("h.ffn_norm.weight", {L, C});
+    add_param("h.w_gate.weight", {L, F, C});
+    add_param("h.w_up.weight", {L, F, C});
+    add_param("h.w_down.weight", {L, C, F});
+    add_param("norm.weight", {C});
+    if (!config.tie_embeddings) add_param("lm_head.weight", {V, C});
+  } else {
+    // Same order as llm.c's 16 parameter tensors.
+    add_param("wte", {V, C});
+    add_param("wpe", {T, C});
+    add_param("h.ln1.weight", {L, C});
+    add_param("h.ln1.bias", {L, C});
+    add_param("h.qkv.weight", {L, 3 * C, C});
+    add_param("h.qkv.bias", {L, 3 * C});
+    add_param("h.attn_proj.weight", {L, C, C});
+    add_param("h.attn_proj.bias", {L, C});
+    add_param("h.ln2.weight", {L, C});
+    add_param("h.ln2.bias", {L, C});
+    add_param("h.fc.weight", {L, F, C});
+    add_param("h.fc.bias", {L, F});
+    add_param("h.fc_proj.weight", {L, C, F});
+    add_param("h.fc_proj.bias", {L, C});
+    add_param("lnf.weight", {C});
+    add_param("lnf.bias", {C});
+  }
   uint64_t total = 0;
   for (auto& p : m_param_tensors) {
     p.offset = total;
@@ -95,6 +155,12 @@ const ParamTensor& Model::param(const std::string& name) const {
   throw Error("model has no parameter '" + name + "'");
 }
 
+bool Model::has_param(const std::string& name) const {
+  for (const auto& p : m_param_tensors)
+    if (p.name == name) return true;
+  return false;
+}
+
 void Model::init_random(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -102,14 +168,16 @@ void Model::init_random(uint64_t seed) {
   const float std_resid = 0.02f / std::sqrt(2.0f * m_config.n_layer);
   for (const auto& p : m_param_tensors) {
     float* d = m_params.data() + p.offset;
-    const bool is_gain = p.name.find("ln") != std::string::npos && p.name.ends_with(".weight");
+    const bool is_gain = (p.name.find("ln") != std::string::npos || p.name.find("norm") != std::string::npos) &&
+                         p.name.ends_with(".weight");
     const bool is_bias = p.name.ends_with(".bias");
     if (is_gain) {
       std::fill(d, d + p.numel, 1.0f);
     } else if (is_bias) {
       std::fill(d, d + p.numel, 0.0f);
     } else {
-      const bool resid = p.name == "h.attn_proj.weight" || p.name == "h.fc_proj.weight";
+      const bool resid = p.name == "h.attn_proj.weight" || p.name == "h.fc_proj.weight" || p.name == "h.wo.weight" ||
+                         p.name == "h.w_down.weight";
       const float s = resid ? std_resid : std_base;
       for (uint64_t i = 0; i < p.numel; ++i) d[i] = normal(rng) * s;
     }

@@ -97,6 +97,99 @@ class TestBackendOps : public QObject {
     QVERIFY2(max_rel_err(out, ref) < 1e-5, qPrintable(QString::number(max_rel_err(out, ref))));
   }
 
+  void rmsnorm_data() {
+    QTest::addColumn<int>("N");
+    QTest::addColumn<int>("C");
+    QTest::newRow("1x64") << 1 << 64;
+    QTest::newRow("7x33") << 7 << 33;
+    QTest::newRow("16x2048") << 16 << 2048;
+  }
+  void rmsnorm() {
+    QFETCH(int, N);
+    QFETCH(int, C);
+    const auto x = random_vec(size_t(N) * C, 40, 3.0f), w = random_vec(C, 41);
+    const float eps = 1e-5f;
+    std::vector<float> out(x.size()), rstd(N);
+    m_be->rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C, eps);
+    std::vector<double> ref(out.size()), ref_rstd(N);
+    for (int n = 0; n < N; ++n) {
+      double ss = 0;
+      for (int i = 0; i < C; ++i) ss += double(x[size_t(n) * C + i]) * x[size_t(n) * C + i];
+      const double r = 1.0 / std::sqrt(ss / C + eps);
+      ref_rstd[n] = r;
+      for (int i = 0; i < C; ++i) ref[size_t(n) * C + i] = x[size_t(n) * C + i] * r * w[i];
+    }
+    QVERIFY2(max_rel_err(out, ref) < 1e-5, qPrintable(QString::number(max_rel_err(out, ref))));
+    QVERIFY(max_rel_err(rstd, ref_rstd) < 1e-5);
+    // In place (the runner may normalise a buffer onto itself).
+    std::vector<float> inplace = x;
+    m_be->rmsnorm_forward(inplace.data(), nullptr, inplace.data(), w.data(), N, C, eps);
+    QCOMPARE(inplace, out);
+  }
+
+  void rope_data() {
+    QTest::addColumn<bool>("interleaved");
+    QTest::addColumn<int>("pos0");
+    QTest::addColumn<int>("T");
+    QTest::addColumn<float>("theta");
+    QTest::newRow("half, prefill") << false << 0 << 9 << 10000.0f;
+    QTest::newRow("half, decode at 37") << false << 37 << 1 << 10000.0f;
+    QTest::newRow("half, theta 1e6 at 1000") << false << 1000 << 3 << 1e6f;
+    QTest::newRow("interleaved, prefill") << true << 0 << 9 << 10000.0f;
+    QTest::newRow("interleaved, decode at 37") << true << 37 << 1 << 500000.0f;
+  }
+  void rope() {
+    QFETCH(bool, interleaved);
+    QFETCH(int, pos0);
+    QFETCH(int, T);
+    QFETCH(float, theta);
+    // GQA shapes, and strides wider than the rows (q inside a fused buffer) to check they are honoured.
+    const int NH = 4, KVH = 2, HS = 16, q_stride = NH * HS + 8, k_stride = KVH * HS + 3;
+    auto q = random_vec(size_t(T) * q_stride, 42), k = random_vec(size_t(T) * k_stride, 43);
+    const auto q0 = q, k0 = k;
+    m_be->rope_forward(q.data(), q_stride, NH, k.data(), k_stride, KVH, T, HS, pos0, theta, interleaved);
+    // Reference: rotate each pair (a, b) by angle pos * theta^(-2i/HS), in double.
+    auto reference = [&](const std::vector<float>& src, int stride, int heads) {
+      std::vector<double> r(src.begin(), src.end());
+      for (int t = 0; t < T; ++t)
+        for (int h = 0; h < heads; ++h)
+          for (int i = 0; i < HS / 2; ++i) {
+            const size_t base = size_t(t) * stride + size_t(h) * HS;
+            const size_t ia = base + (interleaved ? 2 * i : i), ib = base + (interleaved ? 2 * i + 1 : i + HS / 2);
+            const double ang = (pos0 + t) * std::pow(double(theta), -2.0 * i / HS);
+            r[ia] = src[ia] * std::cos(ang) - src[ib] * std::sin(ang);
+            r[ib] = src[ib] * std::cos(ang) + src[ia] * std::sin(ang);
+          }
+      return r;
+    };
+    QVERIFY2(max_rel_err(q, reference(q0, q_stride, NH)) < 2e-6, qPrintable(QString::number(max_rel_err(q, reference(q0, q_stride, NH)))));
+    QVERIFY(max_rel_err(k, reference(k0, k_stride, KVH)) < 2e-6);
+    // The padding between rows is untouched.
+    for (int t = 0; t < T; ++t)
+      for (int i = NH * HS; i < q_stride; ++i) QCOMPARE(q[size_t(t) * q_stride + i], q0[size_t(t) * q_stride + i]);
+    // Position 0 is the identity.
+    if (pos0 == 0)
+      for (int i = 0; i < NH * HS; ++i) QCOMPARE(q[i], q0[i]);
+    // k may be null (only q rotated).
+    auto q2 = q0;
+    m_be->rope_forward(q2.data(), q_stride, NH, nullptr, 0, KVH, T, HS, pos0, theta, interleaved);
+    QCOMPARE(q2, q);
+  }
+
+  void swiglu() {
+    const int64_t n = 1003;
+    auto g = random_vec(n, 44, 4.0f), u = random_vec(n, 45);
+    g[0] = -100.0f, g[1] = 100.0f, g[2] = 0.0f;  // saturated and zero inputs
+    std::vector<float> out(n);
+    m_be->swiglu_forward(out.data(), g.data(), u.data(), n);
+    std::vector<double> ref(n);
+    for (int64_t i = 0; i < n; ++i) ref[i] = double(g[i]) / (1.0 + std::exp(-double(g[i]))) * u[i];
+    QVERIFY2(max_rel_err(out, ref) < 1e-6, qPrintable(QString::number(max_rel_err(out, ref))));
+    // out may alias up (the runner writes over the up projection).
+    m_be->swiglu_forward(u.data(), g.data(), u.data(), n);
+    QCOMPARE(u, out);
+  }
+
   void gelu() {
     const auto x = random_vec(1001, 7, 3.0f);
     std::vector<float> out(x.size());

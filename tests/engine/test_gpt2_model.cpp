@@ -14,6 +14,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/kv_cache.h"
 #include "engine/model_loader.h"
+#include "support/model_helpers.h"
 
 namespace fs = std::filesystem;
 using namespace engine;
@@ -22,21 +23,6 @@ namespace {
 
 const std::string kTiny = std::string(WB_TEST_DATA_DIR) + "/tiny-gpt2";
 
-// Full forward of one sequence from an empty cache: (T, V) logits.
-std::vector<float> full_logits(const Model& m, Backend& be, const std::vector<int32_t>& ids) {
-  Runner r(m, be);
-  KVCache cache(m.config(), static_cast<int>(ids.size()));
-  ForwardOptions o;
-  o.all_logits = true;
-  auto s = r.forward(ids, cache, o);
-  return {s.begin(), s.end()};
-}
-
-double max_abs_diff(std::span<const float> a, std::span<const float> b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::abs(a[i] - b[i])));
-  return m;
-}
 
 }  // namespace
 

@@ -506,11 +506,13 @@ class TestTokenizer : public QObject {
     row("added token twice", with([](json& j) { j["added_tokens"].push_back({{"id", 7}, {"content", "<|endoftext|>"}}); }), "has id 7 but the vocabulary gives it id 6");
     row("no pre_tokenizer", with([](json& j) { j["pre_tokenizer"] = nullptr; }), "pre_tokenizer is missing");
     row("Metaspace", with([](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }), "pre_tokenizer type \"Metaspace\" is not supported");
+    // [Split, ByteLevel] is supported for the Llama-3 / Qwen2 patterns only (test_tokenizer_llama.cpp).
     row("Split + ByteLevel", with([](json& j) {
           j["pre_tokenizer"] = {{"type", "Sequence"},
-                                {"pretokenizers", json::array({{{"type", "Split"}, {"pattern", {{"Regex", "x"}}}},
+                                {"pretokenizers", json::array({{{"type", "Split"}, {"pattern", {{"Regex", "x"}}},
+                                                                {"behavior", "Isolated"}},
                                                                {{"type", "ByteLevel"}, {"use_regex", false}}})}};
-        }), "Sequence [Split, ByteLevel] is not supported");
+        }), "pattern.Regex \"x\" is not a supported split pattern");
     row("pre_tokenizer no type", with([](json& j) { j["pre_tokenizer"].erase("type"); }), "pre_tokenizer: missing \"type\"");
     row("add_prefix_space string", with([](json& j) { j["pre_tokenizer"]["add_prefix_space"] = "no"; }), "add_prefix_space: expected a boolean");
     row("normalizer NFC", with([](json& j) { j["normalizer"] = {{"type", "NFC"}}; }), "normalizer type \"NFC\" is not supported");

@@ -31,6 +31,21 @@ class Backend {
   virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                                  const float* weight, const float* bias, int N, int C, float eps) = 0;
 
+  // out (N,C) = inp * rstd * weight per row, rstd = 1/sqrt(mean(inp^2) + eps); rstd (N) may be null.
+  // out may alias inp.
+  virtual void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                               float eps) = 0;
+
+  // Rotary position embedding, in place, of the T rows of q (T, NH*HS; row stride q_stride floats) and
+  // k (T, KVH*HS; row stride k_stride; may be null) at positions pos0 .. pos0+T-1. Every head's pair i
+  // (i < HS/2) turns by angle pos * theta^(-2i/HS); the rotary dimension is HS. Pair i is
+  // (x[i], x[i+HS/2]) (HF "rotate half") or, when `interleaved`, (x[2i], x[2i+1]) (GGUF / Meta).
+  virtual void rope_forward(float* q, int q_stride, int NH, float* k, int k_stride, int KVH, int T, int HS, int pos0,
+                            float theta, bool interleaved) = 0;
+
+  // out = silu(gate) * up elementwise over n values, silu(x) = x / (1 + exp(-x)); out may alias gate or up.
+  virtual void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) = 0;
+
   // out (N,OC) = inp (N,C) @ weight(OC,C)^T + bias (OC); bias may be null.
   virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                               int N, int C, int OC) = 0;

@@ -5,11 +5,24 @@
 //   L = layers, NH = query heads, KVH = key/value heads, HS = head size (C / NH),
 //   V = vocabulary size, maxT = longest sequence the model supports (context length),
 //   F = feed-forward hidden size (4C for GPT-2).
+//   KVW = KVH*HS, the width of one position's keys (or values).
 //
 // All parameters live in one f32 arena (m_params); each named tensor is a view into it. The layout of
 // each parameter group is (L, ...) so layer l's weights are a fixed offset from the group's base,
 // as in llm.c. Linear weights are stored (out, in) row-major, whatever the file on disk used.
-// The forward pass is written once against Backend; the architecture is a small description.
+// The forward pass is written once against Backend; the architecture is a small description
+// (ArchSpec, derived from ModelConfig): which norm, which positions, which MLP, which biases, which head.
+//
+// Parameter groups per architecture (GPT-2's names and order are llm.c's and must not change: the
+// llm.c checkpoint loader copies tensors by index):
+//   GPT-2: wte (V,C), wpe (maxT,C), h.ln1.{weight,bias} (L,C), h.qkv.weight (L,3C,C), h.qkv.bias (L,3C),
+//          h.attn_proj.{weight (L,C,C), bias (L,C)}, h.ln2.{weight,bias} (L,C), h.fc.{weight (L,F,C),
+//          bias (L,F)}, h.fc_proj.{weight (L,C,F), bias (L,C)}, lnf.{weight,bias} (C).
+//   Llama: wte (V,C), h.attn_norm.weight (L,C), h.wq.weight (L,C,C), h.wk.weight (L,KVW,C),
+//          h.wv.weight (L,KVW,C), [h.wq.bias (L,C), h.wk.bias (L,KVW), h.wv.bias (L,KVW) when qkv_bias],
+//          h.wo.weight (L,C,C), h.ffn_norm.weight (L,C), h.w_gate.weight (L,F,C), h.w_up.weight (L,F,C),
+//          h.w_down.weight (L,C,F), norm.weight (C), [lm_head.weight (V,C) unless tie_embeddings].
+//   Rotary q/k weights are in the layout `rope_interleaved` names (see ModelConfig).
 #pragma once
 
 #include <cstdint>
@@ -23,8 +36,10 @@
 
 namespace engine {
 
-enum class Arch { GPT2 };
-std::string arch_name(Arch a);
+// GPT2: learned positions, LayerNorm, GELU MLP, biases everywhere, tied head.
+// Llama: the Llama family (Llama, Mistral without sliding window, Qwen2 = Llama + q/k/v biases).
+enum class Arch { GPT2, Llama };
+std::string arch_name(Arch a);  // "gpt2", "llama"
 
 struct ModelConfig {
   Arch arch = Arch::GPT2;
@@ -36,12 +51,32 @@ struct ModelConfig {
   int max_seq_len = 0;  // maxT
   int ffn_dim = 0;      // F
   float norm_eps = 1e-5f;
+  // Llama family only (GPT-2 requires the defaults below except rope_*, which it ignores):
+  float rope_theta = 10000.0f;    // rotary base: pair i turns by pos * theta^(-2i/HS)
+  // false: HF layout, pair i is (x[i], x[i + HS/2]) ("rotate half"); true: pair i is (x[2i], x[2i+1]),
+  // the layout GGUF files store q/k weights in (llama.cpp permutes the rows on conversion).
+  bool rope_interleaved = false;
+  bool tie_embeddings = true;     // logits through wte (else a separate lm_head.weight)
+  bool qkv_bias = false;          // Qwen2: q/k/v projections have biases (GPT-2 always has them)
 
   int head_size() const { return n_embd / n_head; }
+  int kv_width() const { return n_kv_head * head_size(); }  // KVW
   // Throws engine::Error if any value is out of range or inconsistent (e.g. C % NH != 0).
   void validate(const std::string& source) const;
   uint64_t parameter_count() const;
 };
+
+// The per-architecture description the forward pass branches on; nothing else differs.
+struct ArchSpec {
+  enum class Norm { LayerNorm, RMSNorm } norm = Norm::LayerNorm;
+  enum class Positions { Learned, Rope } positions = Positions::Learned;
+  enum class Mlp { Gelu, SwiGLU } mlp = Mlp::Gelu;
+  bool fused_qkv = true;     // one (3C, C) matmul (GPT-2) or three separate ones (Llama: KVW may be < C)
+  bool qkv_bias = true;
+  bool linear_bias = true;   // biases on attention output and MLP projections and norm biases (GPT-2)
+  bool tied_head = true;
+};
+ArchSpec arch_spec(const ModelConfig& c);
 
 // A named view into the parameter arena.
 struct ParamTensor {
@@ -61,12 +96,13 @@ class Model {
   const ModelConfig& config() const { return m_config; }
   const std::vector<ParamTensor>& params() const { return m_param_tensors; }
   const ParamTensor& param(const std::string& name) const;  // throws if unknown
+  bool has_param(const std::string& name) const;
   float* param_data(const std::string& name) { return m_params.data() + param(name).offset; }
   const float* param_data(const std::string& name) const { return m_params.data() + param(name).offset; }
   std::span<float> all_params() { return m_params; }
 
-  // GPT-2 initialisation (normal std 0.02, residual projections scaled by 1/sqrt(2L), zero biases,
-  // unit norm gains), deterministic in `seed`.
+  // GPT-2 initialisation for every architecture (normal std 0.02, residual projections -- attn_proj/wo
+  // and fc_proj/w_down -- scaled by 1/sqrt(2L), zero biases, unit norm gains), deterministic in `seed`.
   void init_random(uint64_t seed);
 
   const Tokenizer* tokenizer() const { return m_tokenizer.get(); }
@@ -113,6 +149,8 @@ class Runner {
   Backend& m_backend;
   int m_scratch_T = 0;
   // Activations for one step of T tokens.
+  // m_qkv: GPT-2's fused (T,3C) rows, or Llama's q (T,C) (its keys/values go straight into the cache).
+  // m_fch / m_fch_gelu: GPT-2's fc output and its GELU, or Llama's gate and up projections (T,F).
   std::vector<float> m_residual, m_ln, m_qkv, m_atty, m_proj, m_fch, m_fch_gelu, m_logits, m_att_layer;
   std::vector<float> m_attention;
 };

@@ -2,8 +2,11 @@
 //
 // load_model() accepts:
 //   - a Hugging Face directory (config.json + model.safetensors [+ vocab.json/merges.txt or tokenizer.json]),
-//     or the path of a .safetensors file inside one;
+//     or the path of a .safetensors file inside one; config.json's model_type picks GPT-2 ("gpt2" or
+//     absent) or the Llama family ("llama", "qwen2", "mistral" without a sliding window);
 //   - an llm.c checkpoint (.bin, magic 20240326), with tokenizer files looked for beside it.
+// Llama-family configs that ask for something not implemented (rope_scaling, sliding windows, biases
+// other than Qwen2's q/k/v, activations other than silu) are errors, never silently ignored.
 // GPT-2 tensor names are accepted with or without the "transformer." prefix; tensors we do not use
 // (attn.bias masks, tied lm_head) are ignored; a missing tensor is an error naming it. f32/f16/bf16
 // tensors are widened to the f32 arena.
@@ -43,8 +46,9 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& p
 // Loads the tokenizer found in `directory` (tokenizer.json, else vocab.json + merges.txt), or null.
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory);
 
-// Writes our native HF directory: config.json, model.safetensors (HF GPT-2 names, Conv1D layout)
-// and workbench.json (provenance). Tokenizer files are copied from `tokenizer_source_dir` when given.
+// Writes our native HF directory: config.json, model.safetensors and workbench.json (provenance).
+// GPT-2: HF GPT-2 names, Conv1D layout. Llama family: HF Llama names (model_type "qwen2" when the model
+// has q/k/v biases), q/k rows in HF's rotate-half order even when the model's are interleaved. Tokenizer files are copied from `tokenizer_source_dir` when given.
 // Each file is written atomically.
 void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                        const std::string& provenance_json);

@@ -1,8 +1,12 @@
-// Byte-level BPE tokenizer (GPT-2 family).
+// Tokenizers: byte-level BPE (GPT-2 family; Llama-3 and Qwen2 through tokenizer.json) and
+// SentencePiece-style BPE (GGUF "llama" vocabularies, see from_spm_vocab).
 //
+// Byte-level BPE:
 // Encoding = pre-tokenize with the GPT-2 split pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// (a hand-written scanner over Unicode categories, no regex engine: linear time on any input),
+// or, for a tokenizer.json with a Split pre-tokenizer, the Llama-3 or Qwen2 pattern (recognised by
+// its exact text; any other pattern is refused) -- each a hand-written scanner over Unicode
+// categories, no regex engine: linear time on any input --
 // map each byte through GPT-2's byte->unicode table, then apply merges by rank.
 // Special tokens (e.g. <|endoftext|>) are recognised in the text ONLY when the caller passes
 // allow_special = true (chat-template markup); user text containing "<|endoftext|>" is otherwise
@@ -35,6 +39,16 @@ class Tokenizer {
   // Same as the two above but from in-memory contents (used by tests and by loaders of embedded data).
   static std::unique_ptr<Tokenizer> from_gpt2_strings(std::string_view vocab_json, std::string_view merges_txt);
   static std::unique_ptr<Tokenizer> from_tokenizer_json_string(std::string_view json);
+  // SentencePiece-style BPE from a GGUF "llama" vocabulary (tokenizer.ggml.tokens / scores /
+  // token_type, token types as in GGUF: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused,
+  // 6 byte "<0xHH>"). Encoding follows llama.cpp's SPM tokenizer: ' ' -> U+2581, one U+2581 prepended
+  // when add_space_prefix, highest-score merges, byte tokens (else unk) for unknown characters. No BOS
+  // is added (prompt assembly does that with bos_id()). Throws engine::Error for inconsistent input
+  // (array lengths, unknown types, malformed byte tokens, bos / eos / unk out of range).
+  static std::unique_ptr<Tokenizer> from_spm_vocab(std::vector<std::string> tokens, std::vector<float> scores,
+                                                   std::vector<int32_t> token_types, std::optional<int32_t> bos,
+                                                   std::optional<int32_t> eos, std::optional<int32_t> unk,
+                                                   bool add_space_prefix);
 
   virtual std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const = 0;
   // Concatenated raw bytes of the tokens (may be invalid UTF-8 if cut mid-character).

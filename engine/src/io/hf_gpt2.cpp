@@ -1,17 +1,18 @@
 // Hugging Face GPT-2 directories: config.json + model.safetensors, read into and written from our
-// parameter layout.
+// parameter layout; also format detection, and the entry points load_model / save_hf_directory, which
+// hand Llama-family directories and models to hf_llama.cpp.
 //
 // HF stores GPT-2's linear layers as Conv1D with weight (in, out); we keep (out, in) so that one output's
 // weights are contiguous for the decode matvec. Every tensor's shape is checked against the config
 // before its bytes are used.
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "engine/io/llmc_checkpoint.h"
 #include "engine/io/mapped_file.h"
 #include "engine/io/safetensors.h"
 #include "engine/model_loader.h"
+#include "io/hf_common.h"
 #include "io/json_util.h"
 
 namespace fs = std::filesystem;
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 namespace engine {
 namespace {
 
-ModelConfig parse_gpt2_config(const std::string& path) {
-  const io::json cfg = io::parse_json_file(path, 4u << 20);
-  if (!cfg.is_object()) throw Error(path + ": config.json must be a JSON object");
-  const std::string model_type = io::json_get_string_opt(cfg, "model_type", path).value_or("gpt2");
-  if (model_type != "gpt2")
-    throw Error(path + ": model_type '" + model_type + "' is not supported yet (supported: gpt2)");
+ModelConfig parse_gpt2_config(const io::json& cfg, const std::string& path) {
   ModelConfig c;
   c.arch = Arch::GPT2;
   c.n_layer = static_cast<int>(io::json_get_int(cfg, "n_layer", path, 1, 1024));
@@ -48,41 +44,12 @@ ModelConfig parse_gpt2_config(const std::string& path) {
   return c;
 }
 
-// Finds "name" or "transformer.name".
-const io::StTensor* find_hf(const io::SafetensorsFile& f, const std::string& name) {
-  if (const auto* t = f.find(name)) return t;
-  return f.find("transformer." + name);
-}
-
-std::string shape_str(const std::vector<uint64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
+using io::read_tensor_into;
 
 // Reads tensor `name` (shape `want`) into dst; transposes (in,out) -> (out,in) when `conv1d`.
 void read_into(const io::SafetensorsFile& f, const std::string& name, std::vector<uint64_t> want, bool conv1d,
                float* dst) {
-  const io::StTensor* t = find_hf(f, name);
-  if (!t) throw Error(f.path() + ": missing tensor '" + name + "'");
-  if (t->shape != want)
-    throw Error(f.path() + ": tensor '" + t->name + "' has shape " + shape_str(t->shape) + ", expected " + shape_str(want));
-  const std::vector<float> v = f.read_f32(*t);
-  f.release(*t);  // copied: its file pages need not stay resident
-  if (!conv1d) {
-    std::copy(v.begin(), v.end(), dst);
-    return;
-  }
-  const uint64_t in = want[0], out = want[1];
-  for (uint64_t i = 0; i < in; ++i)
-    for (uint64_t o = 0; o < out; ++o) dst[o * in + i] = v[i * out + o];
-}
-
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  read_tensor_into(f, name, want, conv1d, dst);
 }
 
 }  // namespace
@@ -127,11 +94,16 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& dire
 namespace {
 
 std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& progress) {
-  auto report = [&](float f, const std::string& stage) {
-    if (progress && !progress(f, stage)) throw Cancelled();
-  };
+  auto report = [&](float f, const std::string& stage) { io::report_progress(progress, f, stage); };
   report(0.0f, "reading config.json");
-  const ModelConfig c = parse_gpt2_config((fs::path(info.directory) / "config.json").string());
+  const std::string cfg_path = (fs::path(info.directory) / "config.json").string();
+  const io::json cfg = io::parse_json_file(cfg_path, 4u << 20);
+  if (!cfg.is_object()) throw Error(cfg_path + ": config.json must be a JSON object");
+  const std::string model_type = io::json_get_string_opt(cfg, "model_type", cfg_path).value_or("gpt2");
+  if (io::is_llama_family_type(model_type)) return io::load_hf_llama(info, progress);
+  if (model_type != "gpt2")
+    throw Error(cfg_path + ": model_type '" + model_type + "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
+  const ModelConfig c = parse_gpt2_config(cfg, cfg_path);
   report(0.02f, "mapping " + info.weights_path);
   auto file = io::SafetensorsFile::open(info.weights_path);
   auto model = std::make_unique<Model>(c);
@@ -216,6 +188,10 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& p
 void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                        const std::string& provenance_json) {
   const ModelConfig& c = model.config();
+  if (c.arch == Arch::Llama) {
+    io::save_hf_llama(model, directory, tokenizer_source_dir, provenance_json);
+    return;
+  }
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) throw Error(directory + ": cannot create directory: " + ec.message());
@@ -268,23 +244,7 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
                   {"layer_norm_epsilon", c.norm_eps},
                   {"activation_function", "gelu_new"},
                   {"tie_word_embeddings", true}};
-  if (const Tokenizer* tok = model.tokenizer()) {
-    if (auto eos = tok->eos_id()) cfg["eos_token_id"] = *eos;
-    if (auto bos = tok->bos_id()) cfg["bos_token_id"] = *bos;
-  }
-  const std::string cfg_text = cfg.dump(2) + "\n";
-  io::write_file_atomic((fs::path(directory) / "config.json").string(), cfg_text.data(), cfg_text.size());
-  const std::string prov = provenance_json.empty() ? std::string("{}\n") : provenance_json + "\n";
-  io::write_file_atomic((fs::path(directory) / "workbench.json").string(), prov.data(), prov.size());
-
-  if (!tokenizer_source_dir.empty()) {
-    for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json"}) {
-      const fs::path src = fs::path(tokenizer_source_dir) / name;
-      if (!fs::exists(src)) continue;
-      const std::string bytes = read_small_file(src.string());
-      io::write_file_atomic((fs::path(directory) / name).string(), bytes.data(), bytes.size());
-    }
-  }
+  io::write_hf_side_files(model, directory, std::move(cfg), tokenizer_source_dir, provenance_json);
 }
 
 }  // namespace engine

@@ -13,11 +13,14 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeModel model, AddedTokenMatcher a
       m_added_tokens(std::move(added_tokens)),
       m_pre_tokenizer(std::move(pre_tokenizer)),
       m_options(options) {
-  // GPT-2 uses <|endoftext|> both to start and to end a document.
+  // GPT-2 (and Qwen2) use <|endoftext|> both to start and to end a document. Llama-3 has its own
+  // pair; tokenizer.json does not say which tokens are BOS / EOS, so the family's names are looked up.
   if (std::optional<int32_t> eot = m_model.vocab().find("<|endoftext|>")) {
     m_bos_id = eot;
     m_eos_id = eot;
   }
+  if (std::optional<int32_t> bot = m_model.vocab().find("<|begin_of_text|>")) m_bos_id = bot;
+  if (std::optional<int32_t> eot = m_model.vocab().find("<|end_of_text|>")) m_eos_id = eot;
 }
 
 std::vector<int32_t> ByteLevelBpeTokenizer::encode(std::string_view text, bool allow_special) const {

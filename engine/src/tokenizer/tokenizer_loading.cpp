@@ -7,8 +7,9 @@
 // tokenizer.json features this implementation does not reproduce (other models, normalizers,
 // pre-tokenizers) -- silently tokenizing differently from the model's training would be worse than
 // a clear "not supported".
-// The pre-tokenizer is chosen here; supporting a new family (Llama-3, Qwen2 split patterns) means
-// recognising its pre_tokenizer in parse_pre_tokenizer() and returning its PreTokenizer.
+// The pre-tokenizer is chosen here; supporting a new family means recognising its pre_tokenizer in
+// parse_pre_tokenizer() and returning its PreTokenizer. Split patterns (Llama-3, Qwen2) are
+// recognised by their exact text, never interpreted: an unknown pattern is refused.
 #include <limits>
 #include <string>
 #include <string_view>
@@ -168,6 +169,31 @@ PreTokenizerChoice byte_level_pre_tokenizer(const json& obj, const std::string& 
   return c;
 }
 
+// Split patterns this implementation reproduces, spelled exactly as in the families' tokenizer.json.
+constexpr std::string_view k_llama3_pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view k_qwen2_pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// A Split pre-tokenizer with a known pattern, Isolated behaviour and no inversion.
+std::unique_ptr<PreTokenizer> split_pre_tokenizer(const json& obj, const std::string& source, const std::string& path) {
+  const json* pattern = member(obj, "pattern");
+  if (!pattern) fail(source, path + ": missing \"pattern\"");
+  expect(pattern->is_object(), *pattern, "an object {\"Regex\": ...}", source, path + ".pattern");
+  const json* regex = member(*pattern, "Regex");
+  if (!regex) fail(source, path + ".pattern: only {\"Regex\": ...} patterns are supported");
+  expect(regex->is_string(), *regex, "a string", source, path + ".pattern.Regex");
+  const json* behavior = member(obj, "behavior");
+  if (!behavior || !behavior->is_string() || behavior->get_ref<const std::string&>() != "Isolated")
+    fail(source, path + ".behavior: only \"Isolated\" is supported");
+  if (bool_member(obj, "invert", false, source, path)) fail(source, path + ".invert: true is not supported");
+  const std::string& text = regex->get_ref<const std::string&>();
+  if (text == k_llama3_pattern) return tokenizer::make_llama3_pre_tokenizer();
+  if (text == k_qwen2_pattern) return tokenizer::make_qwen2_pre_tokenizer();
+  fail(source, path + ".pattern.Regex " + quote_for_message(text) +
+                   " is not a supported split pattern (known: the Llama-3 and Qwen2 patterns)");
+}
+
 PreTokenizerChoice parse_pre_tokenizer(const json* pt, const std::string& source) {
   if (!pt || pt->is_null()) fail(source, "pre_tokenizer is missing; only ByteLevel is supported");
   const std::string type = type_of(*pt, source, "pre_tokenizer");
@@ -180,10 +206,25 @@ PreTokenizerChoice parse_pre_tokenizer(const json* pt, const std::string& source
       const std::string path = "pre_tokenizer.pretokenizers[0]";
       if (type_of((*list)[0], source, path) == "ByteLevel") return byte_level_pre_tokenizer((*list)[0], source, path);
     }
+    if (list->size() == 2) {
+      const std::string p0 = "pre_tokenizer.pretokenizers[0]";
+      const std::string p1 = "pre_tokenizer.pretokenizers[1]";
+      if (type_of((*list)[0], source, p0) == "Split" && type_of((*list)[1], source, p1) == "ByteLevel") {
+        std::unique_ptr<PreTokenizer> split = split_pre_tokenizer((*list)[0], source, p0);
+        PreTokenizerChoice c = byte_level_pre_tokenizer((*list)[1], source, p1);
+        if (bool_member((*list)[1], "use_regex", true, source, p1))
+          fail(source, p1 + ": use_regex must be false after a Split (splitting twice is not supported)");
+        // HF would prefix every split piece, not the segment; no model in this family does that.
+        if (c.options.add_prefix_space)
+          fail(source, p1 + ": add_prefix_space = true after a Split is not supported");
+        c.pre_tokenizer = std::move(split);
+        return c;
+      }
+    }
     std::string types;
     for (std::size_t i = 0; i < list->size(); ++i)
       types += (i ? ", " : "") + type_of((*list)[i], source, "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]");
-    fail(source, "pre_tokenizer Sequence [" + types + "] is not supported (only a single ByteLevel)");
+    fail(source, "pre_tokenizer Sequence [" + types + "] is not supported (only [ByteLevel] or [Split, ByteLevel])");
   }
   fail(source, "pre_tokenizer type " + quote_for_message(type) + " is not supported (only ByteLevel)");
 }

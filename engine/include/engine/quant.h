@@ -1,0 +1,82 @@
+// Quantized weight formats (GGUF/ggml block layouts) and the CPU kernels that use them.
+//
+// Layouts, all little-endian, blocks packed back to back with no padding:
+//   q8_0 (32 weights, 34 bytes):  f16 d, int8 q[32];                     w = d*q
+//   q4_0 (32 weights, 18 bytes):  f16 d, uint8 qs[16];                   w = d*(nibble-8)
+//        byte j holds weight j in its low nibble and weight j+16 in its high nibble.
+//   q4_K (256 weights, 144 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qs[128];
+//        8 sub-blocks of 32 with 6-bit scale sc and 6-bit min m:  w = d*sc*q - dmin*m
+//   q6_K (256 weights, 210 bytes): uint8 ql[128], uint8 qh[64], int8 scales[16], f16 d;
+//        16 sub-blocks of 16 with int8 scale:                  w = d*scale*(q6-32)
+//
+// Invariants: element counts passed here are whole blocks (a multiple of 32, or 256 for K types);
+// anything else throws engine::Error rather than reading a partial block. Block pointers need only
+// 2-byte alignment (GGUF aligns tensor data to 32, and every block size is even).
+//
+// Matrix layout for the kernels: W is (OC, C) row-major, each row C/32 blocks (or C f16 values),
+// so row o starts at byte o * row_bytes(type, C). Kernels write out[o] for o in [row_begin, row_end)
+// only, so a thread pool can split rows between threads with no shared writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace engine {
+
+inline constexpr int k_qblock = 32;    // weights per q8_0 / q4_0 block
+inline constexpr int k_kblock = 256;   // weights per q4_K / q6_K super-block
+inline constexpr size_t k_q8_0_bytes = 34;
+inline constexpr size_t k_q4_0_bytes = 18;
+inline constexpr size_t k_q4_K_bytes = 144;
+inline constexpr size_t k_q6_K_bytes = 210;
+
+// --- quantize (f32 -> blocks), exactly as ggml's reference quantizers round ---
+// n must be a multiple of 32. dst receives n/32 blocks.
+void quantize_row_q8_0(const float* src, void* dst, int64_t n);
+void quantize_row_q4_0(const float* src, void* dst, int64_t n);
+
+// --- dequantize (blocks -> f32) ---
+void dequantize_row_q8_0(const void* src, float* dst, int64_t n);  // n % 32 == 0
+void dequantize_row_q4_0(const void* src, float* dst, int64_t n);  // n % 32 == 0
+void dequantize_row_q4_K(const void* src, float* dst, int64_t n);  // n % 256 == 0
+void dequantize_row_q6_K(const void* src, float* dst, int64_t n);  // n % 256 == 0
+
+// --- activations quantized once per matvec, shared by every weight row ---
+// x is rounded to int8 per 32-element block with an f32 scale (finer than ggml's f16 activation
+// scale; costs nothing since it never leaves memory). sum[b] = sum of q in block b, which lets the
+// q4_0 kernel fold the "-8" offset out of its inner loop.
+struct q8_act {
+  int C = 0;
+  std::vector<int8_t> q;     // C values
+  std::vector<float> d;      // C/32 scales
+  std::vector<int32_t> sum;  // C/32 block sums of q
+};
+void quantize_act_q8(const float* x, int C, q8_act& out);
+
+// --- matrix-vector: out[o] = dot(W[o], x) for o in [row_begin, row_end) ---
+// The q8_0/q4_0 forms quantize x themselves (into a thread-local buffer); the *_act forms take x
+// already quantized so one quantization serves every thread and every matrix that shares x.
+// The f16 form takes W as raw IEEE half bits and accumulates in f32 (no activation rounding).
+void matvec_q8_0(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end);
+void matvec_q4_0(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end);
+void matvec_f16(float* out, const uint16_t* W, const float* x, int C, int64_t row_begin, int64_t row_end);
+void matvec_q8_0_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+void matvec_q4_0_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+// K types (C a multiple of 256), for GGUF files as downloaded (Q4_K_M mixes q4_K and q6_K).
+// Integer dots per 32 (q4_K) / 16 (q6_K) sub-block against the same int8 activations (AVX2/VNNI
+// with a portable fallback), one row at a time: not yet as tuned as q4_0.
+void matvec_q4_K(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end);
+void matvec_q6_K(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end);
+void matvec_q4_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+void matvec_q6_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+
+// --- matrix-matrix (prefill): out[n*OC + o] = dot(W[o], X[n]) for n in [0,N), o in [row_begin, row_end) ---
+// X is (N, C) row-major f32, out is (N, OC) row-major. Weight rows are dequantized in tiles to f32
+// and multiplied with BLAS sgemm, so results are the exact dequantized weights times X in f32
+// (no activation rounding, unlike matvec). Single-threaded inside apart from what BLAS does.
+void matmul_q8_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+void matmul_q4_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+void matmul_f16(float* out, const uint16_t* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+
+}  // namespace engine

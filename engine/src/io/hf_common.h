@@ -1,0 +1,43 @@
+// Internal helpers shared by the Hugging Face directory readers/writers (hf_gpt2.cpp, hf_llama.cpp).
+//
+// Invariant kept by read_tensor_into: a tensor's shape is compared with the shape the config implies
+// before any of its bytes are used, so a wrong or crafted file fails with an error naming the tensor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/io/safetensors.h"
+#include "engine/model_loader.h"
+#include "io/json_util.h"
+
+namespace engine::io {
+
+std::string shape_str(const std::vector<uint64_t>& s);
+
+// Finds "name" or "transformer.name" (GPT-2 checkpoints carry that prefix, others do not).
+const StTensor* find_hf_tensor(const SafetensorsFile& f, const std::string& name);
+
+// Reads tensor `name` (shape `want`) widened to f32 into dst; transposes (in,out) -> (out,in) when
+// `transpose` (GPT-2's Conv1D). Throws naming the tensor when it is missing or misshapen.
+void read_tensor_into(const SafetensorsFile& f, const std::string& name, const std::vector<uint64_t>& want,
+                      bool transpose, float* dst);
+
+// Calls `progress` and throws Cancelled when it asks to stop.
+void report_progress(const LoadProgress& progress, float fraction, const std::string& stage);
+
+// Adds bos/eos ids from the model's tokenizer, writes config.json and workbench.json atomically, and
+// copies the tokenizer files from `tokenizer_source_dir` (when not empty).
+void write_hf_side_files(const Model& model, const std::string& directory, json cfg,
+                         const std::string& tokenizer_source_dir, const std::string& provenance_json);
+
+// Llama family (hf_llama.cpp). is_llama_family_type: "llama", "mistral", "qwen2".
+bool is_llama_family_type(const std::string& model_type);
+ModelConfig parse_llama_config(const json& cfg, const std::string& path);
+std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgress& progress);
+void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
+                   const std::string& provenance_json);
+
+}  // namespace engine::io

@@ -1,0 +1,73 @@
+// Block structs and small helpers shared by the quant/*.cpp files (internal, not installed).
+//
+// The structs mirror the byte layouts documented in engine/quant.h; the static_asserts pin them so
+// a padding surprise can never silently shift every weight of a GGUF tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/dtype.h"
+#include "engine/error.h"
+#include "engine/quant.h"
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+namespace engine::quant_detail {
+
+struct block_q8_0 {
+  uint16_t d;
+  int8_t qs[32];
+};
+struct block_q4_0 {
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct block_q4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qs[128];
+};
+struct block_q6_K {
+  uint8_t ql[128];
+  uint8_t qh[64];
+  int8_t scales[16];
+  uint16_t d;
+};
+static_assert(sizeof(block_q8_0) == k_q8_0_bytes);
+static_assert(sizeof(block_q4_0) == k_q4_0_bytes);
+static_assert(sizeof(block_q4_K) == k_q4_K_bytes);
+static_assert(sizeof(block_q6_K) == k_q6_K_bytes);
+
+// Scale loads sit in the inner loop of every kernel; the F16C instruction is one op where the
+// portable conversion is a dozen.
+inline float half_to_f32(uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return fp16_to_f32(h);
+#endif
+}
+
+// q4_K sub-block j (0..7): 6-bit scale and min, packed into 12 bytes (layout in q4_k.cpp). Shared
+// by the dequantizer and the matvec kernel so the two can never disagree.
+inline void q4_K_scale_min(const uint8_t* s, int j, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63;
+    m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
+    m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+  }
+}
+
+inline void require_multiple(int64_t n, int64_t block, const char* what) {
+  if (n < 0 || n % block != 0)
+    throw Error(std::string(what) + ": element count " + std::to_string(n) + " is not a multiple of " +
+                std::to_string(block));
+}
+
+}  // namespace engine::quant_detail

@@ -1,0 +1,40 @@
+// SIMD helpers shared by the quantized matvec kernels (internal).
+//
+// int8 dot products: the kernels need sum(u8 * s8) over 32 bytes. VNNI does that in one
+// instruction (vpdpbusd); plain AVX2 needs maddubs (u8*s8 pairs -> s16) then madd with ones
+// (s16 pairs -> s32). maddubs saturates at +-32767, which our operands never reach: |u8| <= 127
+// (q8_0 magnitudes) or <= 15 (q4_0 nibbles) times |s8| <= 127, two products per lane.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace engine::quant_detail {
+
+#if defined(__AVX2__) && defined(__FMA__)
+#define WB_QUANT_AVX2 1
+
+// acc + per-lane sums of groups of 4 u8*s8 products (8 int32 lanes).
+inline __m256i dot_u8s8_acc(__m256i acc, __m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(acc, u, s);
+#elif defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+  const __m256i p16 = _mm256_maddubs_epi16(u, s);
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+#endif
+}
+
+inline float hsum_ps256(__m256 v) {
+  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+#endif
+
+}  // namespace engine::quant_detail

@@ -1,0 +1,514 @@
+// Quantized formats and kernels (engine/quant.h):
+//  - hand-computed blocks pin the q8_0 / q4_0 layouts and rounding (0..31, zeros, an outlier, a
+//    negative max), so a silent layout change cannot pass;
+//  - quantize -> dequantize stays within the rounding bound of each format;
+//  - gguf-py fixtures (tests/tools/make_quant_fixture.py) are an independent reference: our
+//    quantizers must match it byte for byte, our q4_K / q6_K dequantizers value for value;
+//  - every matvec / matmul kernel (q8_0, q4_0, q4_K, q6_K, f16) agrees with a double-precision product of the dequantized
+//    weights, over shapes with C a multiple of 32 but not of 256, odd OC and partial row ranges.
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/error.h"
+#include "engine/quant.h"
+
+namespace {
+
+using engine::k_q4_0_bytes;
+using engine::k_q8_0_bytes;
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+uint16_t block_d(const uint8_t* block) {
+  uint16_t d;
+  std::memcpy(&d, block, 2);
+  return d;
+}
+
+QByteArray read_fixture(const char* name) {
+  QFile f(QStringLiteral(WB_TEST_DATA_DIR "/quant/") + QString::fromLatin1(name));
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return f.readAll();
+}
+
+std::vector<float> as_floats(const QByteArray& b) {
+  std::vector<float> v((size_t)b.size() / 4);
+  std::memcpy(v.data(), b.constData(), v.size() * 4);
+  return v;
+}
+
+// Double-precision out[o] = dot(Wf[o], x) and the scale sum|w||x| that bounds float rounding.
+void reference_matvec(const std::vector<float>& Wf, const std::vector<float>& x, int C, int OC, std::vector<double>& ref,
+                      std::vector<double>& mag) {
+  ref.assign((size_t)OC, 0.0);
+  mag.assign((size_t)OC, 0.0);
+  for (int o = 0; o < OC; ++o)
+    for (int i = 0; i < C; ++i) {
+      ref[o] += (double)Wf[(size_t)o * C + i] * x[i];
+      mag[o] += std::fabs((double)Wf[(size_t)o * C + i] * x[i]);
+    }
+}
+
+enum class Kind { q8_0, q4_0 };
+
+}  // namespace
+
+class TestQuant : public QObject {
+  Q_OBJECT
+ private slots:
+  // --- hand-computed blocks ---
+  void q8_0_block_of_0_to_31() {
+    std::vector<float> x(32);
+    for (int i = 0; i < 32; ++i) x[i] = (float)i;
+    uint8_t blk[k_q8_0_bytes];
+    engine::quantize_row_q8_0(x.data(), blk, 32);
+    // d = 31/127 = 0.24409..., nearest f16 = 0.244140625 = 0x33D0; q = round(i * 127/31).
+    QCOMPARE(block_d(blk), (uint16_t)0x33D0);
+    const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
+    QCOMPARE((int)q[0], 0);
+    QCOMPARE((int)q[1], 4);    // 4.097
+    QCOMPARE((int)q[2], 8);    // 8.194
+    QCOMPARE((int)q[15], 61);  // 61.45
+    QCOMPARE((int)q[16], 66);  // 65.55
+    QCOMPARE((int)q[31], 127);
+    std::vector<float> y(32);
+    engine::dequantize_row_q8_0(blk, y.data(), 32);
+    QCOMPARE(y[31], 127.f * 0.244140625f);
+    QCOMPARE(y[1], 4.f * 0.244140625f);
+  }
+
+  void q8_0_zeros_and_outlier() {
+    std::vector<float> x(64, 0.f);
+    for (int i = 32; i < 64; ++i) x[i] = 0.01f;
+    x[32 + 7] = 1000.f;
+    uint8_t blk[2 * k_q8_0_bytes];
+    engine::quantize_row_q8_0(x.data(), blk, 64);
+    QCOMPARE(block_d(blk), (uint16_t)0);  // all-zero block: d = 0, no division by zero
+    for (int i = 0; i < 32; ++i) QCOMPARE((int)(int8_t)blk[2 + i], 0);
+    const uint8_t* b1 = blk + k_q8_0_bytes;
+    QCOMPARE(block_d(b1), engine::f32_to_fp16(1000.f / 127.f));
+    for (int i = 0; i < 32; ++i) QCOMPARE((int)(int8_t)b1[2 + i], i == 7 ? 127 : 0);  // 0.01 rounds away
+    std::vector<float> y(64);
+    engine::dequantize_row_q8_0(blk, y.data(), 64);
+    for (int i = 0; i < 32; ++i) QCOMPARE(y[i], 0.f);
+    QCOMPARE(y[39], 127.f * engine::fp16_to_f32(engine::f32_to_fp16(1000.f / 127.f)));
+  }
+
+  void q4_0_block_of_0_to_31_and_negative_max() {
+    std::vector<float> x(64);
+    for (int i = 0; i < 32; ++i) {
+      x[i] = (float)i;
+      x[32 + i] = -(float)i;
+    }
+    uint8_t blk[2 * k_q4_0_bytes];
+    engine::quantize_row_q4_0(x.data(), blk, 64);
+    // max = +31 -> d = 31/-8 = -3.875 (0xC3C0, exact in f16): 31 maps to nibble 0, i.e. -8*d.
+    QCOMPARE(block_d(blk), (uint16_t)0xC3C0);
+    // q_i = min(15, trunc(i / d + 8.5)): q0 = 8, q16 = trunc(4.371) = 4, q15 = trunc(4.629) = 4, q31 = 0.
+    QCOMPARE((int)blk[2 + 0], 8 | 4 << 4);
+    QCOMPARE((int)blk[2 + 15], 4 | 0 << 4);
+    QCOMPARE((int)blk[2 + 1], 8 | 4 << 4);  // q1 = trunc(8.242) = 8, q17 = trunc(4.113) = 4
+    QCOMPARE((int)blk[2 + 2], 7 | 3 << 4);  // q2 = trunc(7.984) = 7, q18 = trunc(3.855) = 3
+    // max = -31 -> d = +3.875 (0x43C0) and the same nibbles.
+    const uint8_t* b1 = blk + k_q4_0_bytes;
+    QCOMPARE(block_d(b1), (uint16_t)0x43C0);
+    QVERIFY(std::memcmp(blk + 2, b1 + 2, 16) == 0);
+    std::vector<float> y(64);
+    engine::dequantize_row_q4_0(blk, y.data(), 64);
+    QCOMPARE(y[31], 31.f);   // (0 - 8) * -3.875, exact
+    QCOMPARE(y[0], 0.f);     // (8 - 8) * d
+    QCOMPARE(y[16], 15.5f);  // (4 - 8) * -3.875
+    QCOMPARE(y[63], -31.f);
+  }
+
+  void q4_0_zeros_and_outlier() {
+    std::vector<float> x(64, 0.f);
+    for (int i = 32; i < 64; ++i) x[i] = 0.01f;
+    x[32 + 20] = -1000.f;
+    uint8_t blk[2 * k_q4_0_bytes];
+    engine::quantize_row_q4_0(x.data(), blk, 64);
+    // d = 0 / -8 = -0.0: ggml (and gguf-py) store negative zero, 0x8000, and so must we.
+    QCOMPARE(block_d(blk), (uint16_t)0x8000);
+    for (int i = 0; i < 16; ++i) QCOMPARE((int)blk[2 + i], 0x88);  // d = 0: every nibble is 8 (value 0)
+    const uint8_t* b1 = blk + k_q4_0_bytes;
+    QCOMPARE(block_d(b1), engine::f32_to_fp16(125.f));  // -1000 / -8
+    QCOMPARE((int)(b1[2 + 4] >> 4), 0);                 // weight 20 is the high nibble of byte 4
+    QCOMPARE((int)(b1[2 + 4] & 15), 8);
+    std::vector<float> y(64);
+    engine::dequantize_row_q4_0(blk, y.data(), 64);
+    QCOMPARE(y[52], -1000.f);
+    QCOMPARE(y[33], 0.f);
+  }
+
+  void partial_blocks_are_rejected() {
+    std::vector<float> x(33, 1.f);
+    std::vector<uint8_t> buf(1024);
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::quantize_row_q8_0(x.data(), buf.data(), 33));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::quantize_row_q4_0(x.data(), buf.data(), 31));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q4_K(buf.data(), x.data(), 32));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q6_K(buf.data(), x.data(), 128));
+    float out[4];
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::matvec_q8_0(out, buf.data(), x.data(), 33, 0, 1));
+  }
+
+  // --- round-trip error bounds ---
+  void round_trip_error_bounds() {
+    const int n = 32 * 64;
+    std::vector<float> x = random_floats(n, 7);
+    for (int i = 0; i < n; i += 97) x[i] *= 40.f;  // outliers widen some blocks' scales
+    std::vector<uint8_t> q8((size_t)n / 32 * k_q8_0_bytes), q4((size_t)n / 32 * k_q4_0_bytes);
+    engine::quantize_row_q8_0(x.data(), q8.data(), n);
+    engine::quantize_row_q4_0(x.data(), q4.data(), n);
+    std::vector<float> y8(n), y4(n);
+    engine::dequantize_row_q8_0(q8.data(), y8.data(), n);
+    engine::dequantize_row_q4_0(q4.data(), y4.data(), n);
+    for (int b = 0; b < n / 32; ++b) {
+      float amax = 0.f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      // The quants are rounded with the f32 scale, then d is stored as f16 (relative error
+      // <= 2^-11), which adds up to |q| * d * 2^-11 on top of the rounding half-step.
+      const double d8 = amax / 127.0, d4 = amax / 8.0;
+      const double bound8 = d8 * (0.5 + 127.0 / 2048) + 1e-7;
+      const double bound4 = d4 * (1.0 + 8.0 / 2048) + 1e-7;  // the clip at nibble 15 costs up to a full step
+      for (int j = 0; j < 32; ++j) {
+        const int i = b * 32 + j;
+        if (std::fabs(x[i] - y8[i]) > bound8) QFAIL(qPrintable(QString("q8_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y8[i])));
+        if (std::fabs(x[i] - y4[i]) > bound4) QFAIL(qPrintable(QString("q4_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y4[i])));
+      }
+    }
+  }
+
+  // --- gguf-py fixtures ---
+  void quantizers_match_gguf_py_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("q8_0") << "q8_0";
+    QTest::newRow("q4_0") << "q4_0";
+  }
+  void quantizers_match_gguf_py() {
+    QFETCH(QString, name);
+    const QByteArray input = read_fixture(qPrintable(name + "_input.f32"));
+    const QByteArray expected = read_fixture(qPrintable(name + "_blocks.bin"));
+    QVERIFY2(!input.isEmpty() && !expected.isEmpty(), "fixture missing: run tests/tools/make_quant_fixture.py");
+    const std::vector<float> x = as_floats(input);
+    const size_t block_bytes = name == "q8_0" ? k_q8_0_bytes : k_q4_0_bytes;
+    QCOMPARE((size_t)expected.size(), x.size() / 32 * block_bytes);
+    std::vector<uint8_t> got((size_t)expected.size());
+    if (name == "q8_0")
+      engine::quantize_row_q8_0(x.data(), got.data(), (int64_t)x.size());
+    else
+      engine::quantize_row_q4_0(x.data(), got.data(), (int64_t)x.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != (uint8_t)expected[(qsizetype)i])
+        QFAIL(qPrintable(QString("byte %1 (block %2): got 0x%3, gguf-py 0x%4")
+                             .arg(i)
+                             .arg(i / block_bytes)
+                             .arg(got[i], 2, 16, QChar('0'))
+                             .arg((uint8_t)expected[(qsizetype)i], 2, 16, QChar('0'))));
+  }
+
+  void k_dequantizers_match_gguf_py_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("q4_K") << "q4_K";
+    QTest::newRow("q6_K") << "q6_K";
+  }
+  void k_dequantizers_match_gguf_py() {
+    QFETCH(QString, name);
+    const QByteArray blocks = read_fixture(qPrintable(name + "_blocks.bin"));
+    const QByteArray values = read_fixture(qPrintable(name + "_values.f32"));
+    QVERIFY2(!blocks.isEmpty() && !values.isEmpty(), "fixture missing: run tests/tools/make_quant_fixture.py");
+    const std::vector<float> expected = as_floats(values);
+    const size_t block_bytes = name == "q4_K" ? engine::k_q4_K_bytes : engine::k_q6_K_bytes;
+    QCOMPARE((size_t)blocks.size(), expected.size() / 256 * block_bytes);
+    std::vector<float> got(expected.size());
+    if (name == "q4_K")
+      engine::dequantize_row_q4_K(blocks.constData(), got.data(), (int64_t)got.size());
+    else
+      engine::dequantize_row_q6_K(blocks.constData(), got.data(), (int64_t)got.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      // gguf-py may associate d*sc*q differently from us; allow a few ulps of the magnitude.
+      const float tol = 4e-7f * std::max(1.f, std::fabs(expected[i])) + 1e-9f;
+      if (std::fabs(got[i] - expected[i]) > tol)
+        QFAIL(qPrintable(QString("element %1 (block %2, index %3): got %4, gguf-py %5")
+                             .arg(i)
+                             .arg(i / 256)
+                             .arg(i % 256)
+                             .arg(got[i], 0, 'g', 9)
+                             .arg(expected[i], 0, 'g', 9)));
+    }
+  }
+
+  // --- kernels vs double precision ---
+  void matvec_quantized_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("OC");
+    for (int kind : {(int)Kind::q8_0, (int)Kind::q4_0}) {
+      const char* k = kind == (int)Kind::q8_0 ? "q8_0" : "q4_0";
+      for (auto [C, OC] : {std::pair{32, 1}, {96, 7}, {768, 13}, {800, 5}, {4096, 9}, {288, 4}})
+        QTest::newRow(qPrintable(QString("%1 C=%2 OC=%3").arg(k).arg(C).arg(OC))) << kind << C << OC;
+    }
+  }
+  void matvec_quantized() {
+    QFETCH(int, kind);
+    QFETCH(int, C);
+    QFETCH(int, OC);
+    const bool q8 = kind == (int)Kind::q8_0;
+    const size_t row_bytes = (size_t)C / 32 * (q8 ? k_q8_0_bytes : k_q4_0_bytes);
+    const std::vector<float> Wsrc = random_floats((size_t)OC * C, 11 + C + OC, 0.05f);
+    std::vector<float> x = random_floats((size_t)C, 3 + C);
+    x[C / 2] = 9.f;  // an activation outlier, as in real residual streams
+    std::vector<uint8_t> W((size_t)OC * row_bytes);
+    std::vector<float> Wf((size_t)OC * C);
+    for (int o = 0; o < OC; ++o) {
+      const float* src = Wsrc.data() + (size_t)o * C;
+      uint8_t* dst = W.data() + o * row_bytes;
+      if (q8) {
+        engine::quantize_row_q8_0(src, dst, C);
+        engine::dequantize_row_q8_0(dst, Wf.data() + (size_t)o * C, C);
+      } else {
+        engine::quantize_row_q4_0(src, dst, C);
+        engine::dequantize_row_q4_0(dst, Wf.data() + (size_t)o * C, C);
+      }
+    }
+    // Reference 1: exact dequantized weights times the activations the kernel actually uses
+    // (x rounded to int8 per block); only f32 accumulation error remains.
+    engine::q8_act xq;
+    engine::quantize_act_q8(x.data(), C, xq);
+    std::vector<float> xr((size_t)C);
+    for (int i = 0; i < C; ++i) xr[i] = xq.d[i / 32] * xq.q[i];
+    std::vector<double> ref_q, mag_q, ref, mag;
+    reference_matvec(Wf, xr, C, OC, ref_q, mag_q);
+    // Reference 2: the true x; the activation rounding adds at most sum|w| * d_x/2 per block.
+    reference_matvec(Wf, x, C, OC, ref, mag);
+
+    // Partial row range when OC allows, to check nothing outside it is written.
+    const int64_t rb = OC > 2 ? 1 : 0, re = OC > 2 ? OC - 1 : OC;
+    std::vector<float> out((size_t)OC, -12345.f);
+    if (q8)
+      engine::matvec_q8_0(out.data(), W.data(), x.data(), C, rb, re);
+    else
+      engine::matvec_q4_0(out.data(), W.data(), x.data(), C, rb, re);
+    std::vector<float> out_act((size_t)OC, -12345.f);
+    if (q8)
+      engine::matvec_q8_0_act(out_act.data(), W.data(), xq, rb, re);
+    else
+      engine::matvec_q4_0_act(out_act.data(), W.data(), xq, rb, re);
+    for (int o = 0; o < OC; ++o) {
+      if (o < rb || o >= re) {
+        QCOMPARE(out[o], -12345.f);
+        QCOMPARE(out_act[o], -12345.f);
+        continue;
+      }
+      QCOMPARE(out_act[o], out[o]);
+      const double tol_q = 1e-5 * mag_q[o] + 1e-6;
+      if (std::fabs(out[o] - ref_q[o]) > tol_q)
+        QFAIL(qPrintable(QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
+      double act_bound = 0;
+      for (int i = 0; i < C; ++i) act_bound += std::fabs((double)Wf[(size_t)o * C + i]) * xq.d[i / 32] * 0.5;
+      const double tol = act_bound * 1.001 + 1e-5 * mag[o] + 1e-6;
+      if (std::fabs(out[o] - ref[o]) > tol)
+        QFAIL(qPrintable(QString("row %1: %2 vs f32-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref[o]).arg(tol)));
+    }
+  }
+
+  void matvec_k_types_data() {
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("OC");
+    for (const char* t : {"q4_K", "q6_K"})
+      for (auto [C, OC] : {std::pair{256, 1}, {768, 5}, {1280, 11}})
+        QTest::newRow(qPrintable(QString("%1 C=%2 OC=%3").arg(t).arg(C).arg(OC))) << QString(t) << C << OC;
+  }
+  void matvec_k_types() {
+    QFETCH(QString, type);
+    QFETCH(int, C);
+    QFETCH(int, OC);
+    const bool q4k = type == "q4_K";
+    const size_t block_bytes = q4k ? engine::k_q4_K_bytes : engine::k_q6_K_bytes;
+    const size_t nsb = (size_t)OC * C / 256;
+    // Random valid super-blocks: any bits are valid except the f16 scales, set to sane values.
+    std::mt19937 rng(41 + C + OC);
+    std::vector<uint8_t> W(nsb * block_bytes);
+    for (auto& b : W) b = (uint8_t)rng();
+    std::uniform_real_distribution<float> dist(1e-4f, 2e-3f);
+    for (size_t s = 0; s < nsb; ++s) {
+      uint8_t* blk = W.data() + s * block_bytes;
+      const uint16_t d = engine::f32_to_fp16(dist(rng)), dmin = engine::f32_to_fp16(dist(rng));
+      if (q4k) {
+        std::memcpy(blk, &d, 2);
+        std::memcpy(blk + 2, &dmin, 2);
+      } else {
+        std::memcpy(blk + 208, &d, 2);
+      }
+    }
+    std::vector<float> Wf((size_t)OC * C);
+    if (q4k)
+      engine::dequantize_row_q4_K(W.data(), Wf.data(), (int64_t)Wf.size());
+    else
+      engine::dequantize_row_q6_K(W.data(), Wf.data(), (int64_t)Wf.size());
+    std::vector<float> x = random_floats((size_t)C, 13 + C);
+    x[C / 3] = -7.f;
+    engine::q8_act xq;
+    engine::quantize_act_q8(x.data(), C, xq);
+    std::vector<float> xr((size_t)C);
+    for (int i = 0; i < C; ++i) xr[i] = xq.d[i / 32] * xq.q[i];
+    std::vector<double> ref_q, mag_q, ref, mag;
+    reference_matvec(Wf, xr, C, OC, ref_q, mag_q);
+    reference_matvec(Wf, x, C, OC, ref, mag);
+    const int64_t rb = OC > 2 ? 1 : 0, re = OC > 2 ? OC - 1 : OC;
+    std::vector<float> out((size_t)OC, -12345.f);
+    if (q4k)
+      engine::matvec_q4_K(out.data(), W.data(), x.data(), C, rb, re);
+    else
+      engine::matvec_q6_K(out.data(), W.data(), x.data(), C, rb, re);
+    for (int o = 0; o < OC; ++o) {
+      if (o < rb || o >= re) {
+        QCOMPARE(out[o], -12345.f);
+        continue;
+      }
+      // Looser than q8_0/q4_0: scale and min terms are rounded separately before they are summed.
+      const double tol_q = 2e-5 * mag_q[o] + 1e-6;
+      if (std::fabs(out[o] - ref_q[o]) > tol_q)
+        QFAIL(qPrintable(QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
+      double act_bound = 0;
+      for (int i = 0; i < C; ++i) act_bound += std::fabs((double)Wf[(size_t)o * C + i]) * xq.d[i / 32] * 0.5;
+      const double tol = act_bound * 1.001 + 2e-5 * mag[o] + 1e-6;
+      if (std::fabs(out[o] - ref[o]) > tol)
+        QFAIL(qPrintable(QString("row %1: %2 vs f32-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref[o]).arg(tol)));
+    }
+  }
+
+  void matvec_q8_0_accepts_minus_128() {
+    // ggml never writes q = -128, but a GGUF file may hold it; |w| = 128 must still work in the
+    // u8 x s8 sign trick (0x80 read as unsigned is 128).
+    const int C = 64;
+    std::vector<uint8_t> W(2 * k_q8_0_bytes);
+    std::mt19937 rng(5);
+    for (int b = 0; b < 2; ++b) {
+      const uint16_t d = engine::f32_to_fp16(0.01f * (b + 1));
+      std::memcpy(W.data() + b * k_q8_0_bytes, &d, 2);
+      for (int j = 0; j < 32; ++j) W[b * k_q8_0_bytes + 2 + j] = (uint8_t)(j % 3 == 0 ? 0x80 : rng());
+    }
+    std::vector<float> Wf(C), x = random_floats(C, 9);
+    engine::dequantize_row_q8_0(W.data(), Wf.data(), C);
+    QCOMPARE(Wf[0], -128.f * engine::fp16_to_f32(engine::f32_to_fp16(0.01f)));
+    engine::q8_act xq;
+    engine::quantize_act_q8(x.data(), C, xq);
+    double ref = 0, mag = 0;
+    for (int i = 0; i < C; ++i) {
+      ref += (double)Wf[i] * xq.d[i / 32] * xq.q[i];
+      mag += std::fabs((double)Wf[i] * xq.d[i / 32] * xq.q[i]);
+    }
+    float out = 0.f;
+    engine::matvec_q8_0(&out, W.data(), x.data(), C, 0, 1);
+    QVERIFY2(std::fabs(out - ref) <= 1e-5 * mag + 1e-6, qPrintable(QString("%1 vs %2").arg(out).arg(ref)));
+  }
+
+  void matvec_f16_data() {
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("OC");
+    for (auto [C, OC] : {std::pair{1, 1}, {37, 3}, {96, 7}, {768, 13}, {800, 5}, {4103, 6}})
+      QTest::newRow(qPrintable(QString("C=%1 OC=%2").arg(C).arg(OC))) << C << OC;
+  }
+  void matvec_f16() {
+    QFETCH(int, C);
+    QFETCH(int, OC);
+    const std::vector<float> Wsrc = random_floats((size_t)OC * C, 5 + C, 0.05f);
+    const std::vector<float> x = random_floats((size_t)C, 17 + C);
+    std::vector<uint16_t> W(Wsrc.size());
+    std::vector<float> Wf(Wsrc.size());
+    for (size_t i = 0; i < W.size(); ++i) {
+      W[i] = engine::f32_to_fp16(Wsrc[i]);
+      Wf[i] = engine::fp16_to_f32(W[i]);
+    }
+    std::vector<double> ref, mag;
+    reference_matvec(Wf, x, C, OC, ref, mag);
+    const int64_t rb = OC > 2 ? 1 : 0, re = OC > 2 ? OC - 1 : OC;
+    std::vector<float> out((size_t)OC, -12345.f);
+    engine::matvec_f16(out.data(), W.data(), x.data(), C, rb, re);
+    for (int o = 0; o < OC; ++o) {
+      if (o < rb || o >= re) {
+        QCOMPARE(out[o], -12345.f);
+        continue;
+      }
+      const double tol = 1e-5 * mag[o] + 1e-7;
+      if (std::fabs(out[o] - ref[o]) > tol)
+        QFAIL(qPrintable(QString("row %1: %2 vs %3 (tol %4)").arg(o).arg(out[o]).arg(ref[o]).arg(tol)));
+    }
+  }
+
+  void matmul_data() {
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<int>("N");
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("OC");
+    for (const char* t : {"q8_0", "q4_0", "f16"})
+      for (auto [N, C, OC] : {std::tuple{1, 96, 7}, {5, 800, 131}, {3, 64, 70}})
+        QTest::newRow(qPrintable(QString("%1 N=%2 C=%3 OC=%4").arg(t).arg(N).arg(C).arg(OC))) << QString(t) << N << C << OC;
+  }
+  void matmul() {
+    QFETCH(QString, type);
+    QFETCH(int, N);
+    QFETCH(int, C);
+    QFETCH(int, OC);
+    const std::vector<float> Wsrc = random_floats((size_t)OC * C, 23 + C, 0.05f);
+    const std::vector<float> X = random_floats((size_t)N * C, 29 + N);
+    std::vector<uint8_t> Wq;
+    std::vector<uint16_t> Wh;
+    std::vector<float> Wf((size_t)OC * C);
+    if (type == "f16") {
+      Wh.resize(Wsrc.size());
+      for (size_t i = 0; i < Wh.size(); ++i) {
+        Wh[i] = engine::f32_to_fp16(Wsrc[i]);
+        Wf[i] = engine::fp16_to_f32(Wh[i]);
+      }
+    } else {
+      const size_t row_bytes = (size_t)C / 32 * (type == "q8_0" ? k_q8_0_bytes : k_q4_0_bytes);
+      Wq.resize((size_t)OC * row_bytes);
+      if (type == "q8_0") {
+        engine::quantize_row_q8_0(Wsrc.data(), Wq.data(), (int64_t)OC * C);
+        engine::dequantize_row_q8_0(Wq.data(), Wf.data(), (int64_t)OC * C);
+      } else {
+        engine::quantize_row_q4_0(Wsrc.data(), Wq.data(), (int64_t)OC * C);
+        engine::dequantize_row_q4_0(Wq.data(), Wf.data(), (int64_t)OC * C);
+      }
+    }
+    const int64_t rb = 1, re = OC - 1;
+    std::vector<float> out((size_t)N * OC, -12345.f);
+    if (type == "f16")
+      engine::matmul_f16(out.data(), Wh.data(), X.data(), N, C, OC, rb, re);
+    else if (type == "q8_0")
+      engine::matmul_q8_0(out.data(), Wq.data(), X.data(), N, C, OC, rb, re);
+    else
+      engine::matmul_q4_0(out.data(), Wq.data(), X.data(), N, C, OC, rb, re);
+    for (int n = 0; n < N; ++n) {
+      const std::vector<float> x(X.begin() + (size_t)n * C, X.begin() + (size_t)(n + 1) * C);
+      std::vector<double> ref, mag;
+      reference_matvec(Wf, x, C, OC, ref, mag);
+      for (int o = 0; o < OC; ++o) {
+        const float got = out[(size_t)n * OC + o];
+        if (o < rb || o >= re) {
+          QCOMPARE(got, -12345.f);
+          continue;
+        }
+        const double tol = 1e-5 * mag[o] + 1e-7;
+        if (std::fabs(got - ref[o]) > tol)
+          QFAIL(qPrintable(QString("n=%1 row %2: %3 vs %4 (tol %5)").arg(n).arg(o).arg(got).arg(ref[o]).arg(tol)));
+      }
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestQuant)
+#include "test_quant.moc"
