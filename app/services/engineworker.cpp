@@ -23,6 +23,7 @@ QString formatName(engine::ModelFormat f) {
   switch (f) {
     case engine::ModelFormat::HfDirectory: return QObject::tr("Hugging Face safetensors");
     case engine::ModelFormat::LlmcCheckpoint: return QObject::tr("llm.c checkpoint");
+    case engine::ModelFormat::Gguf: return QObject::tr("GGUF");
   }
   return QObject::tr("unknown");
 }

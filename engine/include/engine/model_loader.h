@@ -4,7 +4,9 @@
 //   - a Hugging Face directory (config.json + model.safetensors [+ vocab.json/merges.txt or tokenizer.json]),
 //     or the path of a .safetensors file inside one; config.json's model_type picks GPT-2 ("gpt2" or
 //     absent) or the Llama family ("llama", "qwen2", "mistral" without a sliding window);
-//   - an llm.c checkpoint (.bin, magic 20240326), with tokenizer files looked for beside it.
+//   - an llm.c checkpoint (.bin, magic 20240326), with tokenizer files looked for beside it;
+//   - a GGUF file (magic "GGUF"; general.architecture gpt2, llama or qwen2), tokenizer from its
+//     tokenizer.ggml.* metadata (see engine/src/io/gguf_model.cpp).
 // Llama-family configs that ask for something not implemented (rope_scaling, sliding windows, biases
 // other than Qwen2's q/k/v, activations other than silu) are errors, never silently ignored.
 // GPT-2 tensor names are accepted with or without the "transformer." prefix; tensors we do not use
@@ -30,7 +32,7 @@ class Cancelled : public Error {
 // fraction in [0,1] and what is being done; return false to cancel (load_model then throws Cancelled).
 using LoadProgress = std::function<bool(float fraction, const std::string& stage)>;
 
-enum class ModelFormat { HfDirectory, LlmcCheckpoint };
+enum class ModelFormat { HfDirectory, LlmcCheckpoint, Gguf };
 
 struct ModelFileInfo {
   ModelFormat format;

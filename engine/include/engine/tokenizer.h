@@ -50,6 +50,17 @@ class Tokenizer {
                                                    std::optional<int32_t> eos, std::optional<int32_t> unk,
                                                    bool add_space_prefix);
 
+  // Byte-level BPE from a GGUF "gpt2" vocabulary: tokens in byte-level spelling (id = index),
+  // merges "a b" in rank order, token types as in GGUF (empty = all normal; 3 control tokens are
+  // special added tokens, matched only with allow_special; 4 user-defined ones always matched).
+  // pre_tokenizer: tokenizer.ggml.pre -- "gpt-2" / "default" (GPT-2 pattern), "llama-bpe" / "llama3"
+  // (Llama-3), "qwen2" (Qwen2); anything else is refused. bos / eos override the family defaults.
+  // Throws engine::Error for inconsistent input (lengths, duplicate tokens, merges not in the vocabulary).
+  static std::unique_ptr<Tokenizer> from_bpe_vocab(std::vector<std::string> tokens, const std::vector<std::string>& merges,
+                                                   const std::string& pre_tokenizer,
+                                                   const std::vector<int32_t>& token_types,
+                                                   std::optional<int32_t> bos, std::optional<int32_t> eos);
+
   virtual std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const = 0;
   // Concatenated raw bytes of the tokens (may be invalid UTF-8 if cut mid-character).
   virtual std::string decode(std::span<const int32_t> ids) const = 0;

@@ -40,4 +40,7 @@ std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgre
 void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                    const std::string& provenance_json);
 
+// GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
+std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress);
+
 }  // namespace engine::io

@@ -5,6 +5,7 @@
 // HF stores GPT-2's linear layers as Conv1D with weight (in, out); we keep (out, in) so that one output's
 // weights are contiguous for the decode matvec. Every tensor's shape is checked against the config
 // before its bytes are used.
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -77,9 +78,13 @@ ModelFileInfo detect_model_format(const std::string& path) {
   // Sniff the llm.c magic rather than trusting the extension.
   std::ifstream in(path, std::ios::binary);
   int32_t magic = 0;
-  if (in.read(reinterpret_cast<char*>(&magic), 4) && magic == 20240326)
+  const bool got4 = static_cast<bool>(in.read(reinterpret_cast<char*>(&magic), 4));
+  if (got4 && magic == 20240326)
     return {ModelFormat::LlmcCheckpoint, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
-  throw Error(path + ": unknown model format (expected a Hugging Face directory, a .safetensors file or an llm.c .bin)");
+  if (got4 && std::memcmp(&magic, "GGUF", 4) == 0)
+    return {ModelFormat::Gguf, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
+  throw Error(path + ": unknown model format (expected a Hugging Face directory, a .safetensors file, an llm.c .bin "
+              "or a .gguf file)");
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory) {
@@ -181,6 +186,7 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& p
   switch (info.format) {
     case ModelFormat::HfDirectory: return load_hf(info, progress);
     case ModelFormat::LlmcCheckpoint: return load_llmc(info, progress);
+    case ModelFormat::Gguf: return io::load_gguf_model(info, progress);
   }
   throw Error(path + ": unknown model format");
 }
