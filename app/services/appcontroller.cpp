@@ -21,6 +21,8 @@ AppController::AppController(QObject* parent)
   connect(this, &AppController::prepareBackendRequested, m_worker, &EngineWorker::prepareBackend, Qt::QueuedConnection);
   connect(this, &AppController::loadModelRequested, m_worker, &EngineWorker::loadModel, Qt::QueuedConnection);
   connect(this, &AppController::generateRequested, m_worker, &EngineWorker::generate, Qt::QueuedConnection);
+  connect(this, &AppController::continueRequested, m_worker, &EngineWorker::continueGeneration, Qt::QueuedConnection);
+  connect(this, &AppController::tokenizeRequested, m_worker, &EngineWorker::tokenizePrompt, Qt::QueuedConnection);
 
   // Results: explicitly queued back to the GUI thread.
   connect(m_worker, &EngineWorker::backendChanged, this, &AppController::handleBackendChanged, Qt::QueuedConnection);
@@ -40,12 +42,22 @@ AppController::AppController(QObject* parent)
       },
       Qt::QueuedConnection);
   connect(
+      m_worker, &EngineWorker::tokensGenerated, this,
+      [this](const QList<TokenRecord>& tokens) {
+        QVariantList list;
+        list.reserve(tokens.size());
+        for (const TokenRecord& t : tokens) list << t.toVariantMap();
+        Q_EMIT tokensArrived(m_lane, list);
+      },
+      Qt::QueuedConnection);
+  connect(
       m_worker, &EngineWorker::generationFinished, this,
       [this](const GenerationStats& stats) {
         m_generationStats = stats.summary();
         m_generationError.clear();
         Q_EMIT generationStatsChanged();
         setGenerating(false);
+        Q_EMIT generationDone(m_lane, stats.toVariantMap(), {});
       },
       Qt::QueuedConnection);
   connect(
@@ -55,6 +67,17 @@ AppController::AppController(QObject* parent)
         m_generationError = message;
         Q_EMIT generationStatsChanged();
         setGenerating(false);
+        Q_EMIT generationDone(m_lane, {}, message);
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::promptTokenized, this,
+      [this](quint64 requestId, const QList<TokenRecord>& pieces) {
+        if (requestId != m_tokenizeRequest) return;  // an older request answered late
+        m_promptTokens.clear();
+        for (const TokenRecord& p : pieces)
+          m_promptTokens << QVariantMap{{QStringLiteral("id"), p.id}, {QStringLiteral("text"), p.text}};
+        Q_EMIT promptTokensChanged();
       },
       Qt::QueuedConnection);
 
@@ -136,12 +159,17 @@ void AppController::reloadModel() {
 void AppController::clearError() { setLastError({}); }
 
 void AppController::generate(const QString& prompt, double temperature, int maxTokens, int topK, double topP) {
-  if (m_generating || m_shutDown) return;
   GenerationSettings settings;
-  settings.temperature = temperature;
-  settings.maxTokens = qMax(1, maxTokens);
-  settings.topK = topK;
-  settings.topP = topP;
+  generateWith(prompt,
+               {{QStringLiteral("temperature"), temperature},
+                {QStringLiteral("maxTokens"), maxTokens},
+                {QStringLiteral("topK"), topK},
+                {QStringLiteral("topP"), topP},
+                {QStringLiteral("minP"), settings.minP}});
+}
+
+void AppController::beginGeneration(const QString& lane) {
+  m_lane = lane.isEmpty() ? QStringLiteral("main") : lane;
   m_generatedText.clear();
   m_generationStats.clear();
   m_generationError.clear();
@@ -150,7 +178,44 @@ void AppController::generate(const QString& prompt, double temperature, int maxT
   // Generating is set here, not on the worker's generationStarted, so a second click cannot queue
   // a second request before the first has begun.
   setGenerating(true);
-  Q_EMIT generateRequested(prompt, settings, m_worker->issueGenerationTicket());
+}
+
+void AppController::generateWith(const QString& prompt, const QVariantMap& settings, const QString& lane) {
+  if (m_generating || m_shutDown) return;
+  beginGeneration(lane);
+  Q_EMIT generateRequested(prompt, GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
+}
+
+void AppController::continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
+                                 const QString& lane) {
+  if (m_generating || m_shutDown) return;
+  QList<int> ids;
+  ids.reserve(forcedIds.size());
+  for (const QVariant& v : forcedIds) ids << v.toInt();
+  beginGeneration(lane);
+  Q_EMIT continueRequested(prompt, ids, GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
+}
+
+QVariantMap AppController::defaultGenerationSettings() const {
+  const GenerationSettings d;
+  return {{QStringLiteral("maxTokens"), d.maxTokens},
+          {QStringLiteral("temperature"), d.temperature},
+          {QStringLiteral("topK"), d.topK},
+          {QStringLiteral("topP"), d.topP},
+          {QStringLiteral("minP"), d.minP},
+          {QStringLiteral("repeatPenalty"), d.repeatPenalty},
+          {QStringLiteral("repeatLastN"), d.repeatLastN},
+          {QStringLiteral("frequencyPenalty"), d.frequencyPenalty},
+          {QStringLiteral("presencePenalty"), d.presencePenalty},
+          {QStringLiteral("seed"), d.seed},
+          {QStringLiteral("stop"), QString()},
+          {QStringLiteral("logitBias"), d.logitBias},
+          {QStringLiteral("topLogprobs"), d.topLogprobs}};
+}
+
+void AppController::tokenizePrompt(const QString& text) {
+  if (m_shutDown) return;
+  Q_EMIT tokenizeRequested(text, ++m_tokenizeRequest);
 }
 
 void AppController::stopGeneration() {

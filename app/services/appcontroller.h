@@ -47,6 +47,10 @@ class AppController : public QObject {
   Q_PROPERTY(QString generatedText READ generatedText NOTIFY generatedTextChanged)
   Q_PROPERTY(QString generationStats READ generationStats NOTIFY generationStatsChanged)
   Q_PROPERTY(QString generationError READ generationError NOTIFY generationStatsChanged)
+  // Which output the running (or last) generation writes to: "main", or "A" / "B" when comparing.
+  Q_PROPERTY(QString generationLane READ generationLane NOTIFY generatingChanged)
+  // The prompt's tokens from the last tokenizePrompt(): [{id, text}], for the chips under the prompt.
+  Q_PROPERTY(QVariantList promptTokens READ promptTokens NOTIFY promptTokensChanged)
 
  public:
   // Starts the worker thread at once; no model is loaded until start() or openModel().
@@ -88,6 +92,8 @@ class AppController : public QObject {
   QString generatedText() const { return m_generatedText; }
   QString generationStats() const { return m_generationStats; }
   QString generationError() const { return m_generationError; }
+  QString generationLane() const { return m_lane; }
+  QVariantList promptTokens() const { return m_promptTokens; }
 
   // Accepts a local path or a file: URL (what QML's file dialogs return). A load already running
   // is cancelled: the newest request wins.
@@ -98,6 +104,15 @@ class AppController : public QObject {
   Q_INVOKABLE void clearError();
 
   Q_INVOKABLE void generate(const QString& prompt, double temperature, int maxTokens, int topK = 40, double topP = 0.95);
+  // Every sampler setting as a JS object (see GenerationSettings::fromVariantMap for the keys).
+  // The per-token records arrive through tokensArrived(lane, ...), the end through generationDone.
+  Q_INVOKABLE void generateWith(const QString& prompt, const QVariantMap& settings, const QString& lane = QStringLiteral("main"));
+  // Goes on after `forcedIds` (the output so far with one token swapped for an alternative).
+  Q_INVOKABLE void continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
+                                const QString& lane = QStringLiteral("main"));
+  Q_INVOKABLE QVariantMap defaultGenerationSettings() const;
+  // Asynchronous: promptTokens changes when the worker has answered (the newest request wins).
+  Q_INVOKABLE void tokenizePrompt(const QString& text);
   Q_INVOKABLE void stopGeneration();
   Q_INVOKABLE void clearGeneration();
 
@@ -106,6 +121,16 @@ class AppController : public QObject {
   void prepareBackendRequested(int threads);
   void loadModelRequested(const QString& path, int threads, quint64 ticket);
   void generateRequested(const QString& prompt, const GenerationSettings& settings, quint64 ticket);
+  void continueRequested(const QString& prompt, const QList<int>& forcedIds, const GenerationSettings& settings,
+                         quint64 ticket);
+  void tokenizeRequested(const QString& text, quint64 requestId);
+
+  // Per-token records of the running generation ([{id, text, logprob, prob, alternatives}]).
+  void tokensArrived(const QString& lane, const QVariantList& tokens);
+  // Ends every generateWith/continueWith: stats as {promptTokens, generatedTokens, tokensPerSecond,
+  // timeToFirstTokenMs, finishReason, seed, summary}; error empty on success.
+  void generationDone(const QString& lane, const QVariantMap& stats, const QString& error);
+  void promptTokensChanged();
 
   void modelChanged();
   void backendChanged();
@@ -128,6 +153,7 @@ class AppController : public QObject {
   void setLastError(const QString& message);
   void setStatusMessage(const QString& message);
   void setGenerating(bool generating);
+  void beginGeneration(const QString& lane);
 
   AppSettings* m_settings;  // owned (child)
   QString m_dataDir;
@@ -147,4 +173,7 @@ class AppController : public QObject {
 
   bool m_generating = false;
   QString m_generatedText, m_generationStats, m_generationError;
+  QString m_lane = QStringLiteral("main");
+  QVariantList m_promptTokens;
+  quint64 m_tokenizeRequest = 0;
 };

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QRandomGenerator>
 
+#include <algorithm>
 #include <new>
 
 #include "engine/backend.h"
@@ -13,11 +14,10 @@
 #include "engine/generator.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
+#include "engine/tokenizer.h"
+#include "logitbias.h"
 
 namespace {
-
-// About one screen refresh: fast enough to look live, slow enough not to flood the GUI thread.
-constexpr qint64 kTokenFlushMs = 16;
 
 QString formatName(engine::ModelFormat f) {
   switch (f) {
@@ -36,12 +36,38 @@ QString reasonWithoutName(const QString& reason, const QString& name) {
   return reason.startsWith(prefix) ? reason.mid(prefix.size()).trimmed() : reason;
 }
 
+// Bytes at the start of `bytes` that form complete UTF-8 characters; a cut-off character at the
+// end is left for the next token. Invalid bytes count as complete (they decode to U+FFFD) so one
+// bad byte cannot hold back everything after it.
+size_t completeUtf8Prefix(const std::string& bytes) {
+  const size_t n = bytes.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto c = static_cast<unsigned char>(bytes[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: look further back for the lead byte
+    const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return need > back ? n - back : n;
+  }
+  return n;
+}
+
+// A token's raw bytes for display: invalid or partial UTF-8 shown as \xNN, never silently lost.
+QString displayBytes(const std::string& bytes) {
+  const QString text = fromStd(bytes);
+  if (!text.contains(QChar::ReplacementCharacter)) return text;
+  QString out;
+  for (unsigned char c : bytes) out += c < 0x80 ? QString(QChar(c)) : QStringLiteral("\\x%1").arg(c, 2, 16, QLatin1Char('0'));
+  return out;
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<ModelInfo>();
   qRegisterMetaType<GenerationSettings>();
   qRegisterMetaType<GenerationStats>();
+  qRegisterMetaType<TokenRecord>();
+  qRegisterMetaType<QList<TokenRecord>>();
+  qRegisterMetaType<QList<int>>();
 }
 
 EngineWorker::~EngineWorker() = default;
@@ -106,7 +132,45 @@ void EngineWorker::loadModel(const QString& path, int threads, quint64 ticket) {
   }
 }
 
+std::vector<int32_t> EngineWorker::promptIds(const QString& prompt) const {
+  const engine::Tokenizer* tokenizer = m_model->tokenizer();
+  std::vector<int32_t> ids = tokenizer->encode(prompt.toStdString());
+  if (ids.empty()) {
+    // An empty prompt means "write anything": start from the document boundary token.
+    if (auto boundary = tokenizer->bos_id() ? tokenizer->bos_id() : tokenizer->eos_id()) ids.push_back(*boundary);
+  }
+  return ids;
+}
+
 void EngineWorker::generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket) {
+  run(prompt, {}, settings, ticket);
+}
+
+void EngineWorker::continueGeneration(const QString& prompt, const QList<int>& forcedIds,
+                                      const GenerationSettings& settings, quint64 ticket) {
+  run(prompt, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+}
+
+void EngineWorker::tokenizePrompt(const QString& text, quint64 requestId) {
+  QList<TokenRecord> pieces;
+  const engine::Tokenizer* tokenizer = m_model ? m_model->tokenizer() : nullptr;
+  if (tokenizer) {
+    try {
+      for (int32_t id : tokenizer->encode(text.toStdString())) {
+        TokenRecord r;
+        r.id = id;
+        r.text = displayBytes(tokenizer->token_bytes(id));
+        pieces << r;
+      }
+    } catch (const std::exception&) {
+      pieces.clear();  // only an over-1-GiB text throws; the chips then stay empty
+    }
+  }
+  Q_EMIT promptTokenized(requestId, pieces);
+}
+
+void EngineWorker::run(const QString& prompt, const std::vector<int32_t>& forced, const GenerationSettings& settings,
+                       quint64 ticket) {
   if (ticket == 0) ticket = m_generationGate.issue();
   if (!m_model || !m_backend) {
     Q_EMIT generationFailed(tr("No model is loaded. Open one on the Models page."));
@@ -122,48 +186,86 @@ void EngineWorker::generate(const QString& prompt, const GenerationSettings& set
   }
 
   try {
-    std::vector<int32_t> ids = tokenizer->encode(prompt.toStdString());
-    if (ids.empty()) {
-      // An empty prompt means "write anything": start from the document boundary token.
-      if (auto boundary = tokenizer->bos_id() ? tokenizer->bos_id() : tokenizer->eos_id()) ids.push_back(*boundary);
-    }
+    std::vector<int32_t> ids = promptIds(prompt);
     if (ids.empty()) {
       Q_EMIT generationFailed(tr("Type a prompt first: this model has no start-of-text token to begin from."));
       return;
     }
+    for (int32_t id : forced) {
+      if (id < 0 || id >= tokenizer->vocab_size()) {
+        Q_EMIT generationFailed(tr("Token id %1 is not in this model's vocabulary.").arg(id));
+        return;
+      }
+    }
+    const LogitBiasParse bias = parseLogitBias(settings.logitBias, *tokenizer);
+    if (!bias.error.isEmpty()) {
+      Q_EMIT generationFailed(bias.error);
+      return;
+    }
+    const int promptCount = static_cast<int>(ids.size());
+    ids.insert(ids.end(), forced.begin(), forced.end());
     if (!m_generator) m_generator = std::make_unique<engine::Generator>(*m_model, *m_backend);
 
     engine::GenerateParams params;
-    params.max_tokens = settings.maxTokens;
+    params.max_tokens = std::max(1, settings.maxTokens - static_cast<int>(forced.size()));
     params.sampler.temperature = static_cast<float>(settings.temperature);
     params.sampler.top_k = settings.topK;
     params.sampler.top_p = static_cast<float>(settings.topP);
+    params.sampler.min_p = static_cast<float>(settings.minP);
+    params.sampler.repeat_penalty = static_cast<float>(settings.repeatPenalty);
+    params.sampler.repeat_last_n = settings.repeatLastN;
+    params.sampler.frequency_penalty = static_cast<float>(settings.frequencyPenalty);
+    params.sampler.presence_penalty = static_cast<float>(settings.presencePenalty);
     params.sampler.seed = settings.seed >= 0 ? static_cast<uint64_t>(settings.seed) : QRandomGenerator::global()->generate64();
+    params.sampler.logit_bias = bias.entries;
+    for (const QString& s : settings.stop)
+      if (!s.isEmpty()) params.stop.push_back(s.toStdString());
+    params.top_logprobs = std::clamp(settings.topLogprobs, 0, 100);
 
     Q_EMIT generationStarted();
+    if (!forced.empty()) Q_EMIT tokenGenerated(fromStd(tokenizer->decode(forced)));
+
     std::string pending;
+    QList<TokenRecord> pendingRecords;
+    std::string heldBytes;  // the start of a multi-byte character cut by the last token
     bool emittedAny = false;
     QElapsedTimer sinceFlush;
     sinceFlush.start();
+    const qint64 flushMs = m_flushMs.load();
     auto flush = [&] {
-      if (pending.empty()) return;
-      Q_EMIT tokenGenerated(fromStd(pending));
+      if (pending.empty() && pendingRecords.isEmpty()) return;
+      if (!pendingRecords.isEmpty()) Q_EMIT tokensGenerated(pendingRecords);
+      if (!pending.empty()) Q_EMIT tokenGenerated(fromStd(pending));
       pending.clear();
+      pendingRecords.clear();
       emittedAny = true;
       sinceFlush.restart();
     };
+    auto pieceText = [&](int32_t id) { return displayBytes(tokenizer->token_bytes(id)); };
     const engine::GenerationResult result =
-        m_generator->generate(ids, params, [&](const engine::GeneratedToken&, const std::string& text) {
+        m_generator->generate(ids, params, [&](const engine::GeneratedToken& token, const std::string& text) {
           pending += text;
+          if (token.id >= 0) {
+            TokenRecord r;
+            r.id = token.id;
+            heldBytes += token.bytes;
+            const size_t complete = completeUtf8Prefix(heldBytes);
+            r.text = fromStd(heldBytes.substr(0, complete));
+            heldBytes.erase(0, complete);
+            r.logprob = token.logprob;
+            r.alternatives.reserve(static_cast<qsizetype>(token.top.size()));
+            for (const engine::TokenLogprob& t : token.top) r.alternatives << TokenAlternative{t.id, pieceText(t.id), t.logprob};
+            pendingRecords << r;
+          }
           // The first piece goes out at once: the time to first token is what people notice.
-          if (!emittedAny || sinceFlush.elapsed() >= kTokenFlushMs) flush();
+          if (!emittedAny || sinceFlush.elapsed() >= flushMs) flush();
           return !m_generationGate.isCancelled(ticket);
         });
     flush();
 
     GenerationStats stats;
-    stats.promptTokens = result.stats.prompt_tokens;
-    stats.generatedTokens = result.stats.generated_tokens;
+    stats.promptTokens = promptCount;
+    stats.generatedTokens = static_cast<int>(forced.size()) + result.stats.generated_tokens;  // the whole output
     stats.prefillTokensPerSecond = result.stats.prefill_tokens_per_s();
     stats.decodeTokensPerSecond = result.stats.decode_tokens_per_s();
     stats.timeToFirstTokenMs = result.stats.time_to_first_token_ms;

@@ -11,7 +11,9 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
+#include <vector>
 
 #include "generationtypes.h"
 #include "modelinfo.h"
@@ -35,6 +37,8 @@ class EngineWorker : public QObject {
   void requestCancelLoad() { m_loadGate.cancelIssued(); }
   quint64 issueGenerationTicket() { return m_generationGate.issue(); }
   void requestStopGeneration() { m_generationGate.cancelIssued(); }
+  // Thread-safe: how long text and token records are gathered before one signal carries them.
+  void setTokenFlushInterval(int ms) { m_flushMs.store(ms); }
 
  public Q_SLOTS:
   // Creates the backend for `threads` (0 = all cores) if it does not exist with that count yet.
@@ -44,6 +48,14 @@ class EngineWorker : public QObject {
   void loadModel(const QString& path, int threads, quint64 ticket = 0);
   // Raw completion of `prompt` with the loaded model. ticket 0: issue one now.
   void generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket = 0);
+  // Continues `prompt` after `forcedIds`: the tokens shown so far with one of them replaced by an
+  // alternative the user chose. The prompt's cached keys/values are reused; generation goes on from
+  // after the last forced id, and maxTokens counts the forced ids too. Emits the forced ids' text
+  // first (tokenGenerated only: the view already holds their records).
+  void continueGeneration(const QString& prompt, const QList<int>& forcedIds, const GenerationSettings& settings,
+                          quint64 ticket = 0);
+  // Splits `text` into the model's tokens, as generate() would. Answers with promptTokenized.
+  void tokenizePrompt(const QString& text, quint64 requestId);
 
  Q_SIGNALS:
   void backendChanged(const QString& name, const QString& reason, const QString& description);
@@ -59,11 +71,19 @@ class EngineWorker : public QObject {
   // Text that became final, batched to about one signal per frame so fast decoding does not flood
   // the GUI's event loop. Always complete UTF-8 (the engine holds back partial characters).
   void tokenGenerated(const QString& text);
+  // The same tokens one by one for the inspector, in the same batches (emitted just before the
+  // matching tokenGenerated). Records carry ids, text pieces, logprobs and the top alternatives.
+  void tokensGenerated(const QList<TokenRecord>& tokens);
+  void promptTokenized(quint64 requestId, const QList<TokenRecord>& pieces);
   void generationFinished(const GenerationStats& stats);
   void generationFailed(const QString& message);
 
  private:
   void ensureBackend(int threads);
+  // Shared by generate and continueGeneration: `forced` is appended to the prompt's ids.
+  void run(const QString& prompt, const std::vector<int32_t>& forced, const GenerationSettings& settings, quint64 ticket);
+  // Prompt ids as generate() feeds them (an empty prompt starts from the boundary token).
+  std::vector<int32_t> promptIds(const QString& prompt) const;
 
   // Declaration order is destruction order in reverse: the generator references the model and the
   // backend, so it must go first.
@@ -75,4 +95,5 @@ class EngineWorker : public QObject {
 
   RequestGate m_loadGate;
   RequestGate m_generationGate;
+  std::atomic<int> m_flushMs{16};  // about one screen refresh
 };

@@ -4,6 +4,9 @@
 #include <QLocale>
 #include <QObject>
 
+#include <cmath>
+#include <type_traits>
+
 QString GenerationStats::summary() const {
   const QLocale locale = QLocale::system();
   QString reason = finishReason;
@@ -18,4 +21,56 @@ QString GenerationStats::summary() const {
       .arg(locale.toString(decodeTokensPerSecond, 'f', 1))
       .arg(locale.toString(timeToFirstTokenMs, 'f', 0))
       .arg(reason);
+}
+
+GenerationSettings GenerationSettings::fromVariantMap(const QVariantMap& map) {
+  GenerationSettings s;
+  auto num = [&](const char* key, auto& field) {
+    const auto it = map.constFind(QLatin1String(key));
+    if (it != map.constEnd() && it->isValid()) field = it->value<std::decay_t<decltype(field)>>();
+  };
+  num("maxTokens", s.maxTokens);
+  num("temperature", s.temperature);
+  num("topK", s.topK);
+  num("topP", s.topP);
+  num("minP", s.minP);
+  num("repeatPenalty", s.repeatPenalty);
+  num("repeatLastN", s.repeatLastN);
+  num("frequencyPenalty", s.frequencyPenalty);
+  num("presencePenalty", s.presencePenalty);
+  num("seed", s.seed);
+  num("topLogprobs", s.topLogprobs);
+  if (map.contains(QLatin1String("logitBias"))) s.logitBias = map.value(QLatin1String("logitBias")).toString();
+  const QVariant stop = map.value(QLatin1String("stop"));
+  // QML may pass a list or one string with one stop string per line.
+  const QStringList parts = stop.typeId() == QMetaType::QString ? stop.toString().split(QLatin1Char('\n')) : stop.toStringList();
+  for (const QString& p : parts)
+    if (!p.isEmpty()) s.stop << p;
+  s.maxTokens = qMax(1, s.maxTokens);
+  return s;
+}
+
+QVariantMap TokenRecord::toVariantMap() const {
+  QVariantList alts;
+  alts.reserve(alternatives.size());
+  for (const TokenAlternative& a : alternatives)
+    alts << QVariantMap{{QStringLiteral("id"), a.id},
+                        {QStringLiteral("text"), a.text},
+                        {QStringLiteral("logprob"), a.logprob},
+                        {QStringLiteral("prob"), std::exp(a.logprob)}};
+  return {{QStringLiteral("id"), id},
+          {QStringLiteral("text"), text},
+          {QStringLiteral("logprob"), logprob},
+          {QStringLiteral("prob"), std::exp(logprob)},
+          {QStringLiteral("alternatives"), alts}};
+}
+
+QVariantMap GenerationStats::toVariantMap() const {
+  return {{QStringLiteral("promptTokens"), promptTokens},
+          {QStringLiteral("generatedTokens"), generatedTokens},
+          {QStringLiteral("tokensPerSecond"), decodeTokensPerSecond},
+          {QStringLiteral("timeToFirstTokenMs"), timeToFirstTokenMs},
+          {QStringLiteral("finishReason"), finishReason},
+          {QStringLiteral("seed"), QString::number(seed)},
+          {QStringLiteral("summary"), summary()}};
 }

@@ -13,8 +13,13 @@
 
 #include <memory>
 
+#include <cmath>
+
+#include "engine/backend.h"
+#include "engine/generator.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
+#include "engine/tokenizer.h"
 #include "services/engineworker.h"
 
 namespace {
@@ -104,10 +109,28 @@ class TestEngineWorker : public QObject {
   void generateWithoutModelFails();
   void generateStreamsText();
   void stopEndsGeneration();
+  void logitBiasForcesToken();
+  void logitBiasErrorsNameTheLine();
+  void stopStringEndsGeneration();
+  void seedReproducesSampling();
+  void topLogprobsSortedAndBounded();
+  void forcedAlternativeContinuesFromIt();
+  void promptTokenizationRoundTrips();
+  void tokenRecordsAreBatched();
 
  private:
   void load(const QString& path, quint64 ticket = 0);
   ModelInfo loadOk(const QString& path);
+  struct Run {
+    QList<TokenRecord> tokens;
+    QString text;
+    GenerationStats stats;
+    QString error;
+    int batches = 0;
+  };
+  // Runs one generation (a continuation when `forced` is not empty) and gathers what it emitted.
+  Run runGeneration(const GenerationSettings& s, const QString& prompt = QStringLiteral("abc def"),
+                    const QList<int>& forced = {});
 
   QTemporaryDir m_dir;
   QString m_model;           // tiny model without tokenizer
@@ -360,6 +383,220 @@ void TestEngineWorker::stopEndsGeneration() {
   const auto stats = finished.at(0).at(0).value<GenerationStats>();
   QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
   QVERIFY2(stats.generatedTokens < 60, qPrintable(QString::number(stats.generatedTokens)));
+}
+
+TestEngineWorker::Run TestEngineWorker::runGeneration(const GenerationSettings& s, const QString& prompt,
+                                                      const QList<int>& forced) {
+  Run run;
+  QSignalSpy batches(m_worker, &EngineWorker::tokensGenerated);
+  QSignalSpy texts(m_worker, &EngineWorker::tokenGenerated);
+  QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker, &EngineWorker::generationFailed);
+  if (forced.isEmpty())
+    QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, prompt),
+                              Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
+  else
+    QMetaObject::invokeMethod(m_worker, "continueGeneration", Qt::QueuedConnection, Q_ARG(QString, prompt),
+                              Q_ARG(QList<int>, forced), Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
+  QElapsedTimer timer;
+  timer.start();
+  while (finished.isEmpty() && failed.isEmpty() && timer.elapsed() < 20000) finished.wait(50);
+  if (!failed.isEmpty()) run.error = failed.at(0).at(0).toString();
+  if (!finished.isEmpty()) run.stats = finished.at(0).at(0).value<GenerationStats>();
+  else if (run.error.isEmpty()) run.error = QStringLiteral("timeout");
+  for (const auto& args : batches) run.tokens += args.at(0).value<QList<TokenRecord>>();
+  for (const auto& args : texts) run.text += args.at(0).toString();
+  run.batches = static_cast<int>(batches.count());
+  return run;
+}
+
+static QList<int> idsOf(const QList<TokenRecord>& tokens) {
+  QList<int> ids;
+  for (const TokenRecord& t : tokens) ids << t.id;
+  return ids;
+}
+
+static GenerationSettings greedy(int maxTokens) {
+  GenerationSettings s;
+  s.temperature = 0;
+  s.maxTokens = maxTokens;
+  return s;
+}
+
+void TestEngineWorker::logitBiasForcesToken() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  // By id: a large bias makes token 300 the greedy choice at every step.
+  GenerationSettings s = greedy(8);
+  s.logitBias = QStringLiteral("300:100");
+  Run byId = runGeneration(s);
+  QVERIFY2(byId.error.isEmpty(), qPrintable(byId.error));
+  QCOMPARE(byId.tokens.size(), 8);
+  for (const TokenRecord& t : byId.tokens) QCOMPARE(t.id, 300);
+
+  // By text: "ab" is the merge token 256 + 0 * 16 + 1.
+  s.logitBias = QStringLiteral("# comment\nab:100\n");
+  Run byText = runGeneration(s);
+  QVERIFY2(byText.error.isEmpty(), qPrintable(byText.error));
+  QCOMPARE(byText.tokens.size(), 8);
+  for (const TokenRecord& t : byText.tokens) QCOMPARE(t.id, 257);
+  QCOMPARE(byText.text, QStringLiteral("ab").repeated(8));
+
+  // Banning the greedy choice changes it: bias reaches the engine with -inf too.
+  const Run plain = runGeneration(greedy(1));
+  s = greedy(1);
+  s.logitBias = QStringLiteral("%1:-inf").arg(plain.tokens.at(0).id);
+  const Run banned = runGeneration(s);
+  QCOMPARE(banned.tokens.size(), 1);
+  QVERIFY(banned.tokens.at(0).id != plain.tokens.at(0).id);
+}
+
+void TestEngineWorker::logitBiasErrorsNameTheLine() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  GenerationSettings s = greedy(4);
+  s.logitBias = QStringLiteral("12:1\nab:lots");
+  Run run = runGeneration(s);
+  QVERIFY2(run.error.contains(QStringLiteral("line 2")), qPrintable(run.error));
+  s.logitBias = QStringLiteral("99999:1");
+  run = runGeneration(s);
+  QVERIFY2(run.error.contains(QStringLiteral("out of range")), qPrintable(run.error));
+}
+
+void TestEngineWorker::stopStringEndsGeneration() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  GenerationSettings s = greedy(20);
+  s.logitBias = QStringLiteral("ab:100");  // output "ababab...": "ba" first appears after two tokens
+  s.stop = QStringList{QStringLiteral("zz"), QStringLiteral("ba")};
+  const Run run = runGeneration(s);
+  QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
+  QCOMPARE(run.stats.finishReason, QStringLiteral("stop"));
+  QCOMPARE(run.stats.generatedTokens, 2);
+  QCOMPARE(run.text, QStringLiteral("a"));
+}
+
+void TestEngineWorker::seedReproducesSampling() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  GenerationSettings s;
+  s.temperature = 1.5;
+  s.topK = 0;
+  s.topP = 1;
+  s.minP = 0;
+  s.maxTokens = 24;
+  s.seed = 42;
+  const Run a = runGeneration(s);
+  const Run b = runGeneration(s);
+  QVERIFY2(a.error.isEmpty(), qPrintable(a.error));
+  QCOMPARE(a.stats.seed, quint64(42));
+  QCOMPARE(idsOf(a.tokens), idsOf(b.tokens));
+  s.seed = 43;
+  const Run c = runGeneration(s);
+  QVERIFY(idsOf(a.tokens) != idsOf(c.tokens));
+  // top_k = 1 turns sampling into greedy whatever the seed: top_k reaches the engine.
+  s.topK = 1;
+  const Run k1 = runGeneration(s);
+  QCOMPARE(idsOf(k1.tokens), idsOf(runGeneration(greedy(24)).tokens));
+}
+
+void TestEngineWorker::topLogprobsSortedAndBounded() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  GenerationSettings s = greedy(10);
+  s.topLogprobs = 7;
+  const Run run = runGeneration(s);
+  QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
+  QCOMPARE(run.tokens.size(), 10);
+  for (const TokenRecord& t : run.tokens) {
+    QCOMPARE(t.alternatives.size(), 7);
+    double sum = 0;
+    for (int i = 0; i < t.alternatives.size(); ++i) {
+      if (i > 0) QVERIFY(t.alternatives[i - 1].logprob >= t.alternatives[i].logprob);
+      QVERIFY(t.alternatives[i].logprob <= 0);
+      sum += std::exp(t.alternatives[i].logprob);
+    }
+    QVERIFY2(sum <= 1.0 + 1e-5, qPrintable(QString::number(sum)));
+    QCOMPARE(t.alternatives[0].id, t.id);  // greedy picks the most likely token
+    QCOMPARE(t.logprob, t.alternatives[0].logprob);
+    QVERIFY(!t.alternatives[0].text.isEmpty());
+  }
+  s.topLogprobs = 0;
+  const Run none = runGeneration(s);
+  for (const TokenRecord& t : none.tokens) QVERIFY(t.alternatives.isEmpty());
+}
+
+void TestEngineWorker::forcedAlternativeContinuesFromIt() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  GenerationSettings s = greedy(10);
+  const Run original = runGeneration(s);
+  QVERIFY2(original.error.isEmpty(), qPrintable(original.error));
+  QCOMPARE(original.tokens.size(), 10);
+  const QList<int> ids = idsOf(original.tokens);
+
+  // Forcing the tokens it chose anyway reproduces the rest: positions line up.
+  const Run same = runGeneration(s, QStringLiteral("abc def"), ids.mid(0, 4));
+  QCOMPARE(idsOf(same.tokens), ids.mid(4));
+  QCOMPARE(same.stats.generatedTokens, 10);
+
+  // Force the second most likely token at position 3; what follows is greedy from there.
+  const int alt = original.tokens.at(3).alternatives.at(1).id;
+  QVERIFY(alt != ids.at(3));
+  QList<int> forced = ids.mid(0, 3);
+  forced << alt;
+  const Run changed = runGeneration(s, QStringLiteral("abc def"), forced);
+  QVERIFY2(changed.error.isEmpty(), qPrintable(changed.error));
+  QCOMPARE(changed.tokens.size(), 6);  // maxTokens counts the forced ones
+
+  // Reference: the engine itself, greedy from prompt + forced ids.
+  auto model = engine::load_model(m_modelWithText.toStdString());
+  auto backend = engine::choose_backend(engine::BackendPreference::Auto, 1).backend;
+  engine::Generator generator(*model, *backend);
+  std::vector<int32_t> prompt = model->tokenizer()->encode("abc def");
+  prompt.insert(prompt.end(), forced.begin(), forced.end());
+  engine::GenerateParams params;
+  params.max_tokens = 6;
+  params.sampler.temperature = 0;
+  const engine::GenerationResult expected = generator.generate(prompt, params);
+  QList<int> expectedIds;
+  for (const auto& t : expected.tokens) expectedIds << t.id;
+  QCOMPARE(idsOf(changed.tokens), expectedIds);
+  // The text starts with the forced tokens' text.
+  QVERIFY(changed.text.startsWith(QString::fromStdString(model->tokenizer()->decode(
+      std::vector<int32_t>(forced.begin(), forced.end())))));
+
+  QVERIFY(runGeneration(s, QStringLiteral("abc"), QList<int>{100000}).error.contains(QStringLiteral("vocabulary")));
+}
+
+void TestEngineWorker::promptTokenizationRoundTrips() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  QSignalSpy spy(m_worker, &EngineWorker::promptTokenized);
+  const QString text = QStringLiteral("abc def, ghij  k!");
+  QMetaObject::invokeMethod(m_worker, "tokenizePrompt", Qt::QueuedConnection, Q_ARG(QString, text), Q_ARG(quint64, 7));
+  QVERIFY(waitForSignal(spy, 10000));
+  QCOMPARE(spy.at(0).at(0).toULongLong(), quint64(7));
+  const auto pieces = spy.at(0).at(1).value<QList<TokenRecord>>();
+  QVERIFY(pieces.size() > 3);
+  QString joined;
+  for (const TokenRecord& p : pieces) joined += p.text;
+  QCOMPARE(joined, text);
+  auto model = engine::load_model(m_modelWithText.toStdString());
+  const std::vector<int32_t> expected = model->tokenizer()->encode(text.toStdString());
+  QCOMPARE(idsOf(pieces), QList<int>(expected.begin(), expected.end()));
+  QCOMPARE(pieces.at(0).id, 257);  // "ab" merged
+}
+
+void TestEngineWorker::tokenRecordsAreBatched() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  // A long interval: the first token goes out at once, everything else in one batch at the end.
+  m_worker->setTokenFlushInterval(60000);
+  Run run = runGeneration(greedy(30));
+  QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
+  QCOMPARE(run.tokens.size(), 30);
+  QCOMPARE(run.batches, 2);
+  // No interval: one signal per token; records and text agree.
+  m_worker->setTokenFlushInterval(0);
+  const Run each = runGeneration(greedy(30));
+  QCOMPARE(each.batches, 30);
+  QCOMPARE(idsOf(each.tokens), idsOf(run.tokens));
+  QString recordText;
+  for (const TokenRecord& t : each.tokens) recordText += t.text;
+  QCOMPARE(recordText, each.text);
 }
 
 QTEST_GUILESS_MAIN(TestEngineWorker)
