@@ -9,12 +9,20 @@ ColumnLayout {
 
     property string label
     property string hint
+    // One plain sentence on what the setting does, shown on hover.
+    property string tip
+    property int decimals: 2
     property alias from: slider.from
     property alias to: slider.to
     property alias stepSize: slider.stepSize
     property alias value: slider.value
 
     spacing: 0
+
+    HoverHandler { id: hover }
+    ToolTip.visible: hover.hovered && tip.length > 0
+    ToolTip.text: tip
+    ToolTip.delay: 500
 
     RowLayout {
         Layout.fillWidth: true
@@ -24,7 +32,7 @@ ColumnLayout {
             Layout.fillWidth: true
         }
         Label {
-            text: slider.value.toFixed(2)
+            text: slider.value.toFixed(control.decimals)
             color: Style.accent
             font.family: Style.monoFont
             font.pixelSize: Style.fontSmall

@@ -39,4 +39,17 @@ QtObject {
     readonly property color infoSoft: dark ? "#1f2a3a" : "#eaf1fb"
     readonly property color infoBorder: dark ? "#2f4566" : "#c4d7f2"
     readonly property string monoFont: "DejaVu Sans Mono"
+
+    // Token probability bands, shared by the token view and its legend (most to least likely).
+    readonly property var probBands: [
+        { min: 0.7, label: "≥ 70%", color: dark ? "#1f4a2e" : "#d5f0dc" },
+        { min: 0.3, label: "30–70%", color: dark ? "#47421d" : "#f6efc4" },
+        { min: 0.1, label: "10–30%", color: dark ? "#553a1c" : "#fbdcc0" },
+        { min: 0.0, label: "< 10%", color: dark ? "#5a2528" : "#f8cdcd" }
+    ]
+    function probColor(p) {
+        for (let i = 0; i < probBands.length; ++i)
+            if (p >= probBands[i].min) return probBands[i].color
+        return probBands[probBands.length - 1].color
+    }
 }

@@ -1,0 +1,158 @@
+// TokenView: generated text as token chips coloured by the probability the model gave each one.
+// Hover shows a token's id, probability and top alternatives; a click opens the alternatives, and
+// picking one emits alternativeChosen (the page truncates there and continues generating).
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Workbench.Ui
+
+ScrollView {
+    id: view
+
+    property TokenStreamModel tokens
+    property string placeholder
+    property bool interactive: true
+    signal alternativeChosen(int row, int altIndex)
+
+    clip: true
+    contentWidth: availableWidth
+
+    // Whitespace made visible, so a token that is only a space or a newline still has a chip.
+    function shown(t) {
+        return t.replace(/\n/g, "↵").replace(/\t/g, "→")
+    }
+    function percent(p) {
+        return (p * 100).toFixed(p >= 0.1 ? 0 : 1) + "%"
+    }
+
+    Label {
+        visible: !view.tokens || view.tokens.count === 0
+        text: view.placeholder
+        color: Style.textFaint
+        font.pixelSize: Style.fontBody + 1
+        wrapMode: Text.Wrap
+        width: view.availableWidth
+    }
+
+    Flow {
+        id: flow
+        objectName: "tokenFlow"
+        width: view.availableWidth
+        spacing: 2
+
+        Repeater {
+            model: view.tokens
+            delegate: Rectangle {
+                id: chip
+                required property int index
+                required property string text
+                required property int tokenId
+                required property double prob
+                required property var alternatives
+
+                width: pieceLabel.implicitWidth + 6
+                height: pieceLabel.implicitHeight + 4
+                radius: 3
+                color: Style.probColor(prob)
+                border.width: chipMouse.containsMouse ? 1 : 0
+                border.color: Style.accent
+
+                Label {
+                    id: pieceLabel
+                    anchors.centerIn: parent
+                    text: view.shown(chip.text.length > 0 ? chip.text : "·")
+                    color: Style.text
+                    font.family: Style.monoFont
+                    font.pixelSize: Style.fontBody
+                }
+                MouseArea {
+                    id: chipMouse
+                    anchors.fill: parent
+                    hoverEnabled: true
+                    cursorShape: view.interactive && chip.alternatives.length > 1 ? Qt.PointingHandCursor : Qt.ArrowCursor
+                    onClicked: if (view.interactive && chip.alternatives.length > 0) altPopup.openFor(chip)
+                }
+                ToolTip.visible: chipMouse.containsMouse && !altPopup.visible
+                ToolTip.delay: 300
+                ToolTip.text: {
+                    let lines = [qsTr("id %1 · p = %2").arg(chip.tokenId).arg(view.percent(chip.prob))]
+                    for (let i = 0; i < Math.min(5, chip.alternatives.length); ++i) {
+                        const a = chip.alternatives[i]
+                        lines.push("“" + view.shown(a.text) + "”  " + view.percent(a.prob))
+                    }
+                    return lines.join("\n")
+                }
+            }
+        }
+    }
+
+    Popup {
+        id: altPopup
+        objectName: "alternativesPopup"
+        property int row: -1
+        property var alternatives: []
+        property int chosenId: -1
+        padding: 8
+        width: 260
+        function openFor(chip) {
+            row = chip.index
+            alternatives = chip.alternatives
+            chosenId = chip.tokenId
+            const p = chip.mapToItem(view, 0, chip.height + 2)
+            x = Math.max(0, Math.min(p.x, view.width - width))
+            y = p.y
+            open()
+        }
+        background: Rectangle {
+            color: Style.surface
+            border.color: Style.border
+            radius: Style.radius
+        }
+        contentItem: ColumnLayout {
+            spacing: 2
+            Label {
+                text: qsTr("Alternatives at this position — pick one to continue from it")
+                color: Style.textMuted
+                font.pixelSize: Style.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            Repeater {
+                model: altPopup.alternatives
+                delegate: ItemDelegate {
+                    id: altRow
+                    required property var modelData
+                    required property int index
+                    Layout.fillWidth: true
+                    implicitHeight: 30
+                    highlighted: modelData.id === altPopup.chosenId
+                    onClicked: {
+                        altPopup.close()
+                        if (modelData.id !== altPopup.chosenId) view.alternativeChosen(altPopup.row, index)
+                    }
+                    contentItem: RowLayout {
+                        spacing: 8
+                        Rectangle {
+                            color: Style.probColor(altRow.modelData.prob)
+                            radius: 3
+                            Layout.preferredWidth: Math.max(4, 60 * altRow.modelData.prob)
+                            Layout.preferredHeight: 12
+                        }
+                        Label {
+                            text: "“" + view.shown(altRow.modelData.text) + "”"
+                            font.family: Style.monoFont
+                            color: Style.text
+                            elide: Text.ElideRight
+                            Layout.fillWidth: true
+                        }
+                        Label {
+                            text: view.percent(altRow.modelData.prob)
+                            color: Style.textMuted
+                            font.pixelSize: Style.fontSmall
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
