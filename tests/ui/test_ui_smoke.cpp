@@ -322,12 +322,28 @@ void TestUiSmoke::playgroundShowsTokens() {
   QVERIFY(stats);
   QTRY_VERIFY(stats->property("text").toString().contains(QStringLiteral("tok/s")));
 
+  QTest::qWait(400);  // button and popup transitions finish before the screenshots
   QImage image = grab(QStringLiteral("playground-tokens"));
   QQuickItem* output = findItem(playground, QStringLiteral("outputTokensA"));
   QVERIFY(output);
   // Coloured chips with text: far more than the two or three colours of an empty card.
   const int colours = distinctColoursIn(image, output, m_window->devicePixelRatio());
   QVERIFY2(colours >= 12, qPrintable(QStringLiteral("output shows only %1 colours").arg(colours)));
+
+  // A click on a token opens its alternatives.
+  QQuickItem* flow = findItem(output, QStringLiteral("tokenFlow"));
+  QVERIFY(flow && !flow->childItems().isEmpty());
+  QQuickItem* chip = flow->childItems().at(1);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2)).toPoint());
+  QObject* popup = output->findChild<QObject*>(QStringLiteral("alternativesPopup"));
+  QVERIFY(popup);
+  QTRY_VERIFY(popup->property("visible").toBool());
+  QCOMPARE(popup->property("row").toInt(), 1);
+  QTest::qWait(400);
+  grab(QStringLiteral("playground-alternatives"));
+  QVERIFY(QMetaObject::invokeMethod(popup, "close"));
+  QTRY_VERIFY(!popup->property("visible").toBool());
 
   // Force the second alternative of token 2: output is cut there and continues after it.
   const QVariantMap before = tokensA->get(2);
@@ -350,6 +366,7 @@ void TestUiSmoke::playgroundShowsTokens() {
   QTRY_VERIFY_WITH_TIMEOUT(findItem(playground, QStringLiteral("generationStatsB"))->property("text").toString().contains(
                                QStringLiteral("tok/s")), 30000);
   QCOMPARE(tokensB->ids(), tokensA->ids());
+  QTest::qWait(400);
   image = grab(QStringLiteral("playground-compare"));
   QVERIFY(distinctColoursIn(image, findItem(playground, QStringLiteral("outputTokensB")), m_window->devicePixelRatio()) >= 12);
 

@@ -92,12 +92,16 @@ ScrollView {
         property int row: -1
         property var alternatives: []
         property int chosenId: -1
+        property string chosenText
+        property double chosenProb: 0
         padding: 8
         width: 260
         function openFor(chip) {
             row = chip.index
             alternatives = chip.alternatives
             chosenId = chip.tokenId
+            chosenText = chip.text
+            chosenProb = chip.prob
             const p = chip.mapToItem(view, 0, chip.height + 2)
             x = Math.max(0, Math.min(p.x, view.width - width))
             y = p.y
@@ -110,6 +114,13 @@ ScrollView {
         }
         contentItem: ColumnLayout {
             spacing: 2
+            Label {
+                text: qsTr("Chosen: “%1” · %2").arg(view.shown(altPopup.chosenText)).arg(view.percent(altPopup.chosenProb))
+                color: Style.text
+                font.family: Style.monoFont
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
             Label {
                 text: qsTr("Alternatives at this position — pick one to continue from it")
                 color: Style.textMuted
