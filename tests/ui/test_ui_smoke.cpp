@@ -370,6 +370,17 @@ void TestUiSmoke::playgroundShowsTokens() {
   image = grab(QStringLiteral("playground-compare"));
   QVERIFY(distinctColoursIn(image, findItem(playground, QStringLiteral("outputTokensB")), m_window->devicePixelRatio()) >= 12);
 
+  // Ctrl+Enter in the prompt generates (the Shortcut wins over the text area's Return).
+  QSignalSpy done(m_controller.get(), &AppController::generationDone);
+  auto* promptArea = findItem(playground, QStringLiteral("promptArea"));
+  QVERIFY(promptArea);
+  promptArea->forceActiveFocus();
+  QTRY_VERIFY(promptArea->hasActiveFocus());
+  const QString promptBefore = playground->property("promptText").toString();
+  QTest::keyClick(m_window, Qt::Key_Return, Qt::ControlModifier);
+  QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2, 30000);  // A, then B
+  QCOMPARE(playground->property("promptText").toString(), promptBefore);  // no newline typed
+
   m_controller->settings()->setTheme(QStringLiteral("dark"));
   grab(QStringLiteral("playground-compare-dark"));
   QVERIFY(playground->setProperty("compare", false));

@@ -25,6 +25,16 @@ ScrollView {
         return (p * 100).toFixed(p >= 0.1 ? 0 : 1) + "%"
     }
 
+    // Keep the newest token in view while it streams, unless the user scrolled up to read.
+    Connections {
+        target: view.tokens
+        function onCountChanged() {
+            const f = view.contentItem
+            if (App.generating && f && f.contentY >= f.contentHeight - f.height - 48)
+                Qt.callLater(function() { f.contentY = Math.max(0, f.contentHeight - f.height) })
+        }
+    }
+
     Label {
         visible: !view.tokens || view.tokens.count === 0
         text: view.placeholder
