@@ -79,6 +79,7 @@ class TestEngineWorker : public QObject {
   void logitBiasForcesToken();
   void logitBiasErrorsNameTheLine();
   void stopStringEndsGeneration();
+  void penaltiesAndWindowReachTheEngine();
   void seedReproducesSampling();
   void topLogprobsSortedAndBounded();
   void forcedAlternativeContinuesFromIt();
@@ -426,6 +427,50 @@ void TestEngineWorker::logitBiasErrorsNameTheLine() {
   s.logitBias = QStringLiteral("99999:1");
   run = runGeneration(s);
   QVERIFY2(run.error.contains(QStringLiteral("out of range")), qPrintable(run.error));
+}
+
+void TestEngineWorker::penaltiesAndWindowReachTheEngine() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  // Bias makes 300 the greedy choice every time; each penalty, applied after the bias, must stop
+  // it from coming back once it has appeared.
+  auto count300 = [](const Run& run) {
+    int n = 0;
+    for (const TokenRecord& t : run.tokens) n += t.id == 300;
+    return n;
+  };
+  GenerationSettings s = greedy(8);
+  s.logitBias = QStringLiteral("300:100");
+  s.repeatLastN = -1;
+  QCOMPARE(count300(runGeneration(s)), 8);
+  GenerationSettings p = s;
+  p.presencePenalty = 1000;
+  QCOMPARE(count300(runGeneration(p)), 1);
+  p = s;
+  p.frequencyPenalty = 1000;
+  QCOMPARE(count300(runGeneration(p)), 1);
+  p = s;
+  p.repeatPenalty = 1e6;
+  QCOMPARE(count300(runGeneration(p)), 1);
+  // Window of one token: 300 is only barred right after itself, so it alternates.
+  p = s;
+  p.presencePenalty = 1000;
+  p.repeatLastN = 1;
+  const Run alternating = runGeneration(p);
+  QCOMPARE(count300(alternating), 4);
+  for (int i = 1; i < alternating.tokens.size(); ++i)
+    QVERIFY(!(alternating.tokens[i].id == 300 && alternating.tokens[i - 1].id == 300));
+  // Window 0 turns the penalties off.
+  p.repeatLastN = 0;
+  QCOMPARE(count300(runGeneration(p)), 8);
+  // min_p = 1 keeps only the most likely token: sampling at any temperature becomes greedy.
+  GenerationSettings m;
+  m.temperature = 1.5;
+  m.topK = 0;
+  m.topP = 1;
+  m.minP = 1;
+  m.maxTokens = 12;
+  m.seed = 5;
+  QCOMPARE(idsOf(runGeneration(m).tokens), idsOf(runGeneration(greedy(12)).tokens));
 }
 
 void TestEngineWorker::stopStringEndsGeneration() {
