@@ -14,6 +14,7 @@
 #include <memory>
 
 #include <cmath>
+#include <limits>
 
 #include "engine/backend.h"
 #include "engine/generator.h"
@@ -21,6 +22,7 @@
 #include "engine/model_loader.h"
 #include "engine/tokenizer.h"
 #include "services/engineworker.h"
+#include "services/logitbias.h"
 #include "support/tiny_tokenizer.h"
 
 namespace {
@@ -78,6 +80,7 @@ class TestEngineWorker : public QObject {
   void stopEndsGeneration();
   void logitBiasForcesToken();
   void logitBiasErrorsNameTheLine();
+  void logitBiasParserForms();
   void stopStringEndsGeneration();
   void penaltiesAndWindowReachTheEngine();
   void seedReproducesSampling();
@@ -471,6 +474,25 @@ void TestEngineWorker::penaltiesAndWindowReachTheEngine() {
   m.maxTokens = 12;
   m.seed = 5;
   QCOMPARE(idsOf(runGeneration(m).tokens), idsOf(runGeneration(greedy(12)).tokens));
+}
+
+void TestEngineWorker::logitBiasParserForms() {
+  auto model = engine::load_model(m_modelWithText.toStdString());
+  const engine::Tokenizer& tok = *model->tokenizer();
+  using Entries = std::vector<std::pair<int32_t, float>>;
+  const float inf = std::numeric_limits<float>::infinity();
+  QCOMPARE(parseLogitBias(QString(), tok).entries, Entries{});
+  QCOMPARE(parseLogitBias(QStringLiteral("\n  \n# note\n"), tok).entries, Entries{});
+  QCOMPARE(parseLogitBias(QStringLiteral("5:1.5\r\n 7 : -2"), tok).entries, (Entries{{5, 1.5f}, {7, -2.f}}));
+  QCOMPARE(parseLogitBias(QStringLiteral("9:ban\n10:-INF"), tok).entries, (Entries{{9, -inf}, {10, -inf}}));
+  // Text keys: tokenized; a quoted number is text, and the split is at the last colon.
+  QCOMPARE(parseLogitBias(QStringLiteral("abcd:2"), tok).entries, (Entries{{257, 2.f}, {256 + 2 * 16 + 3, 2.f}}));
+  QCOMPARE(parseLogitBias(QStringLiteral("\"42\":1"), tok).entries, (Entries{{'4', 1.f}, {'2', 1.f}}));
+  QCOMPARE(parseLogitBias(QStringLiteral("a:b:3"), tok).entries, (Entries{{'a', 3.f}, {':', 3.f}, {'b', 3.f}}));
+  QVERIFY(parseLogitBias(QStringLiteral("no colon here"), tok).error.contains(QStringLiteral("line 1")));
+  QVERIFY(!parseLogitBias(QStringLiteral(":3"), tok).error.isEmpty());
+  QVERIFY(!parseLogitBias(QStringLiteral("5:nan"), tok).error.isEmpty());
+  QVERIFY(!parseLogitBias(QStringLiteral("512:1"), tok).error.isEmpty());  // vocabulary is 0..511
 }
 
 void TestEngineWorker::stopStringEndsGeneration() {
