@@ -261,6 +261,9 @@ void EngineWorker::run(const QString& prompt, const std::vector<int32_t>& forced
           if (!emittedAny || sinceFlush.elapsed() >= flushMs) flush();
           return !m_generationGate.isCancelled(ticket);
         });
+    // A character cut off by the end of generation: show its bytes on the last token rather than
+    // lose them (when that token already went out in an earlier batch, they are dropped).
+    if (!heldBytes.empty() && !pendingRecords.isEmpty()) pendingRecords.last().text += displayBytes(heldBytes);
     flush();
 
     GenerationStats stats;

@@ -88,6 +88,7 @@ class TestEngineWorker : public QObject {
   void forcedAlternativeContinuesFromIt();
   void promptTokenizationRoundTrips();
   void tokenRecordsAreBatched();
+  void recordsHoldBackPartialCharacters();
 
  private:
   void load(const QString& path, quint64 ticket = 0);
@@ -631,6 +632,31 @@ void TestEngineWorker::tokenRecordsAreBatched() {
   QString recordText;
   for (const TokenRecord& t : each.tokens) recordText += t.text;
   QCOMPARE(recordText, each.text);
+}
+
+void TestEngineWorker::recordsHoldBackPartialCharacters() {
+  QVERIFY(loadOk(m_modelWithText).isValid());
+  // Bias + a one-token presence window make the bytes C3 A9 ("é") alternate: C3 A9 C3 A9.
+  GenerationSettings s = greedy(4);
+  s.logitBias = QStringLiteral("195:100\n169:99");
+  s.presencePenalty = 1000;
+  s.repeatLastN = 1;
+  const Run run = runGeneration(s);
+  QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
+  QCOMPARE(idsOf(run.tokens), (QList<int>{195, 169, 195, 169}));
+  QCOMPARE(run.tokens[0].text, QString());  // the lead byte alone is not a character yet
+  QCOMPARE(run.tokens[1].text, QStringLiteral("\u00e9"));
+  QCOMPARE(run.tokens[3].text, QStringLiteral("\u00e9"));
+  QCOMPARE(run.text, QStringLiteral("\u00e9\u00e9"));
+  // Prompt pieces of a split character show their bytes instead of replacement characters.
+  QSignalSpy spy(m_worker, &EngineWorker::promptTokenized);
+  QMetaObject::invokeMethod(m_worker, "tokenizePrompt", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("\u00e9")),
+                            Q_ARG(quint64, 1));
+  QVERIFY(waitForSignal(spy, 10000));
+  const auto pieces = spy.at(0).at(1).value<QList<TokenRecord>>();
+  QCOMPARE(pieces.size(), 2);
+  QCOMPARE(pieces[0].text, QStringLiteral("\\xc3"));
+  QCOMPARE(pieces[1].text, QStringLiteral("\\xa9"));
 }
 
 QTEST_GUILESS_MAIN(TestEngineWorker)
