@@ -288,6 +288,7 @@ Item {
                     id: panelTabs
                     visible: page.compare
                     Layout.fillWidth: true
+                    background: Item {}  // the card is the surface; a filled bar looked like a second card
                     TabButton { text: qsTr("A") }
                     TabButton { text: qsTr("B") }
                 }
