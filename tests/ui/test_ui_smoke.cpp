@@ -413,7 +413,21 @@ void TestUiSmoke::playgroundGeneratesWithStarterModel() {
   auto* tokens = playground->property("tokensA").value<TokenStreamModel*>();
   QVERIFY(tokens);
   QTRY_VERIFY(tokens->count() > 0);
+  QTest::qWait(400);  // transitions finish before the screenshot
   grab(QStringLiteral("playground-generated"));
+
+  // Esc stops a long generation within a token or so.
+  QQuickItem* maxTokens = findItem(playground, QStringLiteral("maxTokensBox"));
+  QVERIFY(maxTokens);
+  QVERIFY(maxTokens->setProperty("value", 500));
+  QVERIFY(QMetaObject::invokeMethod(playground, "generate"));
+  QTRY_VERIFY_WITH_TIMEOUT(tokens->count() > 0, 30000);
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_Escape);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->generating(), 30000);
+  auto* stats = findItem(playground, QStringLiteral("generationStatsA"));
+  QTRY_VERIFY(stats->property("text").toString().endsWith(QStringLiteral("cancelled")));
+  QVERIFY2(tokens->count() < 500, qPrintable(QString::number(tokens->count())));
 }
 
 QTEST_MAIN(TestUiSmoke)
