@@ -21,6 +21,7 @@ Item {
     property string runPrompt
     property var runSettings: ({ A: null, B: null })
     property bool pendingB: false
+    readonly property int maxPromptChips: 1000
     property var stats: ({ A: "", B: "" })
     property var errors: ({ A: "", B: "" })
 
@@ -170,14 +171,15 @@ Item {
                             width: promptChips.availableWidth
                             spacing: 3
                             Repeater {
-                                model: App.promptTokens
+                                // A chip per token gets slow for book-length prompts; the count below is exact.
+                                model: App.promptTokens.slice(0, page.maxPromptChips)
                                 delegate: Rectangle {
                                     required property var modelData
                                     width: chipRow.implicitWidth + 8
                                     height: chipRow.implicitHeight + 2
                                     radius: 3
                                     color: Style.accentSoft
-                                    Row {
+                                    RowLayout {
                                         id: chipRow
                                         anchors.centerIn: parent
                                         spacing: 3
@@ -186,12 +188,13 @@ Item {
                                             color: Style.text
                                             font.family: Style.monoFont
                                             font.pixelSize: Style.fontSmall
+                                            Layout.alignment: Qt.AlignBaseline
                                         }
                                         Label {
                                             text: modelData.id
                                             color: Style.textFaint
                                             font.pixelSize: 10
-                                            anchors.baseline: parent.children[0].baseline
+                                            Layout.alignment: Qt.AlignBaseline
                                         }
                                     }
                                 }
@@ -200,7 +203,9 @@ Item {
                     }
                     Label {
                         visible: promptChips.visible
-                        text: qsTr("%n prompt token(s)", "", App.promptTokens.length)
+                        text: App.promptTokens.length > page.maxPromptChips
+                              ? qsTr("%1 prompt tokens (first %2 shown)").arg(App.promptTokens.length).arg(page.maxPromptChips)
+                              : qsTr("%n prompt token(s)", "", App.promptTokens.length)
                         color: Style.textFaint
                         font.pixelSize: 11
                     }
