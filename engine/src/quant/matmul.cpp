@@ -71,4 +71,41 @@ void matmul_f16(float* out, const uint16_t* W, const float* X, int N, int C, int
   });
 }
 
+void matmul_q4_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end) {
+  check_args(N, C, OC, row_begin, row_end, "matmul_q4_K");
+  require_multiple(C, k_kblock, "matmul_q4_K");
+  if (N == 0 || row_begin == row_end) return;
+  const auto* rows = static_cast<const block_q4_K*>(W);
+  const int64_t nb = C / k_kblock;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_row_q4_K(rows + o0 * nb, dst, n * C); });
+}
+
+void matmul_q6_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end) {
+  check_args(N, C, OC, row_begin, row_end, "matmul_q6_K");
+  require_multiple(C, k_kblock, "matmul_q6_K");
+  if (N == 0 || row_begin == row_end) return;
+  const auto* rows = static_cast<const block_q6_K*>(W);
+  const int64_t nb = C / k_kblock;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_row_q6_K(rows + o0 * nb, dst, n * C); });
+}
+
+void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin,
+                  int64_t row_end) {
+  switch (t) {
+    case DType::Q8_0: return matmul_q8_0(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q4_0: return matmul_q4_0(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q4_K: return matmul_q4_K(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q6_K: return matmul_q6_K(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::F16: return matmul_f16(out, static_cast<const uint16_t*>(W), X, N, C, OC, row_begin, row_end);
+    case DType::F32:
+    case DType::BF16: break;
+  }
+  check_args(N, C, OC, row_begin, row_end, "matmul_typed");
+  if (N == 0 || row_begin == row_end) return;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_rows(t, W, C, o0, n, dst); });
+}
+
 }  // namespace engine
