@@ -101,6 +101,8 @@ class TestMatmulTyped : public QObject {
           const int OC = threads == 3 ? 301 : 37;  // odd, and not a multiple of the 16-row split unit
           QTest::addRow("%s N=%d C=%d OC=%d threads=%d", t, N, C, OC, threads) << t << N << C << OC << threads;
         }
+      // C = 4096: 64-row widening tiles, so a thread's rows span several tiles with a partial last one.
+      QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2;
     }
   }
   void matches_reference() {
