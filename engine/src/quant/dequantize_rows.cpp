@@ -58,7 +58,7 @@ int64_t first_nonfinite(DType t, const void* W, int64_t n) {
       }
       return -1;
     case DType::F16:
-    case DType::BF16:  // both keep the exponent in bits 14..7 / 14..10; all-ones means inf or nan
+    case DType::BF16:  // exponent bits 14..10 (f16) or 14..7 (bf16); all ones means inf or nan
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
