@@ -6,10 +6,11 @@
 // linear weights re-encoded by our quantizers (the C = 64 fixtures only allow 32-blocks); and a
 // synthetic C = 256 GPT-2 / Llama with random q4_K / q6_K (and one q8_0 layer) weights for the K types.
 // Tolerances: prefill (N > 1) multiplies the exactly dequantized weights in f32, so it must agree
-// with the widened model to f32 rounding (measured <= 5e-7 of the largest logit); decode (N = 1)
+// with the widened model to f32 rounding (measured <= 2e-6 of the largest logit, held to 2e-5;
+// sgemm blocking differs between the tiled and the whole-matrix call); decode (N = 1)
 // rounds activations to int8 per 32 values (<= 0.4% per element; each product's bound is checked
 // exactly in test_matmul_typed). The fixtures' weights are large (N(0, 0.2) at C = 64), which
-// amplifies that noise through the layers: measured 1.6-5.2% of the largest logit, so decode is
+// amplifies that noise through the layers: measured 1.2-5.6% of the largest logit, so decode is
 // held to 10%. A wrong weight, layer or encoding is off by the logits' whole scale (100%).
 #include <QtTest>
 
@@ -289,7 +290,7 @@ class TestGgufQuantized : public QObject {
     const double prefill = rel_diff(full_logits(*q, *m_be, ids), full_logits(*w, *m_be, ids));
     const double decode = rel_diff(decode_logits(*q, *m_be, ids), decode_logits(*w, *m_be, ids));
     qInfo("%s: prefill rel diff %.3g, decode rel diff %.3g", qPrintable(kind), prefill, decode);
-    QVERIFY2(prefill < 1e-5, qPrintable(QString("prefill %1").arg(prefill)));
+    QVERIFY2(prefill < 2e-5, qPrintable(QString("prefill %1").arg(prefill)));
     QVERIFY2(decode < decode_tol, qPrintable(QString("decode %1").arg(decode)));
     // Decode and prefill logits of the in-place model describe the same positions.
     const double self = rel_diff(decode_logits(*q, *m_be, ids), full_logits(*q, *m_be, ids));
