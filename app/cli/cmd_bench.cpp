@@ -74,11 +74,13 @@ int cmd_bench(int argc, char** argv) {
                               {"prompt_tokens", n_prompt},
                               {"gen_tokens", n_gen},
                               {"repetitions", reps},
-                              {"parameters", cfg.parameter_count()}};
+                              {"parameters", cfg.parameter_count()},
+                              {"weights", om.model->weight_summary()}};
   if (a.has("json")) {
     print_json(out);
   } else {
     std::printf("model       %s (%.1fM parameters)\n", path.c_str(), cfg.parameter_count() / 1e6);
+    std::printf("weights     %s\n", om.model->weight_summary().c_str());
     std::printf("backend     %s — %s\n", om.backend.backend->description().c_str(), om.backend.reason.c_str());
     std::printf("prefill     %.1f tokens/s (pp%d)\n", pp, n_prompt);
     std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);

@@ -45,6 +45,7 @@ QVariantList ModelInfo::details() const {
   QVariantList rows;
   rows << row(QObject::tr("Architecture"), architecture)
        << row(QObject::tr("Parameters"), QStringLiteral("%1 (%2)").arg(formatCount(parameterCount), locale.toString(parameterCount)))
+       << row(QObject::tr("Weights"), weights.isEmpty() ? QStringLiteral("f32") : weights)
        << row(QObject::tr("Layers"), QString::number(layers))
        << row(QObject::tr("Embedding size"), QString::number(embeddingSize))
        << row(QObject::tr("Attention heads"),
@@ -71,6 +72,7 @@ ModelInfo ModelInfo::fromModel(const engine::Model& model, const QString& path, 
   info.architecture = displayArchitecture(engine::arch_name(c.arch));
   info.source = QString::fromStdString(model.source);
   info.parameterCount = static_cast<qint64>(c.parameter_count());
+  info.weights = QString::fromStdString(model.weight_summary());
   info.layers = c.n_layer;
   info.embeddingSize = c.n_embd;
   info.heads = c.n_head;

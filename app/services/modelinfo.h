@@ -16,6 +16,7 @@ struct ModelInfo {
   QString format;        // "Hugging Face safetensors", "llm.c checkpoint"
   QString architecture;  // "GPT-2"
   QString source;        // the engine's own description of where it came from
+  QString weights;       // how the linear weights are stored: "f32", "q4_0 (mixed: q6_K wte)"
   qint64 parameterCount = 0;
   int layers = 0;
   int embeddingSize = 0;

@@ -12,6 +12,7 @@
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/thread_pool.h"
+#include "cpu_matmul_typed.h"
 #include "fast_math.h"
 #include "simd_dot.h"
 
@@ -160,6 +161,12 @@ class CpuBackend final : public Backend {
     }, /*chunks_per_thread=*/1);
   }
 
+  void matmul_forward_typed(float* out, const float* inp, const WeightRef& weight, const float* bias, int N, int C,
+                            int OC) override {
+    if (const float* f = weight.f32()) return matmul_forward(out, inp, f, bias, N, C, OC);
+    cpu_matmul_typed(m_pool, m_act, out, inp, weight, bias, N, C, OC);
+  }
+
   void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,
                          int P, int T, int NH, int KVH, int HS, float* att_probs) override {
     const int kv_stride = KVH * HS;
@@ -220,6 +227,7 @@ class CpuBackend final : public Backend {
 
  private:
   ThreadPool m_pool;
+  q8_act m_act;  // decode's int8 activations, reused so a token allocates nothing
 };
 
 }  // namespace

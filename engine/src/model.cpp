@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <utility>
 
 #include "engine/checked.h"
 #include "engine/error.h"
@@ -89,7 +91,7 @@ uint64_t ModelConfig::parameter_count() const {
   return checked_add(total, 2 * C, what);
 }
 
-Model::Model(const ModelConfig& config) : m_config(config) {
+Model::Model(const ModelConfig& config, const std::vector<std::string>& external) : m_config(config) {
   m_config.validate("model");
   const int64_t L = config.n_layer, C = config.n_embd, V = config.vocab_size, T = config.max_seq_len,
                 F = config.ffn_dim;
@@ -131,13 +133,108 @@ Model::Model(const ModelConfig& config) : m_config(config) {
     add_param("lnf.weight", {C});
     add_param("lnf.bias", {C});
   }
-  uint64_t total = 0;
+  for (const std::string& name : external) {
+    ParamTensor* p = nullptr;
+    for (auto& t : m_param_tensors)
+      if (t.name == name) p = &t;
+    if (!p) throw Error("model has no parameter '" + name + "' to keep external");
+    // Only matrices the forward reads through weight(): everything else is read as f32 directly.
+    const bool linear = name == "wte" || name == "lm_head.weight" ||
+                        (name.starts_with("h.") && name.ends_with(".weight") && p->shape.size() == 3);
+    if (!linear) throw Error("parameter '" + name + "' is not a linear weight and cannot be kept external");
+    if (p->external) throw Error("parameter '" + name + "' listed twice as external");
+    p->external = true;
+    const size_t layers = p->shape.size() == 3 ? static_cast<size_t>(p->shape[0]) : 1;
+    m_quant.push_back({name, std::vector<WeightRef>(layers, WeightRef{DType::F32, nullptr})});
+  }
+  uint64_t total = 0, arena = 0;
   for (auto& p : m_param_tensors) {
-    p.offset = total;
     total += p.numel;
+    if (p.external) continue;
+    p.offset = arena;
+    arena += p.numel;
   }
   if (total != m_config.parameter_count()) throw Error("internal: parameter layout disagrees with parameter_count");
-  m_params.assign(total, 0.0f);
+  m_params.assign(arena, 0.0f);
+}
+
+float* Model::param_data(const std::string& name) {
+  return const_cast<float*>(std::as_const(*this).param_data(name));
+}
+
+const float* Model::param_data(const std::string& name) const {
+  const ParamTensor& p = param(name);
+  if (p.external) {
+    const QuantWeight* q = quant_weight(name);
+    const std::string enc = q && !q->layers.empty() ? std::string(dtype_name(q->layers[0].dtype)) : "a file encoding";
+    throw Error("parameter '" + name + "' is kept in " + enc +
+                " from the model file and has no f32 values (load with dequantize to get them)");
+  }
+  return m_params.data() + p.offset;
+}
+
+const QuantWeight* Model::quant_weight(const std::string& name) const {
+  for (const auto& q : m_quant)
+    if (q.name == name) return &q;
+  return nullptr;
+}
+
+void Model::set_external_weight(const std::string& name, int layer, WeightRef w) {
+  for (auto& q : m_quant)
+    if (q.name == name) {
+      if (layer < 0 || static_cast<size_t>(layer) >= q.layers.size())
+        throw Error("set_external_weight: layer " + std::to_string(layer) + " out of range for '" + name + "'");
+      if (!w.data) throw Error("set_external_weight: no data for '" + name + "'");
+      q.layers[static_cast<size_t>(layer)] = w;
+      return;
+    }
+  throw Error("set_external_weight: '" + name + "' is not an external weight");
+}
+
+WeightRef Model::weight(const std::string& name, int layer) const {
+  const ParamTensor& p = param(name);
+  const int64_t layers = p.shape.size() == 3 ? p.shape[0] : 1;
+  if (layer < 0 || layer >= layers)
+    throw Error("weight: layer " + std::to_string(layer) + " out of range for '" + name + "'");
+  if (p.external) {
+    const WeightRef& w = quant_weight(name)->layers[static_cast<size_t>(layer)];
+    if (!w.data) throw Error("weight: layer " + std::to_string(layer) + " of '" + name + "' was never set");
+    return w;
+  }
+  return {DType::F32, m_params.data() + p.offset + static_cast<uint64_t>(layer) * (p.numel / layers)};
+}
+
+std::string Model::weight_summary() const {
+  // Elements per encoding over the linear weights, and which groups use each encoding.
+  std::map<DType, uint64_t> elems;
+  std::map<DType, std::vector<std::string>> users;
+  for (const auto& p : m_param_tensors) {
+    const bool linear = p.name == "wte" || p.name == "lm_head.weight" ||
+                        (p.name.starts_with("h.") && p.name.ends_with(".weight") && p.shape.size() == 3);
+    if (!linear) continue;
+    const QuantWeight* q = p.external ? quant_weight(p.name) : nullptr;
+    const size_t layers = p.shape.size() == 3 ? static_cast<size_t>(p.shape[0]) : 1;
+    std::map<DType, size_t> per_group;
+    for (size_t l = 0; l < layers; ++l) ++per_group[q ? q->layers[l].dtype : DType::F32];
+    for (const auto& [t, n] : per_group) {
+      elems[t] += p.numel / layers * n;
+      users[t].push_back(n == layers ? p.name
+                                     : p.name + " (" + std::to_string(n) + " of " + std::to_string(layers) + " layers)");
+    }
+  }
+  if (elems.empty()) return "f32";
+  DType main = elems.begin()->first;
+  for (const auto& [t, n] : elems)
+    if (n > elems[main]) main = t;
+  std::string out(dtype_name(main));
+  std::string mixed;
+  for (const auto& [t, names] : users) {
+    if (t == main) continue;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    mixed += (mixed.empty() ? "" : "; ") + std::string(dtype_name(t)) + " " + list;
+  }
+  return mixed.empty() ? out : out + " (mixed: " + mixed + ")";
 }
 
 void Model::add_param(const std::string& name, std::vector<int64_t> shape) {
@@ -167,6 +264,7 @@ void Model::init_random(uint64_t seed) {
   const float std_base = 0.02f;
   const float std_resid = 0.02f / std::sqrt(2.0f * m_config.n_layer);
   for (const auto& p : m_param_tensors) {
+    if (p.external) continue;  // read-only file data
     float* d = m_params.data() + p.offset;
     const bool is_gain = (p.name.find("ln") != std::string::npos || p.name.find("norm") != std::string::npos) &&
                          p.name.ends_with(".weight");

@@ -7,6 +7,8 @@
 // Prefill is one step with T = prompt length; decode is T = 1. Because the cache holds exactly what
 // a full forward would have computed (for rotary models: keys already rotated for their own
 // position), decode logits at position t equal the full forward's logits.
+// Linear weights go through matmul_forward_typed whatever their encoding; for f32 weights that is
+// exactly matmul_forward, so f32 models compute what they always did.
 #include <algorithm>
 
 #include "engine/error.h"
@@ -17,24 +19,34 @@ namespace engine {
 
 namespace {
 
-// Base pointers of every parameter group a forward needs; null where the architecture has none.
+// Base pointers of the f32 parameter groups a forward needs (norms, biases, positions); null where
+// the architecture has none. Linear weights come separately, as WeightRefs (LinearWeights).
 struct Weights {
-  const float *wte = nullptr, *wpe = nullptr, *head = nullptr;
+  const float *wpe = nullptr;
   const float *norm1_w = nullptr, *norm1_b = nullptr, *norm2_w = nullptr, *norm2_b = nullptr;
   const float *normf_w = nullptr, *normf_b = nullptr;
-  const float *wqkv = nullptr, *bqkv = nullptr;                          // fused (GPT-2)
-  const float *wq = nullptr, *wk = nullptr, *wv = nullptr;               // separate (Llama)
-  const float *bq = nullptr, *bk = nullptr, *bv = nullptr;
-  const float *wo = nullptr, *bo = nullptr;
-  const float *w_in = nullptr, *b_in = nullptr;  // GPT-2 fc / Llama gate (F,C)
-  const float *w_up = nullptr;                   // Llama up (F,C)
-  const float *w_down = nullptr, *b_down = nullptr;
+  const float *bqkv = nullptr;                                           // fused (GPT-2)
+  const float *bq = nullptr, *bk = nullptr, *bv = nullptr;               // separate (Llama)
+  const float *bo = nullptr;
+  const float *b_in = nullptr;  // GPT-2 fc
+  const float *b_down = nullptr;
+};
+
+// One layer's linear weights in their stored encoding (f32 arena or file-encoded, see Model::weight).
+struct LayerLinears {
+  WeightRef qkv;            // fused (GPT-2)
+  WeightRef q, k, v;        // separate (Llama)
+  WeightRef o, w_in, w_up, w_down;  // w_in: GPT-2 fc / Llama gate; w_up: Llama only
+};
+
+struct LinearWeights {
+  WeightRef wte, head;
+  std::vector<LayerLinears> layers;
 };
 
 Weights resolve(const Model& m, const ArchSpec& spec) {
   Weights w;
   auto opt = [&](const char* name) { return m.has_param(name) ? m.param_data(name) : nullptr; };
-  w.wte = m.param_data("wte");
   if (spec.norm == ArchSpec::Norm::LayerNorm) {
     w.wpe = m.param_data("wpe");
     w.norm1_w = m.param_data("h.ln1.weight");
@@ -43,31 +55,45 @@ Weights resolve(const Model& m, const ArchSpec& spec) {
     w.norm2_b = m.param_data("h.ln2.bias");
     w.normf_w = m.param_data("lnf.weight");
     w.normf_b = m.param_data("lnf.bias");
-    w.wqkv = m.param_data("h.qkv.weight");
     w.bqkv = m.param_data("h.qkv.bias");
-    w.wo = m.param_data("h.attn_proj.weight");
     w.bo = m.param_data("h.attn_proj.bias");
-    w.w_in = m.param_data("h.fc.weight");
     w.b_in = m.param_data("h.fc.bias");
-    w.w_down = m.param_data("h.fc_proj.weight");
     w.b_down = m.param_data("h.fc_proj.bias");
   } else {
     w.norm1_w = m.param_data("h.attn_norm.weight");
     w.norm2_w = m.param_data("h.ffn_norm.weight");
     w.normf_w = m.param_data("norm.weight");
-    w.wq = m.param_data("h.wq.weight");
-    w.wk = m.param_data("h.wk.weight");
-    w.wv = m.param_data("h.wv.weight");
     w.bq = opt("h.wq.bias");
     w.bk = opt("h.wk.bias");
     w.bv = opt("h.wv.bias");
-    w.wo = m.param_data("h.wo.weight");
-    w.w_in = m.param_data("h.w_gate.weight");
-    w.w_up = m.param_data("h.w_up.weight");
-    w.w_down = m.param_data("h.w_down.weight");
   }
-  w.head = spec.tied_head ? w.wte : m.param_data("lm_head.weight");
   return w;
+}
+
+LinearWeights resolve_linears(const Model& m, const ArchSpec& spec) {
+  LinearWeights lw;
+  lw.wte = m.weight("wte");
+  lw.head = spec.tied_head ? lw.wte : m.weight("lm_head.weight");
+  const int L = m.config().n_layer;
+  lw.layers.resize(static_cast<size_t>(L));
+  for (int l = 0; l < L; ++l) {
+    LayerLinears& x = lw.layers[static_cast<size_t>(l)];
+    if (spec.norm == ArchSpec::Norm::LayerNorm) {
+      x.qkv = m.weight("h.qkv.weight", l);
+      x.o = m.weight("h.attn_proj.weight", l);
+      x.w_in = m.weight("h.fc.weight", l);
+      x.w_down = m.weight("h.fc_proj.weight", l);
+    } else {
+      x.q = m.weight("h.wq.weight", l);
+      x.k = m.weight("h.wk.weight", l);
+      x.v = m.weight("h.wv.weight", l);
+      x.o = m.weight("h.wo.weight", l);
+      x.w_in = m.weight("h.w_gate.weight", l);
+      x.w_up = m.weight("h.w_up.weight", l);
+      x.w_down = m.weight("h.w_down.weight", l);
+    }
+  }
+  return lw;
 }
 
 // Offset of layer l's slice of a per-layer group whose per-layer size is `per_layer` floats; null stays null.
@@ -109,10 +135,11 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
 
   const ArchSpec spec = arch_spec(c);
   const Weights w = resolve(m_model, spec);
+  const LinearWeights lin = resolve_linears(m_model, spec);
   const int C = c.n_embd, L = c.n_layer, NH = c.n_head, KVH = c.n_kv_head, HS = c.head_size(), F = c.ffn_dim,
             V = c.vocab_size;
   const int KVW = c.kv_width();
-  const int64_t TC = static_cast<int64_t>(T) * C, CC = static_cast<int64_t>(C) * C, FC = static_cast<int64_t>(F) * C;
+  const int64_t TC = static_cast<int64_t>(T) * C;
   Backend& be = m_backend;
   const bool rms = spec.norm == ArchSpec::Norm::RMSNorm;
   auto norm = [&](float* out, const float* inp, const float* weight, const float* bias, int N) {
@@ -125,9 +152,10 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
   if (opts.capture_attention) m_attention.assign(static_cast<size_t>(L) * NH * T * (P + T), 0.0f);
 
   float* x = m_residual.data();
-  be.encoder_forward(x, tokens.data(), w.wte, w.wpe, P, T, C);
+  be.encoder_forward_typed(x, tokens.data(), lin.wte, w.wpe, P, T, C);
 
   for (int l = 0; l < L; ++l) {
+    const LayerLinears& lw = lin.layers[static_cast<size_t>(l)];
     // attention block
     norm(m_ln.data(), x, at(w.norm1_w, l, C), at(w.norm1_b, l, C), T);
     float* kc = cache.keys(l);
@@ -137,34 +165,33 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
     const float* q = m_qkv.data();
     int q_stride = C;
     if (spec.fused_qkv) {
-      be.matmul_forward(m_qkv.data(), m_ln.data(), at(w.wqkv, l, 3 * CC), at(w.bqkv, l, 3 * C), T, C, 3 * C);
+      be.matmul_forward_typed(m_qkv.data(), m_ln.data(), lw.qkv, at(w.bqkv, l, 3 * C), T, C, 3 * C);
       // qkv rows are [q | k | v]; append this step's keys and values to the cache.
       be.copy_rows(k_new, KVW, m_qkv.data() + C, 3 * C, T, KVW);
       be.copy_rows(v_new, KVW, m_qkv.data() + 2 * C, 3 * C, T, KVW);
       q_stride = 3 * C;
     } else {
       // The cache rows for P..P+T-1 are contiguous (T, KVW), so k and v are projected straight into them.
-      const int64_t KC = static_cast<int64_t>(KVW) * C;
-      be.matmul_forward(m_qkv.data(), m_ln.data(), at(w.wq, l, CC), at(w.bq, l, C), T, C, C);
-      be.matmul_forward(k_new, m_ln.data(), at(w.wk, l, KC), at(w.bk, l, KVW), T, C, KVW);
-      be.matmul_forward(v_new, m_ln.data(), at(w.wv, l, KC), at(w.bv, l, KVW), T, C, KVW);
+      be.matmul_forward_typed(m_qkv.data(), m_ln.data(), lw.q, at(w.bq, l, C), T, C, C);
+      be.matmul_forward_typed(k_new, m_ln.data(), lw.k, at(w.bk, l, KVW), T, C, KVW);
+      be.matmul_forward_typed(v_new, m_ln.data(), lw.v, at(w.bv, l, KVW), T, C, KVW);
     }
     if (spec.positions == ArchSpec::Positions::Rope)
       be.rope_forward(m_qkv.data(), q_stride, NH, k_new, KVW, KVH, T, HS, P, c.rope_theta, c.rope_interleaved);
     float* att_out = opts.capture_attention ? m_attention.data() + static_cast<size_t>(l) * NH * T * (P + T) : nullptr;
     be.attention_forward(m_atty.data(), q, q_stride, kc, vc, P, T, NH, KVH, HS, att_out);
-    be.matmul_forward(m_proj.data(), m_atty.data(), at(w.wo, l, CC), at(w.bo, l, C), T, C, C);
+    be.matmul_forward_typed(m_proj.data(), m_atty.data(), lw.o, at(w.bo, l, C), T, C, C);
     be.residual_forward(x, x, m_proj.data(), TC);
     // MLP block
     norm(m_ln.data(), x, at(w.norm2_w, l, C), at(w.norm2_b, l, C), T);
-    be.matmul_forward(m_fch.data(), m_ln.data(), at(w.w_in, l, FC), at(w.b_in, l, F), T, C, F);
+    be.matmul_forward_typed(m_fch.data(), m_ln.data(), lw.w_in, at(w.b_in, l, F), T, C, F);
     if (spec.mlp == ArchSpec::Mlp::SwiGLU) {
-      be.matmul_forward(m_fch_gelu.data(), m_ln.data(), at(w.w_up, l, FC), nullptr, T, C, F);
+      be.matmul_forward_typed(m_fch_gelu.data(), m_ln.data(), lw.w_up, nullptr, T, C, F);
       be.swiglu_forward(m_fch_gelu.data(), m_fch.data(), m_fch_gelu.data(), static_cast<int64_t>(T) * F);
     } else {
       be.gelu_forward(m_fch_gelu.data(), m_fch.data(), static_cast<int64_t>(T) * F);
     }
-    be.matmul_forward(m_proj.data(), m_fch_gelu.data(), at(w.w_down, l, FC), at(w.b_down, l, C), T, F, C);
+    be.matmul_forward_typed(m_proj.data(), m_fch_gelu.data(), lw.w_down, at(w.b_down, l, C), T, F, C);
     be.residual_forward(x, x, m_proj.data(), TC);
   }
   cache.advance(T);
@@ -174,7 +201,7 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
   const int rows = T - first;
   norm(m_ln.data(), x + static_cast<int64_t>(first) * C, w.normf_w, w.normf_b, rows);
   m_logits.resize(static_cast<size_t>(rows) * V);
-  be.matmul_forward(m_logits.data(), m_ln.data(), w.head, nullptr, rows, C, V);
+  be.matmul_forward_typed(m_logits.data(), m_ln.data(), lin.head, nullptr, rows, C, V);
   return {m_logits.data(), m_logits.size()};
 }
 

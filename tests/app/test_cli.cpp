@@ -98,6 +98,12 @@ class TestCli : public QObject {
     QVERIFY(o["decode_tokens_per_s"].toDouble() > 0);
     QVERIFY(o["peak_rss_mb"].toDouble() > 1);
     QVERIFY(o["backend"].toString().startsWith("CPU"));
+    QCOMPARE(o["weights"].toString(), QString("f32"));
+    // A q8_0 GGUF reports its weights as such (they are used in place, not widened).
+    const Run q = cli({"bench", "--model", QString(WB_SOURCE_DIR) + "/tests/data/gguf/tiny-qwen2-q8_0.gguf", "--prompt-tokens",
+                       "8", "--gen-tokens", "2", "--repetitions", "1", "--json"});
+    QVERIFY2(q.code == 0, q.err.constData());
+    QCOMPARE(json_of(q)["weights"].toString(), QString("q8_0"));
   }
 
   void bad_input_gives_one_clear_line_data() {

@@ -269,7 +269,9 @@ class TestGguf : public QObject {
     QVERIFY(f->find("missing") == nullptr);
     QCOMPARE(f->get_string_array("a.string").size(), size_t(3));
     QCOMPARE(engine::io::ggml_to_dtype(GgmlType::Q8_0), std::optional<engine::DType>(engine::DType::Q8_0));
-    QCOMPARE(engine::io::ggml_to_dtype(GgmlType::Q6_K), std::optional<engine::DType>());
+    QCOMPARE(engine::io::ggml_to_dtype(GgmlType::Q6_K), std::optional<engine::DType>(engine::DType::Q6_K));
+    QCOMPARE(engine::io::ggml_to_dtype(GgmlType::I8), std::optional<engine::DType>());
+    QCOMPARE(engine::io::dtype_to_ggml(engine::DType::Q4_K), GgmlType::Q4_K);
     QCOMPARE(engine::io::dtype_to_ggml(engine::DType::BF16), GgmlType::BF16);
     QCOMPARE(engine::io::ggml_block_bytes(GgmlType::Q4_K), uint64_t(144));
     QCOMPARE(engine::io::ggml_block_bytes(GgmlType::Q6_K), uint64_t(210));

@@ -692,6 +692,14 @@ class TestSafetensors : public QObject {
     QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::F16, UINT64_MAX); }).contains("overflow"));
     // (2^64 - 32) / 32 blocks * 34 bytes overflows even though the element count is a whole number of blocks.
     QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::Q8_0, UINT64_MAX - 31); }).contains("overflow"));
+    // K types: 256 weights per super-block.
+    QCOMPARE(engine::dtype_name(engine::DType::Q4_K), std::string_view("q4_K"));
+    QCOMPARE(engine::dtype_bytes(engine::DType::Q4_K, 512), uint64_t(288));
+    QCOMPARE(engine::dtype_bytes(engine::DType::Q6_K, 256), uint64_t(210));
+    QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::Q6_K, 128); }).contains("256-element block"));
+    QCOMPARE(engine::dtype_block_elems(engine::DType::Q4_0), uint64_t(32));
+    QVERIFY(engine::dtype_is_quantized(engine::DType::Q6_K));
+    QVERIFY(!engine::dtype_is_quantized(engine::DType::F16));
   }
 };
 

@@ -6,12 +6,19 @@
 // T = new tokens this step, P = tokens already in the KV cache (pos0), NH = query heads,
 // KVH = key/value heads, HS = head size.
 // Weights are stored (OC, C) row-major, so y = x W^T + b: a row of W is one output's weights.
+// The *_typed ops take a WeightRef (f32 or a file encoding: f16, q8_0, q4_0, q4_K, q6_K, bf16). Their
+// defaults here work for any backend whose buffers are host memory: f32 goes to the plain op, other
+// encodings are widened to f32 per call (correct, not fast); the CPU backend overrides the matmul
+// with kernels that read the encoded weights directly.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "engine/weight_ref.h"
 
 namespace engine {
 
@@ -26,6 +33,11 @@ class Backend {
   // out (T,C) = wte[tokens[t]] + wpe[pos0 + t]; wpe may be null (rotary models).
   virtual void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
                                int pos0, int T, int C) = 0;
+
+  // The same with wte in any encoding: only the T rows asked for are widened (a quantized embedding
+  // table is never expanded as a whole).
+  virtual void encoder_forward_typed(float* out, const int32_t* tokens, const WeightRef& wte, const float* wpe,
+                                     int pos0, int T, int C);
 
   // out (N,C) = (inp - mean) * rstd * weight + bias per row; mean/rstd (N) may be null.
   virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
@@ -50,6 +62,12 @@ class Backend {
   virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                               int N, int C, int OC) = 0;
 
+  // The same with the weight in any encoding. f32 weights must give exactly matmul_forward's result
+  // (every backend's override keeps that, so f32 models compute bit for bit as before). Quantized
+  // weights on the CPU round inp to int8 per 32 values when N == 1 (see engine/quant.h).
+  virtual void matmul_forward_typed(float* out, const float* inp, const WeightRef& weight, const float* bias, int N,
+                                    int C, int OC);
+
   // Causal attention of T new queries against P cached + T new keys.
   // q (T, NH*HS) with row stride q_stride floats; k_cache, v_cache (P+T, KVH*HS) hold all keys and
   // values including the new ones; out (T, NH*HS). Query head h reads key/value head h / (NH/KVH).
@@ -67,6 +85,9 @@ class Backend {
 
   // Copies `rows` rows of `cols` floats from src (row stride src_stride) to dst (row stride dst_stride).
   virtual void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) = 0;
+
+ private:
+  std::vector<float> m_widened;  // scratch of the default *_typed ops
 };
 
 // Which backend runs, and why (shown in the UI and by the CLI).

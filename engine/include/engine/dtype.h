@@ -2,7 +2,8 @@
 //
 // f16/bf16 conversions are exact IEEE round-to-nearest-even (f32 -> half) and exact widening
 // (half -> f32); quantized block types follow GGUF's layout (q8_0: 32 int8 + one f16 scale,
-// q4_0: 32 nibbles + one f16 scale).
+// q4_0: 32 nibbles + one f16 scale; the K types q4_K / q6_K: 256 weights in 144 / 210 bytes, see
+// engine/quant.h).
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,17 @@
 
 namespace engine {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0 };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 
 std::string_view dtype_name(DType t);
 
 // Bytes taken by `n` elements of type `t`; quantized types need n to be a multiple of their block.
 // Throws engine::Error on overflow or a partial block.
 uint64_t dtype_bytes(DType t, uint64_t n);
+// Elements per block: 1 (f32/f16/bf16), 32 (q8_0/q4_0), 256 (q4_K/q6_K).
+uint64_t dtype_block_elems(DType t);
+// True for the block-quantized types (q8_0, q4_0, q4_K, q6_K).
+bool dtype_is_quantized(DType t);
 
 inline float fp16_to_f32(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;

@@ -10,6 +10,11 @@
 // All parameters live in one f32 arena (m_params); each named tensor is a view into it. The layout of
 // each parameter group is (L, ...) so layer l's weights are a fixed offset from the group's base,
 // as in llm.c. Linear weights are stored (out, in) row-major, whatever the file on disk used.
+// Exception: linear-weight groups named at construction as "external" (a GGUF file's f16 / q8_0 /
+// q4_0 / q4_K / q6_K weights, used in place from the memory map) take no arena space; each layer's
+// matrix is a WeightRef into memory the Model keeps alive (keep_alive), and param_data() on such a
+// group throws. The forward pass reads every linear weight through weight(name, layer), which
+// works for both kinds.
 // The forward pass is written once against Backend; the architecture is a small description
 // (ArchSpec, derived from ModelConfig): which norm, which positions, which MLP, which biases, which head.
 //
@@ -33,6 +38,7 @@
 
 #include "engine/backend.h"
 #include "engine/tokenizer.h"
+#include "engine/weight_ref.h"
 
 namespace engine {
 
@@ -82,27 +88,55 @@ ArchSpec arch_spec(const ModelConfig& c);
 struct ParamTensor {
   std::string name;            // our canonical name, e.g. "h.qkv.weight" for the (L,3C,C) group
   std::vector<int64_t> shape;  // including the leading L for per-layer groups
-  uint64_t offset = 0;         // in floats into the arena
+  uint64_t offset = 0;         // in floats into the arena (unused when external)
   uint64_t numel = 0;
+  bool external = false;       // stored outside the arena, in a file encoding (see QuantWeight)
+};
+
+// A linear-weight group kept in the encoding of the file it came from: one matrix per layer for the
+// per-layer "h.*" groups, else one. Layers may differ in encoding (Q4_K_M files mix q4_K and q6_K).
+struct QuantWeight {
+  std::string name;
+  std::vector<WeightRef> layers;
 };
 
 class KVCache;
 
 class Model {
  public:
-  // Allocates zeroed parameters for `config` (validated first).
-  explicit Model(const ModelConfig& config);
+  // Allocates zeroed parameters for `config` (validated first). Groups named in `external` get no
+  // arena floats; each must be a linear weight group ("wte", "lm_head.weight" or an "h.*.weight"
+  // matrix group), and every one of its layers must be given by set_external_weight before a forward.
+  explicit Model(const ModelConfig& config, const std::vector<std::string>& external = {});
 
   const ModelConfig& config() const { return m_config; }
   const std::vector<ParamTensor>& params() const { return m_param_tensors; }
   const ParamTensor& param(const std::string& name) const;  // throws if unknown
   bool has_param(const std::string& name) const;
-  float* param_data(const std::string& name) { return m_params.data() + param(name).offset; }
-  const float* param_data(const std::string& name) const { return m_params.data() + param(name).offset; }
+  // The f32 values of an arena tensor; throws engine::Error naming the tensor when it is external.
+  float* param_data(const std::string& name);
+  const float* param_data(const std::string& name) const;
+  // The arena (external groups are not in it).
   std::span<float> all_params() { return m_params; }
+
+  // Layer `layer`'s matrix of linear-weight group `name` (layer 0 for "wte" / "lm_head.weight"), in
+  // whatever encoding it is stored. Throws for unknown names, layers out of range and external
+  // layers not yet set.
+  WeightRef weight(const std::string& name, int layer = 0) const;
+  // The external storage of `name`, or null when it lives in the arena.
+  const QuantWeight* quant_weight(const std::string& name) const;
+  bool has_external_weights() const { return !m_quant.empty(); }
+  // Points layer `layer` of external group `name` at `w` (memory kept alive through keep_alive).
+  void set_external_weight(const std::string& name, int layer, WeightRef w);
+  // Keeps `owner` (a mapped file, a widened copy) alive as long as the model.
+  void keep_alive(std::shared_ptr<const void> owner) { m_keep_alive.push_back(std::move(owner)); }
+  // How the linear weights are stored, e.g. "f32", "q8_0", "q4_0 (mixed: q6_K wte)": the encoding of
+  // most weights, then the others with the groups that use them.
+  std::string weight_summary() const;
 
   // GPT-2 initialisation for every architecture (normal std 0.02, residual projections -- attn_proj/wo
   // and fc_proj/w_down -- scaled by 1/sqrt(2L), zero biases, unit norm gains), deterministic in `seed`.
+  // External (file-encoded) groups are read-only and left as they are.
   void init_random(uint64_t seed);
 
   const Tokenizer* tokenizer() const { return m_tokenizer.get(); }
@@ -117,6 +151,8 @@ class Model {
   ModelConfig m_config;
   std::vector<ParamTensor> m_param_tensors;
   std::vector<float> m_params;
+  std::vector<QuantWeight> m_quant;
+  std::vector<std::shared_ptr<const void>> m_keep_alive;
   std::unique_ptr<Tokenizer> m_tokenizer;
 };
 

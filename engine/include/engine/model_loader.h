@@ -11,7 +11,10 @@
 // other than Qwen2's q/k/v, activations other than silu) are errors, never silently ignored.
 // GPT-2 tensor names are accepted with or without the "transformer." prefix; tensors we do not use
 // (attn.bias masks, tied lm_head) are ignored; a missing tensor is an error naming it. f32/f16/bf16
-// tensors are widened to the f32 arena.
+// tensors are widened to the f32 arena, except GGUF linear weights in f16 / q8_0 / q4_0 / q4_K /
+// q6_K, which by default stay in the memory-mapped file and are used there by the quantized kernels
+// (peak RSS about the file size); LoadOptions::dequantize widens them too, for code that needs f32
+// values (conversion, training).
 #pragma once
 
 #include <functional>
@@ -43,7 +46,14 @@ struct ModelFileInfo {
 // Decides what `path` is without loading it. Throws engine::Error for unknown or missing paths.
 ModelFileInfo detect_model_format(const std::string& path);
 
-std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress = {});
+struct LoadOptions {
+  // true: every weight is widened into the f32 arena (param_data works for all of them); false: GGUF
+  // linear weights a kernel can read directly stay file-encoded (Model::weight, quant_weight).
+  bool dequantize = false;
+};
+
+std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress = {},
+                                  const LoadOptions& options = {});
 
 // Loads the tokenizer found in `directory` (tokenizer.json, else vocab.json + merges.txt), or null.
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory);

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/dtype.h"
+
 namespace engine {
 
 inline constexpr int k_qblock = 32;    // weights per q8_0 / q4_0 block
@@ -78,5 +80,21 @@ void matvec_q6_K_act(float* out, const void* W, const q8_act& x, int64_t row_beg
 void matmul_q8_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
 void matmul_q4_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
 void matmul_f16(float* out, const uint16_t* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+void matmul_q4_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+void matmul_q6_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
+// Any dtype (bf16 and f32 too), the same tiled dequantize + sgemm.
+void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin,
+                  int64_t row_end);
+
+// --- any dtype, whole rows: the row-at-a-time form the kernels above share ---
+// dst (rows, C) = rows [row_begin, row_begin + rows) of W (OC, C) in encoding t, widened to f32.
+// C must be a whole number of t's blocks.
+void dequantize_rows(DType t, const void* W, int C, int64_t row_begin, int64_t rows, float* dst);
+
+// Index of the first element of the first block whose scale (q8_0/q4_0: d; q4_K: d, dmin; q6_K: d)
+// or value (f16/bf16/f32) is inf or nan, or -1 when every weight is finite. Scans only scales for
+// block types: with finite scales every weight of those formats is finite. n: element count
+// (a multiple of the block).
+int64_t first_nonfinite(DType t, const void* W, int64_t n);
 
 }  // namespace engine

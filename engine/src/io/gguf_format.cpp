@@ -184,6 +184,8 @@ std::optional<DType> ggml_to_dtype(GgmlType t) {
     case GgmlType::BF16: return DType::BF16;
     case GgmlType::Q8_0: return DType::Q8_0;
     case GgmlType::Q4_0: return DType::Q4_0;
+    case GgmlType::Q4_K: return DType::Q4_K;
+    case GgmlType::Q6_K: return DType::Q6_K;
     default: return std::nullopt;
   }
 }
@@ -195,6 +197,8 @@ GgmlType dtype_to_ggml(DType t) {
     case DType::BF16: return GgmlType::BF16;
     case DType::Q8_0: return GgmlType::Q8_0;
     case DType::Q4_0: return GgmlType::Q4_0;
+    case DType::Q4_K: return GgmlType::Q4_K;
+    case DType::Q6_K: return GgmlType::Q6_K;
   }
   throw Error("dtype_to_ggml: unknown dtype " + std::to_string(static_cast<int>(t)));
 }

@@ -10,13 +10,20 @@
 // layout, so GGUF "llama" models get rope_interleaved = true; "qwen2" uses NEOX (rotate-half) rope in
 // llama.cpp and its converter does not permute, so rope_interleaved = false.
 //
-// For now every tensor (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K) is DEQUANTIZED into the f32 arena at
-// load and its pages are released after the copy; using the quantized weights in place (the q8_0 /
-// q4_0 / K-quant matvec kernels of quant.h) is the next step.
+// Linear weights (token_embd, the attention and MLP matrices, output) stored as f16 / q8_0 / q4_0 /
+// q4_K / q6_K stay in the memory-mapped file: the Model gets WeightRefs into the mapping plus a
+// shared_ptr that keeps the file mapped, and the kernels of quant.h read them there, so peak RSS is
+// about the file size. A group is kept in the file when any of its layers is so encoded; its other
+// layers (f32) are referenced in place too, bf16 ones widened to an owned f32 copy. Everything else
+// (norm gains, biases, position embeddings, bf16 weights) is widened into the f32 arena and its pages
+// are released after the copy. LoadOptions::dequantize widens every tensor into the arena instead
+// (what conversion and training need). Tensors kept in place are checked for non-finite scales
+// (values for f16), which for these formats is the same as checking every weight.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,47 +78,104 @@ std::optional<int32_t> meta_token_id(const GgufFile& f, const std::string& key) 
   return meta_int(f, key, 0, std::numeric_limits<int32_t>::max() - 1);
 }
 
-// Copies tensor `name` (GGUF shape `want`, ne[0] first) widened / dequantized to f32 into dst.
-void read_into(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want, float* dst) {
+// The tensor `name` after every check both load paths share: present, GGUF shape `want` (ne[0] first),
+// rows of whole blocks, the byte size its type implies, and a type the engine reads.
+const GgufTensor& checked_tensor(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want) {
   const GgufTensor* t = f.find(name);
   if (!t) throw Error(f.path() + ": tensor " + name + " is missing");
   if (t->shape != want)
     throw Error(f.path() + ": tensor " + name + " has shape " + gguf_shape_str(t->shape) + ", expected " +
                 gguf_shape_str(want) + " (GGUF order, ne[0] first)");
-  const uint64_t n = t->numel;
   const uint64_t block = ggml_block_elems(t->type);
   if (block > 1 && want[0] % block != 0)
     throw Error(f.path() + ": tensor " + name + ": rows of " + std::to_string(want[0]) + " are not whole " +
                 std::string(ggml_type_name(t->type)) + " blocks");
-  if (t->nbytes != ggml_type_bytes(t->type, n)) throw Error(f.path() + ": tensor " + name + " has the wrong byte size");
-  const uint8_t* src = t->data;
-  switch (t->type) {
-    case GgmlType::F32: std::memcpy(dst, src, n * sizeof(float)); break;
-    case GgmlType::F16:
-      for (uint64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = fp16_to_f32(h);
-      }
-      break;
-    case GgmlType::BF16:
-      for (uint64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = bf16_to_f32(h);
-      }
-      break;
-    case GgmlType::Q8_0: dequantize_row_q8_0(src, dst, static_cast<int64_t>(n)); break;
-    case GgmlType::Q4_0: dequantize_row_q4_0(src, dst, static_cast<int64_t>(n)); break;
-    case GgmlType::Q4_K: dequantize_row_q4_K(src, dst, static_cast<int64_t>(n)); break;
-    case GgmlType::Q6_K: dequantize_row_q6_K(src, dst, static_cast<int64_t>(n)); break;
-    default:
-      throw Error(f.path() + ": tensor " + name + " has type " + std::string(ggml_type_name(t->type)) +
-                  ", which is not supported for model weights");
-  }
+  if (t->nbytes != ggml_type_bytes(t->type, t->numel)) throw Error(f.path() + ": tensor " + name + " has the wrong byte size");
+  if (!ggml_to_dtype(t->type))
+    throw Error(f.path() + ": tensor " + name + " has type " + std::string(ggml_type_name(t->type)) +
+                ", which is not supported for model weights");
+  return *t;
+}
+
+// Kernels read block structs and f32/f16 values directly, so their data must be aligned to the
+// element (GGUF aligns tensors to 32 unless general.alignment says otherwise). Returns t.data, or an
+// aligned copy (held by `copy`) when a file's alignment is smaller.
+const void* aligned_data(const GgufTensor& t, std::shared_ptr<std::vector<uint64_t>>& copy) {
+  const uintptr_t need = t.type == GgmlType::F32 ? 4 : 2;
+  if (reinterpret_cast<uintptr_t>(t.data) % need == 0) return t.data;
+  copy = std::make_shared<std::vector<uint64_t>>((t.nbytes + 7) / 8);
+  std::memcpy(copy->data(), t.data, t.nbytes);
+  return copy->data();
+}
+
+// Copies tensor `name` widened / dequantized to f32 into dst, then drops its file pages.
+void read_into(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want, float* dst) {
+  const GgufTensor& t = checked_tensor(f, name, want);
+  const uint64_t n = t.numel;
+  std::shared_ptr<std::vector<uint64_t>> copy;
+  dequantize_rows(*ggml_to_dtype(t.type), aligned_data(t, copy), static_cast<int>(want[0]),
+                  0, static_cast<int64_t>(n / want[0]), dst);
   for (uint64_t i = 0; i < n; ++i)
     if (!std::isfinite(dst[i])) throw Error(f.path() + ": tensor " + name + " has a non-finite value at " + std::to_string(i));
-  f.release(*t);
+  f.release(t);
+}
+
+// The encodings a CPU kernel reads in place (bf16 is widened at load: no bf16 kernel yet).
+bool kernel_encoding(GgmlType t) {
+  return t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_K ||
+         t == GgmlType::Q6_K;
+}
+
+// Points layer `layer` of external group `ours` at tensor `name` inside the mapping (the caller keeps
+// the file alive through Model::keep_alive), after checking it.
+void map_into(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want, Model& model,
+              const std::string& ours, int layer) {
+  const GgufTensor& t = checked_tensor(f, name, want);
+  const DType dt = *ggml_to_dtype(t.type);
+  if (dt == DType::BF16) {
+    auto wide = std::make_shared<std::vector<float>>(t.numel);
+    read_into(f, name, want, wide->data());
+    model.set_external_weight(ours, layer, {DType::F32, wide->data()});
+    model.keep_alive(std::move(wide));
+    return;
+  }
+  std::shared_ptr<std::vector<uint64_t>> copy;
+  const void* data = aligned_data(t, copy);
+  const int64_t bad = first_nonfinite(dt, data, static_cast<int64_t>(t.numel));
+  if (bad >= 0)
+    throw Error(f.path() + ": tensor " + name + " has a non-finite " + (dtype_is_quantized(dt) ? "scale in the block at " : "value at ") +
+                std::to_string(bad));
+  model.set_external_weight(ours, layer, {dt, data});
+  if (copy) model.keep_alive(std::move(copy));
+}
+
+// llama.cpp's converter stores GPT-2's tied head as a copy of token_embd; it must be that copy (up to
+// quantization noise when the two were quantized differently), else it is an untied head. Compared
+// in chunks of rows, so neither matrix is ever widened whole.
+void check_tied_copy(const GgufFile& f, const Model& model, uint64_t C, uint64_t V) {
+  const GgufTensor& h = checked_tensor(f, "output.weight", {C, V});
+  std::shared_ptr<std::vector<uint64_t>> copy;
+  const void* hd = aligned_data(h, copy);
+  const DType ht = *ggml_to_dtype(h.type);
+  const WeightRef w = model.weight("wte");
+  constexpr int64_t k_chunk = 64;
+  std::vector<float> a(k_chunk * C), b(k_chunk * C);
+  double max_w = 0, max_d = 0;
+  for (int64_t r = 0; r < static_cast<int64_t>(V); r += k_chunk) {
+    const int64_t n = std::min<int64_t>(k_chunk, static_cast<int64_t>(V) - r);
+    dequantize_rows(w.dtype, w.data, static_cast<int>(C), r, n, a.data());
+    dequantize_rows(ht, hd, static_cast<int>(C), r, n, b.data());
+    for (int64_t i = 0; i < n * static_cast<int64_t>(C); ++i) {
+      if (!std::isfinite(b[i]))
+        throw Error(f.path() + ": tensor output.weight has a non-finite value at " + std::to_string(r * C + i));
+      max_w = std::max(max_w, double(std::abs(a[i])));
+      max_d = std::max(max_d, double(std::abs(a[i] - b[i])));
+    }
+  }
+  if (max_d > 0.02 * max_w)
+    throw Error(f.path() + ": output.weight differs from token_embd.weight (an untied output head is not supported "
+                "for GPT-2)");
+  f.release(h);  // never read again: the head is wte
 }
 
 std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
@@ -146,9 +210,10 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
 
 }  // namespace
 
-std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress) {
+std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,
+                                       const LoadOptions& options) {
   report_progress(progress, 0.0f, "mapping " + info.weights_path);
-  auto file = GgufFile::open(info.weights_path);
+  std::shared_ptr<const GgufFile> file = GgufFile::open(info.weights_path);
   const GgufFile& f = *file;
   const std::string& path = f.path();
   const std::string arch = f.architecture();
@@ -214,9 +279,51 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   }
   c.validate(path);
 
-  auto model = std::make_unique<Model>(c);
+  // Linear-weight groups: our name, the GGUF name (after "blk.<l>." for per-layer ones), GGUF shape.
   const uint64_t C = c.n_embd, V = c.vocab_size, T = c.max_seq_len, F = c.ffn_dim, KVW = c.kv_width();
-  read_into(f, "token_embd.weight", {C, V}, model->param_data("wte"));
+  struct Linear {
+    std::string ours, gguf;
+    bool per_layer;
+    std::vector<uint64_t> shape;
+  };
+  std::vector<Linear> linears = {{"wte", "token_embd.weight", false, {C, V}}};
+  if (gpt2) {
+    linears.insert(linears.end(), {{"h.qkv.weight", "attn_qkv.weight", true, {C, 3 * C}},
+                                   {"h.attn_proj.weight", "attn_output.weight", true, {C, C}},
+                                   {"h.fc.weight", "ffn_up.weight", true, {C, F}},
+                                   {"h.fc_proj.weight", "ffn_down.weight", true, {F, C}}});
+  } else {
+    linears.insert(linears.end(), {{"h.wq.weight", "attn_q.weight", true, {C, C}},
+                                   {"h.wk.weight", "attn_k.weight", true, {C, KVW}},
+                                   {"h.wv.weight", "attn_v.weight", true, {C, KVW}},
+                                   {"h.wo.weight", "attn_output.weight", true, {C, C}},
+                                   {"h.w_gate.weight", "ffn_gate.weight", true, {C, F}},
+                                   {"h.w_up.weight", "ffn_up.weight", true, {C, F}},
+                                   {"h.w_down.weight", "ffn_down.weight", true, {F, C}}});
+    if (!c.tie_embeddings) linears.push_back({"lm_head.weight", "output.weight", false, {C, V}});
+  }
+  auto gguf_name = [&](const Linear& g, int l) { return g.per_layer ? "blk." + std::to_string(l) + "." + g.gguf : g.gguf; };
+  std::vector<std::string> external;
+  if (!options.dequantize)
+    for (const Linear& g : linears)
+      for (int l = 0; l < (g.per_layer ? c.n_layer : 1); ++l)
+        if (const GgufTensor* t = f.find(gguf_name(g, l)); t && kernel_encoding(t->type)) {
+          external.push_back(g.ours);
+          break;
+        }
+  auto model = std::make_unique<Model>(c, external);
+  if (!external.empty()) model->keep_alive(file);
+  // Reads layer l of a linear group: into the mapping when external, else widened into the arena.
+  auto linear = [&](const std::string& ours, int l) {
+    const Linear& g = *std::find_if(linears.begin(), linears.end(), [&](const Linear& x) { return x.ours == ours; });
+    if (model->quant_weight(ours)) {
+      map_into(f, gguf_name(g, l), g.shape, *model, ours, l);
+    } else {
+      const uint64_t per_layer = g.shape[0] * g.shape[1];
+      read_into(f, gguf_name(g, l), g.shape, model->param_data(ours) + static_cast<uint64_t>(l) * per_layer);
+    }
+  };
+  linear("wte", 0);
   auto layer_stage = [&](int l) {
     report_progress(progress, 0.05f + 0.9f * l / c.n_layer,
                     "layer " + std::to_string(l + 1) + " of " + std::to_string(c.n_layer));
@@ -229,43 +336,29 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
       const uint64_t L = l;
       read_into(f, b + "attn_norm.weight", {C}, model->param_data("h.ln1.weight") + L * C);
       read_into(f, b + "attn_norm.bias", {C}, model->param_data("h.ln1.bias") + L * C);
-      read_into(f, b + "attn_qkv.weight", {C, 3 * C}, model->param_data("h.qkv.weight") + L * 3 * C * C);
+      linear("h.qkv.weight", l);
       read_into(f, b + "attn_qkv.bias", {3 * C}, model->param_data("h.qkv.bias") + L * 3 * C);
-      read_into(f, b + "attn_output.weight", {C, C}, model->param_data("h.attn_proj.weight") + L * C * C);
+      linear("h.attn_proj.weight", l);
       read_into(f, b + "attn_output.bias", {C}, model->param_data("h.attn_proj.bias") + L * C);
       read_into(f, b + "ffn_norm.weight", {C}, model->param_data("h.ln2.weight") + L * C);
       read_into(f, b + "ffn_norm.bias", {C}, model->param_data("h.ln2.bias") + L * C);
-      read_into(f, b + "ffn_up.weight", {C, F}, model->param_data("h.fc.weight") + L * F * C);
+      linear("h.fc.weight", l);
       read_into(f, b + "ffn_up.bias", {F}, model->param_data("h.fc.bias") + L * F);
-      read_into(f, b + "ffn_down.weight", {F, C}, model->param_data("h.fc_proj.weight") + L * C * F);
+      linear("h.fc_proj.weight", l);
       read_into(f, b + "ffn_down.bias", {C}, model->param_data("h.fc_proj.bias") + L * C);
     }
     read_into(f, "output_norm.weight", {C}, model->param_data("lnf.weight"));
     read_into(f, "output_norm.bias", {C}, model->param_data("lnf.bias"));
-    // llama.cpp's converter stores GPT-2's tied head as a copy of token_embd; it must be that copy
-    // (up to quantization noise when the two were quantized differently), else it is an untied head.
-    if (f.find("output.weight")) {
-      std::vector<float> head(V * C);
-      read_into(f, "output.weight", {C, V}, head.data());
-      const float* wte = model->param_data("wte");
-      double max_w = 0, max_d = 0;
-      for (uint64_t i = 0; i < V * C; ++i) {
-        max_w = std::max(max_w, double(std::abs(wte[i])));
-        max_d = std::max(max_d, double(std::abs(wte[i] - head[i])));
-      }
-      if (max_d > 0.02 * max_w)
-        throw Error(path + ": output.weight differs from token_embd.weight (an untied output head is not supported "
-                    "for GPT-2)");
-    }
+    if (f.find("output.weight")) check_tied_copy(f, *model, C, V);
   } else {
     for (int l = 0; l < c.n_layer; ++l) {
       layer_stage(l);
       const std::string b = "blk." + std::to_string(l) + ".";
       const uint64_t L = l;
       read_into(f, b + "attn_norm.weight", {C}, model->param_data("h.attn_norm.weight") + L * C);
-      read_into(f, b + "attn_q.weight", {C, C}, model->param_data("h.wq.weight") + L * C * C);
-      read_into(f, b + "attn_k.weight", {C, KVW}, model->param_data("h.wk.weight") + L * KVW * C);
-      read_into(f, b + "attn_v.weight", {C, KVW}, model->param_data("h.wv.weight") + L * KVW * C);
+      linear("h.wq.weight", l);
+      linear("h.wk.weight", l);
+      linear("h.wv.weight", l);
       if (c.qkv_bias) {
         read_into(f, b + "attn_q.bias", {C}, model->param_data("h.wq.bias") + L * C);
         read_into(f, b + "attn_k.bias", {KVW}, model->param_data("h.wk.bias") + L * KVW);
@@ -274,14 +367,14 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
         for (const char* bias : {"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias"})
           if (f.find(b + bias)) throw Error(path + ": tensor " + b + bias + ": attention biases are not supported for " + arch);
       }
-      read_into(f, b + "attn_output.weight", {C, C}, model->param_data("h.wo.weight") + L * C * C);
+      linear("h.wo.weight", l);
       read_into(f, b + "ffn_norm.weight", {C}, model->param_data("h.ffn_norm.weight") + L * C);
-      read_into(f, b + "ffn_gate.weight", {C, F}, model->param_data("h.w_gate.weight") + L * F * C);
-      read_into(f, b + "ffn_up.weight", {C, F}, model->param_data("h.w_up.weight") + L * F * C);
-      read_into(f, b + "ffn_down.weight", {F, C}, model->param_data("h.w_down.weight") + L * C * F);
+      linear("h.w_gate.weight", l);
+      linear("h.w_up.weight", l);
+      linear("h.w_down.weight", l);
     }
     read_into(f, "output_norm.weight", {C}, model->param_data("norm.weight"));
-    if (!c.tie_embeddings) read_into(f, "output.weight", {C, V}, model->param_data("lm_head.weight"));
+    if (!c.tie_embeddings) linear("lm_head.weight", 0);
   }
   report_progress(progress, 0.97f, "loading tokenizer");
   std::unique_ptr<Tokenizer> tok = load_gguf_tokenizer(f);
@@ -289,7 +382,7 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
     throw Error(path + ": the tokenizer has " + std::to_string(tok->vocab_size()) + " tokens, more than the model's " +
                 std::to_string(c.vocab_size));
   model->set_tokenizer(std::move(tok));
-  model->source = info.weights_path + " (GGUF)";
+  model->source = info.weights_path + (options.dequantize ? " (GGUF, widened to f32 at load)" : " (GGUF)");
   report_progress(progress, 1.0f, "done");
   return model;
 }

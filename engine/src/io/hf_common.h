@@ -41,6 +41,7 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
                    const std::string& provenance_json);
 
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
-std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress);
+std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,
+                                       const LoadOptions& options);
 
 }  // namespace engine::io

@@ -181,12 +181,12 @@ std::unique_ptr<Model> load_llmc(const ModelFileInfo& info, const LoadProgress& 
 
 }  // namespace
 
-std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress) {
+std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress, const LoadOptions& options) {
   const ModelFileInfo info = detect_model_format(path);
   switch (info.format) {
     case ModelFormat::HfDirectory: return load_hf(info, progress);
     case ModelFormat::LlmcCheckpoint: return load_llmc(info, progress);
-    case ModelFormat::Gguf: return io::load_gguf_model(info, progress);
+    case ModelFormat::Gguf: return io::load_gguf_model(info, progress, options);
   }
   throw Error(path + ": unknown model format");
 }

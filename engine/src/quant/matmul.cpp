@@ -1,9 +1,9 @@
 // Quantized / f16 weights x f32 matrix (prefill): out (N, OC) = X (N, C) * W^T over a row range.
 //
-// Correctness first: weight rows are widened to f32 in tiles of k_tile rows and handed to sgemm,
-// so the result is the exactly dequantized weights times X in f32 (no activation rounding). The
-// tile is small enough to stay in L2 (64 rows x 4096 x 4 B = 1 MiB), so each weight byte is read
-// from memory once per call however large N is. Callers wanting the
+// Correctness first: weight rows are widened to f32 in tiles (tile_rows) and handed to sgemm, so
+// the result is the exactly dequantized weights times X in f32 (no activation rounding). A tile is
+// about 1 MiB, small enough to stay in L2, so each weight byte is read from memory once per call
+// however large N is. Callers wanting the
 // integer path for N == 1 use matvec_* instead (it rounds x to int8).
 #include <cblas.h>
 
@@ -17,11 +17,18 @@ using namespace quant_detail;
 
 namespace {
 
-constexpr int64_t k_tile = 64;
+// Tile rows: about 1 MiB of widened weights (fits L2 beside sgemm's packed panels), at least 16.
+// Fewer, larger tiles matter because sgemm re-packs X on every call: with 64-row tiles that
+// packing, repeated OC/64 times, cost as much as the multiplication at N = 128, C = 768.
+int64_t tile_rows(int C) {
+  const int64_t rows = (int64_t{1} << 20) / (4 * std::max(C, 1));
+  return std::max<int64_t>(16, rows / 16 * 16);
+}
 
 template <typename Widen>
 void matmul_tiled(float* out, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end, Widen widen) {
   thread_local std::vector<float> tile;
+  const int64_t k_tile = tile_rows(C);
   tile.resize((size_t)(k_tile * C));
   for (int64_t o0 = row_begin; o0 < row_end; o0 += k_tile) {
     const int64_t rows = std::min(k_tile, row_end - o0);
@@ -69,6 +76,43 @@ void matmul_f16(float* out, const uint16_t* W, const float* X, int N, int C, int
 #endif
     for (; i < count; ++i) dst[i] = half_to_f32(src[i]);
   });
+}
+
+void matmul_q4_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end) {
+  check_args(N, C, OC, row_begin, row_end, "matmul_q4_K");
+  require_multiple(C, k_kblock, "matmul_q4_K");
+  if (N == 0 || row_begin == row_end) return;
+  const auto* rows = static_cast<const block_q4_K*>(W);
+  const int64_t nb = C / k_kblock;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_row_q4_K(rows + o0 * nb, dst, n * C); });
+}
+
+void matmul_q6_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end) {
+  check_args(N, C, OC, row_begin, row_end, "matmul_q6_K");
+  require_multiple(C, k_kblock, "matmul_q6_K");
+  if (N == 0 || row_begin == row_end) return;
+  const auto* rows = static_cast<const block_q6_K*>(W);
+  const int64_t nb = C / k_kblock;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_row_q6_K(rows + o0 * nb, dst, n * C); });
+}
+
+void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin,
+                  int64_t row_end) {
+  switch (t) {
+    case DType::Q8_0: return matmul_q8_0(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q4_0: return matmul_q4_0(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q4_K: return matmul_q4_K(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::Q6_K: return matmul_q6_K(out, W, X, N, C, OC, row_begin, row_end);
+    case DType::F16: return matmul_f16(out, static_cast<const uint16_t*>(W), X, N, C, OC, row_begin, row_end);
+    case DType::F32:
+    case DType::BF16: break;
+  }
+  check_args(N, C, OC, row_begin, row_end, "matmul_typed");
+  if (N == 0 || row_begin == row_end) return;
+  matmul_tiled(out, X, N, C, OC, row_begin, row_end,
+               [&](int64_t o0, int64_t n, float* dst) { dequantize_rows(t, W, C, o0, n, dst); });
 }
 
 }  // namespace engine

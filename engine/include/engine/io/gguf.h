@@ -53,7 +53,7 @@ uint64_t ggml_block_elems(GgmlType t);  // elements per block
 uint64_t ggml_block_bytes(GgmlType t);  // bytes per block
 // Bytes of `n` elements; throws engine::Error on a partial block or overflow.
 uint64_t ggml_type_bytes(GgmlType t, uint64_t n);
-// The engine's DType for a GGUF tensor type, if it has one (F32, F16, BF16, Q8_0, Q4_0).
+// The engine's DType for a GGUF tensor type, if it has one (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K).
 std::optional<DType> ggml_to_dtype(GgmlType t);
 GgmlType dtype_to_ggml(DType t);
 

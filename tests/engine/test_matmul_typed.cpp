@@ -1,0 +1,214 @@
+// Backend::matmul_forward_typed / encoder_forward_typed over every weight encoding (f32, f16, bf16,
+// q8_0, q4_0, q4_K, q6_K), on the CPU backend's kernels and on Backend's default (widen then
+// matmul_forward), against a double-precision product of the exactly dequantized weights.
+//
+// N > 1 (prefill) and f16 multiply the dequantized weights in f32, so they must match the reference
+// to f32 rounding. N == 1 on block types rounds x to int8 per 32 values (|error| <= amax/254 per
+// element), so there the test bounds each output by sum_c |w_c| * amax(block of c)/254: a bound the
+// kernel's arithmetic guarantees, not a tolerance fitted to its output. Odd OC and 1..3 threads
+// exercise uneven row splits; f32 weights must give matmul_forward's result bit for bit.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/quant.h"
+#include "support/error_of.h"
+#include "support/random_quant.h"
+
+using engine::Backend;
+using engine::DType;
+using engine::WeightRef;
+
+namespace {
+
+std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Every op forwards to the CPU backend except the *_typed ones, so Backend's defaults run.
+class DefaultTypedBackend final : public Backend {
+ public:
+  std::string name() const override { return "default-typed"; }
+  std::string description() const override { return "test"; }
+  void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int pos0, int T,
+                       int C) override {
+    m_cpu->encoder_forward(out, tokens, wte, wpe, pos0, T, C);
+  }
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                         const float* bias, int N, int C, float eps) override {
+    m_cpu->layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
+  }
+  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C, float eps) override {
+    m_cpu->rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
+  }
+  void rope_forward(float* q, int q_stride, int NH, float* k, int k_stride, int KVH, int T, int HS, int pos0,
+                    float theta, bool interleaved) override {
+    m_cpu->rope_forward(q, q_stride, NH, k, k_stride, KVH, T, HS, pos0, theta, interleaved);
+  }
+  void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) override {
+    m_cpu->swiglu_forward(out, gate, up, n);
+  }
+  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
+                      int OC) override {
+    m_cpu->matmul_forward(out, inp, weight, bias, N, C, OC);
+  }
+  void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache, int P,
+                         int T, int NH, int KVH, int HS, float* att_probs) override {
+    m_cpu->attention_forward(out, q, q_stride, k_cache, v_cache, P, T, NH, KVH, HS, att_probs);
+  }
+  void gelu_forward(float* out, const float* inp, int64_t n) override { m_cpu->gelu_forward(out, inp, n); }
+  void residual_forward(float* out, const float* a, const float* b, int64_t n) override {
+    m_cpu->residual_forward(out, a, b, n);
+  }
+  void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) override {
+    m_cpu->copy_rows(dst, dst_stride, src, src_stride, rows, cols);
+  }
+
+ private:
+  std::unique_ptr<Backend> m_cpu = engine::make_cpu_backend(2);
+};
+
+DType dtype_of(const QString& s) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})
+    if (s == QString::fromLatin1(engine::dtype_name(t).data(), int(engine::dtype_name(t).size()))) return t;
+  qFatal("unknown dtype");
+}
+
+}  // namespace
+
+class TestMatmulTyped : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void matches_reference_data() {
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<int>("N");
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("OC");
+    QTest::addColumn<int>("threads");  // 0: Backend's default implementation
+    for (const char* t : {"f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K"}) {
+      const bool k = t[3] == 'K';
+      const int C = k ? 512 : 96;
+      for (int N : {1, 5})
+        for (int threads : {0, 1, 3}) {
+          const int OC = threads == 3 ? 301 : 37;  // odd, and not a multiple of the 16-row split unit
+          QTest::addRow("%s N=%d C=%d OC=%d threads=%d", t, N, C, OC, threads) << t << N << C << OC << threads;
+        }
+      // C = 4096: 64-row widening tiles, so a thread's rows span several tiles with a partial last one.
+      QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2;
+    }
+  }
+  void matches_reference() {
+    QFETCH(QString, dtype);
+    QFETCH(int, N);
+    QFETCH(int, C);
+    QFETCH(int, OC);
+    QFETCH(int, threads);
+    const DType t = dtype_of(dtype);
+    const auto bytes = random_weights(t, OC, C, 11);
+    const auto w = widened(t, bytes, OC, C);
+    const auto x = random_vec(size_t(N) * C, 12);
+    const auto bias = random_vec(size_t(OC), 13);
+    std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
+    std::vector<float> out(size_t(N) * OC, NAN);
+    be->matmul_forward_typed(out.data(), x.data(), WeightRef{t, bytes.data()}, bias.data(), N, C, OC);
+
+    // Only the CPU kernels round activations, and only for single rows of block types.
+    const bool rounded = threads > 0 && N == 1 && engine::dtype_is_quantized(t);
+    double worst = 0;  // largest |out - ref| / allowed
+    for (int n = 0; n < N; ++n) {
+      const float* xn = x.data() + size_t(n) * C;
+      for (int o = 0; o < OC; ++o) {
+        const float* wo = w.data() + size_t(o) * C;
+        double ref = bias[o], mag = std::abs(bias[o]), act_bound = 0;
+        for (int c = 0; c < C; ++c) {
+          ref += double(wo[c]) * xn[c];
+          mag += std::abs(double(wo[c]) * xn[c]);
+        }
+        if (rounded)
+          for (int b = 0; b < C / 32; ++b) {
+            double amax = 0, wsum = 0;
+            for (int j = 0; j < 32; ++j) {
+              amax = std::max(amax, double(std::abs(xn[b * 32 + j])));
+              wsum += std::abs(double(wo[b * 32 + j]));
+            }
+            act_bound += wsum * amax / 254.0;
+          }
+        // f32 accumulation: a few ulps of the magnitude sum; plus the activation rounding bound.
+        const double allowed = 1e-5 * mag + 1.001 * act_bound + 1e-6;
+        const double got = out[size_t(n) * OC + o];
+        QVERIFY2(std::isfinite(got), qPrintable(QString("out[%1,%2] not finite").arg(n).arg(o)));
+        worst = std::max(worst, std::abs(got - ref) / allowed);
+      }
+    }
+    QVERIFY2(worst <= 1.0, qPrintable(QString("error %1 x the allowed bound").arg(worst)));
+    if (rounded) {
+      // The bound must not be so loose that it hides a wrong kernel: a bias-only output violates it.
+      double ref0 = bias[0];
+      for (int c = 0; c < C; ++c) ref0 += double(w[c]) * x[c];
+      QVERIFY(std::abs(ref0 - out[0]) < 0.5 * std::abs(ref0 - bias[0]));
+    }
+  }
+
+  void f32_is_exactly_matmul_forward() {
+    for (int N : {1, 5}) {
+      const int C = 70, OC = 33;
+      const auto w = random_vec(size_t(OC) * C, 1), x = random_vec(size_t(N) * C, 2), b = random_vec(OC, 3);
+      for (int threads : {0, 2}) {
+        std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
+        std::vector<float> a(size_t(N) * OC), c(a.size());
+        be->matmul_forward(a.data(), x.data(), w.data(), b.data(), N, C, OC);
+        be->matmul_forward_typed(c.data(), x.data(), WeightRef{DType::F32, w.data()}, b.data(), N, C, OC);
+        QVERIFY(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+
+  void encoder_widens_only_the_rows_asked_for() {
+    for (const char* name : {"f32", "f16", "q8_0", "q4_0", "q6_K"}) {
+      const DType t = dtype_of(name);
+      const int V = 9, C = 256, T = 3, P = 2;
+      const auto bytes = random_weights(t, V, C, 21);
+      const auto w = widened(t, bytes, V, C);
+      const auto wpe = random_vec(size_t(P + T) * C, 22);
+      const int32_t tokens[T] = {8, 0, 8};
+      for (int threads : {0, 2}) {
+        std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
+        std::vector<float> out(size_t(T) * C, NAN);
+        be->encoder_forward_typed(out.data(), tokens, WeightRef{t, bytes.data()}, wpe.data(), P, T, C);
+        for (int i = 0; i < T; ++i)
+          for (int c = 0; c < C; ++c)
+            QCOMPARE(out[size_t(i) * C + c], w[size_t(tokens[i]) * C + c] + wpe[size_t(P + i) * C + c]);
+        // Rotary models pass no position table.
+        be->encoder_forward_typed(out.data(), tokens, WeightRef{t, bytes.data()}, nullptr, P, T, C);
+        QCOMPARE(out[size_t(2) * C + 5], w[size_t(8) * C + 5]);
+      }
+    }
+  }
+
+  void partial_blocks_are_errors() {
+    auto be = engine::make_cpu_backend(2);
+    const auto bytes = random_weights(DType::Q4_K, 4, 512, 1);
+    std::vector<float> x(96, 1.f), out(4);
+    // A q4_K row must be whole 256-weight blocks; C = 96 is not, for the matvec and the tiled path.
+    for (int N : {1, 2}) {
+      std::vector<float> xs(size_t(N) * 96, 1.f), o(size_t(N) * 4);
+      const QString err = error_of([&] {
+        be->matmul_forward_typed(o.data(), xs.data(), WeightRef{DType::Q4_K, bytes.data()}, nullptr, N, 96, 4);
+      });
+      QVERIFY2(err.contains("multiple of 256"), qPrintable(err));
+    }
+    QVERIFY(error_of([&] { be->matmul_forward_typed(out.data(), x.data(), WeightRef{DType::Q8_0, nullptr}, nullptr, 1, 96, 4); })
+                .contains("no data"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestMatmulTyped)
+#include "test_matmul_typed.moc"
