@@ -1,0 +1,157 @@
+// convert_model and its helpers: see engine/io/model_convert.h.
+#include "engine/io/model_convert.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "engine/error.h"
+#include "engine/io/mapped_file.h"
+#include "io/json_util.h"
+
+namespace fs = std::filesystem;
+
+namespace engine::io {
+
+std::unique_ptr<Model> load_model_f32(const std::string& path, const LoadProgress& progress) {
+  // load_model dequantizes every GGUF tensor into the f32 arena today.
+  return load_model(path, progress);
+}
+
+ConvertTarget infer_convert_target(const std::string& out_path) {
+  std::string ext = fs::path(out_path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return ext == ".gguf" ? ConvertTarget::Gguf : ConvertTarget::Hf;
+}
+
+bool write_gpt2_tokenizer_files(const Tokenizer& tok, const std::string& directory) {
+  const TokenizerVocabExport e = tok.export_vocab();
+  if (e.kind != TokenizerVocabExport::Kind::ByteLevelBpe || e.pre_tokenizer != "gpt-2" || e.add_prefix_space)
+    return false;
+  json vocab = json::object();
+  for (size_t id = 0; id < e.pieces.size(); ++id)
+    if (!e.pieces[id].empty()) vocab[e.pieces[id]] = id;
+  const std::string vocab_text = vocab.dump() + "\n";
+  std::string merges = "#version: 0.2\n";
+  for (const std::string& m : e.merges) merges += m + "\n";
+  write_file_atomic((fs::path(directory) / "vocab.json").string(), vocab_text.data(), vocab_text.size());
+  write_file_atomic((fs::path(directory) / "merges.txt").string(), merges.data(), merges.size());
+  return true;
+}
+
+std::optional<std::string> read_chat_template(const std::string& directory) {
+  const fs::path p = fs::path(directory) / "tokenizer_config.json";
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  const json cfg = parse_json_file(p.string(), 16u << 20);
+  if (!cfg.is_object()) return std::nullopt;
+  auto it = cfg.find("chat_template");
+  if (it == cfg.end() || !it->is_string()) return std::nullopt;  // absent, or a list of named templates
+  return it->get<std::string>();
+}
+
+namespace {
+
+std::string format_name(ModelFormat f) {
+  switch (f) {
+    case ModelFormat::HfDirectory: return "hf";
+    case ModelFormat::LlmcCheckpoint: return "llm.c";
+    case ModelFormat::Gguf: return "gguf";
+  }
+  return "?";
+}
+
+// Refuses an `out` we must not overwrite; returns whether an empty directory is in the way.
+bool check_hf_destination(const std::string& out) {
+  std::error_code ec;
+  const fs::path p(out);
+  if (!fs::exists(p, ec)) {
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (!fs::is_directory(parent, ec)) throw Error(out + ": the parent directory " + parent.string() + " does not exist");
+    return false;
+  }
+  if (!fs::is_directory(p, ec)) throw Error(out + ": exists and is not a directory (an HF output is a directory)");
+  if (!fs::is_empty(p, ec) || ec) throw Error(out + ": directory exists and is not empty; remove it or choose another --out");
+  return true;
+}
+
+void check_gguf_destination(const std::string& out) {
+  std::error_code ec;
+  const fs::path p(out);
+  if (fs::is_directory(p, ec)) throw Error(out + ": is a directory (a GGUF output is a file)");
+  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(parent, ec)) throw Error(out + ": the parent directory " + parent.string() + " does not exist");
+}
+
+// Removes a temp directory on scope exit unless released (it was renamed into place).
+struct TempDir {
+  fs::path path;
+  bool keep = false;
+  ~TempDir() {
+    if (keep || path.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+ConvertReport convert_model(const std::string& in, const std::string& out, const ConvertOptions& opts,
+                            const ExportProgress& progress) {
+  ConvertReport report;
+  const ModelFileInfo info = detect_model_format(in);
+  report.source_format = format_name(info.format);
+  // Destination problems are found before the (possibly long) load.
+  if (opts.target == ConvertTarget::Gguf) check_gguf_destination(out);
+  else check_hf_destination(out);
+
+  auto load_progress = [&](float f, const std::string& stage) {
+    if (progress) progress(0.5f * f, "loading: " + stage);
+    return true;
+  };
+  std::unique_ptr<Model> model = load_model_f32(in, load_progress);
+  auto write_progress = [&](float f, const std::string& stage) {
+    if (progress) progress(0.5f + 0.5f * f, "writing: " + stage);
+  };
+
+  if (opts.target == ConvertTarget::Gguf) {
+    GgufExportOptions g;
+    g.type = opts.type;
+    g.name = fs::path(in).filename().string();
+    if (info.format != ModelFormat::Gguf) g.chat_template = read_chat_template(info.directory);
+    if (!model->tokenizer()) report.warning = "the model has no tokenizer; llama.cpp cannot load a GGUF without one";
+    save_gguf(*model, out, g, write_progress);
+    return report;
+  }
+
+  // HF: assemble beside `out`, then rename into place.
+  const bool empty_dir_in_the_way = check_hf_destination(out);
+  const fs::path dest = fs::absolute(fs::path(out)).lexically_normal();
+  TempDir tmp;
+  tmp.path = dest.parent_path() / (dest.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove_all(tmp.path, ec);
+  // Tokenizer files: copied from an HF / llm.c source directory, else rebuilt from the tokenizer.
+  const std::string tok_source = info.format == ModelFormat::Gguf ? std::string() : info.directory;
+  save_hf_directory(*model, tmp.path.string(), tok_source, opts.provenance_json);
+  write_progress(0.9f, "tokenizer");
+  if (info.format == ModelFormat::Gguf && model->tokenizer()) {
+    if (!write_gpt2_tokenizer_files(*model->tokenizer(), tmp.path.string()))
+      report.warning = "the tokenizer (not GPT-2 byte-level BPE) cannot be written as HF files yet; the directory has none";
+  } else if (!model->tokenizer()) {
+    report.warning = "the model has no tokenizer; the directory has none";
+  }
+  if (empty_dir_in_the_way) {
+    fs::remove(dest, ec);
+    if (ec) throw Error(out + ": cannot replace the empty directory: " + ec.message());
+  }
+  fs::rename(tmp.path, dest, ec);
+  if (ec) throw Error(out + ": cannot move the finished directory into place: " + ec.message());
+  tmp.keep = true;
+  write_progress(1.0f, "done");
+  return report;
+}
+
+}  // namespace engine::io
