@@ -391,6 +391,23 @@ class TestGgufExport : public QObject {
     QCOMPARE(max_abs_diff(full_logits(*m, *m_be, kIds), full_logits(*g, *m_be, kIds)), 0.0);
   }
 
+  void chat_template_travels() {
+    // GGUF (with a template) -> GGUF keeps tokenizer.chat_template; GGUF -> HF puts it in
+    // tokenizer_config.json; HF -> GGUF reads it back from there.
+    auto m = load_model(kData + "/gguf/tiny-gpt2-f32.gguf");
+    const std::string tmpl = "{% for m in messages %}{{ m.content }}{% endfor %}";
+    const std::string a = tmp("tmpl-a.gguf"), b = tmp("tmpl-b.gguf"), d = tmp("tmpl-hf"), c = tmp("tmpl-c.gguf");
+    io::save_gguf(*m, a, {io::ExportType::F32, "", tmpl});
+    io::convert_model(a, b, {io::ConvertTarget::Gguf, io::ExportType::Q8_0, ""});
+    QCOMPARE(io::GgufFile::open(b)->get_string("tokenizer.chat_template"), tmpl);
+    io::convert_model(a, d, {io::ConvertTarget::Hf, io::ExportType::F32, ""});
+    QCOMPARE(io::read_chat_template(d), std::optional<std::string>(tmpl));
+    io::convert_model(d, c, {});
+    QCOMPARE(io::GgufFile::open(c)->get_string("tokenizer.chat_template"), tmpl);
+    // And the GPT-2-pattern check: this fixture's pre-tokenizer is qwen2's, so no vocab.json was written.
+    QVERIFY(!fs::exists(d + "/vocab.json"));
+  }
+
   void infer_target_from_extension() {
     QCOMPARE(io::infer_convert_target("a/b.gguf"), io::ConvertTarget::Gguf);
     QCOMPARE(io::infer_convert_target("a/B.GGUF"), io::ConvertTarget::Gguf);

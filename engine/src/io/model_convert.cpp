@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "engine/error.h"
+#include "engine/io/gguf.h"
 #include "engine/io/mapped_file.h"
 #include "io/json_util.h"
 
@@ -53,6 +54,15 @@ std::optional<std::string> read_chat_template(const std::string& directory) {
 }
 
 namespace {
+
+// The chat template a source carries: tokenizer_config.json beside an HF / llm.c model, or a
+// GGUF's tokenizer.chat_template.
+std::optional<std::string> source_chat_template(const ModelFileInfo& info) {
+  if (info.format != ModelFormat::Gguf) return read_chat_template(info.directory);
+  auto f = GgufFile::open(info.weights_path);
+  if (!f->has("tokenizer.chat_template")) return std::nullopt;
+  return f->get_string("tokenizer.chat_template");
+}
 
 std::string format_name(ModelFormat f) {
   switch (f) {
@@ -120,7 +130,7 @@ ConvertReport convert_model(const std::string& in, const std::string& out, const
     GgufExportOptions g;
     g.type = opts.type;
     g.name = fs::path(in).filename().string();
-    if (info.format != ModelFormat::Gguf) g.chat_template = read_chat_template(info.directory);
+    g.chat_template = source_chat_template(info);
     if (!model->tokenizer()) report.warning = "the model has no tokenizer; llama.cpp cannot load a GGUF without one";
     save_gguf(*model, out, g, write_progress);
     return report;
@@ -140,6 +150,11 @@ ConvertReport convert_model(const std::string& in, const std::string& out, const
   if (info.format == ModelFormat::Gguf && model->tokenizer()) {
     if (!write_gpt2_tokenizer_files(*model->tokenizer(), tmp.path.string()))
       report.warning = "the tokenizer (not GPT-2 byte-level BPE) cannot be written as HF files yet; the directory has none";
+    // The GGUF's chat template goes where HF keeps it.
+    if (const auto tmpl = source_chat_template(info)) {
+      const std::string text = json{{"chat_template", *tmpl}}.dump(2) + "\n";
+      write_file_atomic((tmp.path / "tokenizer_config.json").string(), text.data(), text.size());
+    }
   } else if (!model->tokenizer()) {
     report.warning = "the model has no tokenizer; the directory has none";
   }
