@@ -133,7 +133,7 @@ class TestCli : public QObject {
     Run r = cli({"convert", "--in", m_model, "--out", gguf});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(r.err.contains("wrote") && r.err.contains("%]"));  // progress on stderr
-    r = cli({"convert", "--in", gguf, "--out", hf});
+    r = cli({"convert", "--in", gguf, "--out", hf + "/"});  // a trailing slash names the same directory
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(QFile::exists(hf + "/vocab.json") && QFile::exists(hf + "/merges.txt") && QFile::exists(hf + "/config.json"));
     const QStringList gen = {"--prompt", "Once upon a time", "--max-tokens", "6", "--temperature", "0", "--ignore-eos", "--json"};

@@ -108,9 +108,12 @@ struct TempDir {
 
 }  // namespace
 
-ConvertReport convert_model(const std::string& in, const std::string& out, const ConvertOptions& opts,
+ConvertReport convert_model(const std::string& in, const std::string& out_arg, const ConvertOptions& opts,
                             const ExportProgress& progress) {
   ConvertReport report;
+  // "dir/" names the directory "dir": drop trailing separators so parent / filename mean that.
+  std::string out = out_arg;
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
   const ModelFileInfo info = detect_model_format(in);
   report.source_format = format_name(info.format);
   // Destination problems are found before the (possibly long) load.

@@ -54,7 +54,8 @@ GgufMetadata gguf_export_metadata(const Model& model, const GgufExportOptions& o
 std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const GgufExportOptions& opts,
                                                   const ExportProgress& progress = {});
 
-// Writes the file atomically (temp file + fsync + rename): on failure nothing is left at `path`
+// Encodes every tensor first (the output file's tensor bytes are held in memory, next to the
+// model's f32 arena), then writes the file atomically (temp file + fsync + rename): on failure nothing is left at `path`
 // (an existing file there is untouched). Throws engine::Error.
 void save_gguf(const Model& model, const std::string& path, const GgufExportOptions& opts,
                const ExportProgress& progress = {});
