@@ -299,8 +299,16 @@ class TestGgufExport : public QObject {
     for (const char* s : kTexts) QCOMPARE(back->tokenizer()->encode(s), m.tokenizer()->encode(s));
     QCOMPARE(back->tokenizer()->encode("<|end_of_text|>", true), m.tokenizer()->encode("<|end_of_text|>", true));
     QCOMPARE(back->tokenizer()->encode("<|end_of_text|>"), m.tokenizer()->encode("<|end_of_text|>"));
-    // Not GPT-2's split pattern: no vocab.json / merges.txt can describe it.
+    // Not GPT-2's split pattern: no vocab.json / merges.txt can describe it, a tokenizer.json can.
     QVERIFY(!io::write_gpt2_tokenizer_files(*back->tokenizer(), tmp("")));
+    const std::string tj = tmp("tok-json-dir");
+    fs::create_directories(tj);
+    QVERIFY(io::write_tokenizer_json(*back->tokenizer(), tj));
+    auto from_json = Tokenizer::from_tokenizer_json(tj + "/tokenizer.json");
+    for (const char* s : kTexts) QCOMPARE(from_json->encode(s), m.tokenizer()->encode(s));
+    QCOMPARE(from_json->encode("<|end_of_text|>", true), m.tokenizer()->encode("<|end_of_text|>", true));
+    QCOMPARE(from_json->encode("<|end_of_text|>"), m.tokenizer()->encode("<|end_of_text|>"));
+    QCOMPARE(from_json->eos_id(), m.tokenizer()->eos_id());
 
     // GPT-2's own files -> GGUF -> vocab.json + merges.txt -> the same ids.
     const std::string gpt2 = kData + "/../../resources/tokenizers/gpt2";
@@ -404,8 +412,11 @@ class TestGgufExport : public QObject {
     QCOMPARE(io::read_chat_template(d), std::optional<std::string>(tmpl));
     io::convert_model(d, c, {});
     QCOMPARE(io::GgufFile::open(c)->get_string("tokenizer.chat_template"), tmpl);
-    // And the GPT-2-pattern check: this fixture's pre-tokenizer is qwen2's, so no vocab.json was written.
+    // This fixture's pre-tokenizer is Qwen2's: a tokenizer.json, not vocab.json, and the same ids.
     QVERIFY(!fs::exists(d + "/vocab.json"));
+    auto hf_tok = load_model(d);
+    QVERIFY(hf_tok->tokenizer());
+    for (const char* s : kTexts) QCOMPARE(hf_tok->tokenizer()->encode(s), m->tokenizer()->encode(s));
   }
 
   void infer_target_from_extension() {

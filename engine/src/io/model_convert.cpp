@@ -42,6 +42,61 @@ bool write_gpt2_tokenizer_files(const Tokenizer& tok, const std::string& directo
   return true;
 }
 
+namespace {
+// The split patterns exactly as the Llama-3 and Qwen2 tokenizer.json files spell them (the loader
+// recognises them by this text; a round-trip test catches any drift).
+constexpr const char* k_llama3_split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* k_qwen2_split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+}  // namespace
+
+bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
+  const TokenizerVocabExport e = tok.export_vocab();
+  if (e.kind != TokenizerVocabExport::Kind::ByteLevelBpe) return false;
+  json pre;
+  if (e.pre_tokenizer == "gpt-2") {
+    pre = {{"type", "ByteLevel"}, {"add_prefix_space", e.add_prefix_space}, {"trim_offsets", true}, {"use_regex", true}};
+  } else if (e.pre_tokenizer == "llama-bpe" || e.pre_tokenizer == "qwen2") {
+    if (e.add_prefix_space) return false;
+    const char* pattern = e.pre_tokenizer == "qwen2" ? k_qwen2_split : k_llama3_split;
+    pre = {{"type", "Sequence"},
+           {"pretokenizers",
+            {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
+  } else {
+    return false;
+  }
+  json vocab = json::object();
+  json added = json::array();
+  for (size_t id = 0; id < e.pieces.size(); ++id) {
+    if (e.pieces[id].empty()) continue;
+    const int32_t type = e.token_types[id];
+    if (type == 3 || type == 4)
+      added.push_back({{"id", id}, {"content", e.pieces[id]}, {"special", type == 3}, {"single_word", false},
+                       {"lstrip", false}, {"rstrip", false}, {"normalized", type == 4}});
+    else
+      vocab[e.pieces[id]] = id;
+  }
+  // Added tokens are listed in the vocabulary too, as HF writes them.
+  for (const auto& a : added) vocab[a["content"].get<std::string>()] = a["id"];
+  const json doc = {{"version", "1.0"},
+                    {"truncation", nullptr},
+                    {"padding", nullptr},
+                    {"added_tokens", added},
+                    {"normalizer", nullptr},
+                    {"pre_tokenizer", pre},
+                    {"post_processor", nullptr},
+                    {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+                    {"model",
+                     {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+                      {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+                      {"ignore_merges", false}, {"vocab", vocab}, {"merges", e.merges}}}};
+  const std::string text = doc.dump() + "\n";
+  write_file_atomic((fs::path(directory) / "tokenizer.json").string(), text.data(), text.size());
+  return true;
+}
+
 std::optional<std::string> read_chat_template(const std::string& directory) {
   const fs::path p = fs::path(directory) / "tokenizer_config.json";
   std::error_code ec;
@@ -151,8 +206,10 @@ ConvertReport convert_model(const std::string& in, const std::string& out_arg, c
   save_hf_directory(*model, tmp.path.string(), tok_source, opts.provenance_json);
   write_progress(0.9f, "tokenizer");
   if (info.format == ModelFormat::Gguf && model->tokenizer()) {
-    if (!write_gpt2_tokenizer_files(*model->tokenizer(), tmp.path.string()))
-      report.warning = "the tokenizer (not GPT-2 byte-level BPE) cannot be written as HF files yet; the directory has none";
+    // GPT-2's split pattern: the classic vocab.json + merges.txt; Llama-3 / Qwen2: tokenizer.json.
+    if (!write_gpt2_tokenizer_files(*model->tokenizer(), tmp.path.string()) &&
+        !write_tokenizer_json(*model->tokenizer(), tmp.path.string()))
+      report.warning = "the tokenizer (SentencePiece) cannot be written as HF files yet; the directory has none";
     // The GGUF's chat template goes where HF keeps it.
     if (const auto tmpl = source_chat_template(info)) {
       const std::string text = json{{"chat_template", *tmpl}}.dump(2) + "\n";

@@ -46,6 +46,10 @@ ConvertReport convert_model(const std::string& in, const std::string& out, const
 // pattern; returns false (writing nothing) for any other tokenizer, which they cannot describe.
 bool write_gpt2_tokenizer_files(const Tokenizer& tok, const std::string& directory);
 
+// Writes tokenizer.json for a byte-level BPE tokenizer whose split pattern GGUF names (GPT-2,
+// Llama-3, Qwen2); returns false (writing nothing) for any other tokenizer.
+bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory);
+
 // The chat_template string of `directory`/tokenizer_config.json, if there is one.
 std::optional<std::string> read_chat_template(const std::string& directory);
 
