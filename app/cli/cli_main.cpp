@@ -19,6 +19,10 @@ const char* kUsage =
     "  bench      prefill/decode tokens per second and peak memory (--model [--prompt-tokens --gen-tokens\n"
     "             --threads --json])\n"
     "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny|tiny-llama|llama-1b --out DIR)\n"
+    "  convert    HF directory / GGUF / llm.c .bin -> HF directory or GGUF (--in --out [--to gguf|hf]\n"
+    "             [--dtype f32|f16|q8_0|q4_0])\n"
+    "  quantize   write a quantized GGUF (--in --out --type q8_0|q4_0)\n"
+    "  eval       perplexity on a text file (--model --task perplexity --data [--ctx --reference --json])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace
@@ -34,6 +38,9 @@ int main(int argc, char** argv) {
     if (cmd == "tokenize") return wb::cli::cmd_tokenize(argc, argv);
     if (cmd == "bench") return wb::cli::cmd_bench(argc, argv);
     if (cmd == "init") return wb::cli::cmd_init(argc, argv);
+    if (cmd == "convert") return wb::cli::cmd_convert(argc, argv);
+    if (cmd == "quantize") return wb::cli::cmd_quantize(argc, argv);
+    if (cmd == "eval") return wb::cli::cmd_eval(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
   } catch (const wb::cli::HelpRequested& h) {

@@ -18,6 +18,7 @@ int cmd_init(int argc, char** argv) {
       {"seed", true, false, "initialisation seed (default 1)"},
       {"tokenizer", true, false, "directory whose vocab.json/merges.txt or tokenizer.json are copied"},
       {"context", true, false, "context length override"},
+      {"vocab", true, false, "vocabulary size override (e.g. 50257 to pair a Llama shape with the GPT-2 tokenizer)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string preset = a.str("preset", "starter");
@@ -45,6 +46,7 @@ int cmd_init(int argc, char** argv) {
     throw UsageError("unknown --preset '" + preset + "' (starter, gpt2-124m, tiny, llama-1b, tiny-llama)");
   }
   c.max_seq_len = static_cast<int>(a.integer("context", c.max_seq_len, 1, 1 << 20));
+  c.vocab_size = static_cast<int>(a.integer("vocab", c.vocab_size, 1, 1 << 22));
   if (!llama) {
     c.n_kv_head = c.n_head;
     c.ffn_dim = 4 * c.n_embd;

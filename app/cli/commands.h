@@ -7,5 +7,8 @@ int cmd_generate(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_init(int argc, char** argv);
+int cmd_convert(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
 
 }  // namespace wb::cli

@@ -5,7 +5,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QProcess>
+#include <QTemporaryDir>
 
 namespace {
 
@@ -127,6 +131,90 @@ class TestCli : public QObject {
     QVERIFY(r.code > 0);  // a clean non-zero exit, not a signal
     const QString all = QString::fromUtf8(r.err + r.out);
     QVERIFY2(all.contains(needle, Qt::CaseInsensitive), qPrintable(all));
+  }
+
+  void convert_quantize_eval_round_trip() {
+    // HF -> GGUF (target from the extension) -> HF: the same greedy text and token ids all the way.
+    const QString gguf = m_dir.path() + "/starter.gguf", hf = m_dir.path() + "/starter-back", q8 = m_dir.path() + "/starter-q8.gguf";
+    Run r = cli({"convert", "--in", m_model, "--out", gguf});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(r.err.contains("wrote") && r.err.contains("%]"));  // progress on stderr
+    r = cli({"convert", "--in", gguf, "--out", hf + "/"});  // a trailing slash names the same directory
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(QFile::exists(hf + "/vocab.json") && QFile::exists(hf + "/merges.txt") && QFile::exists(hf + "/config.json"));
+    const QStringList gen = {"--prompt", "Once upon a time", "--max-tokens", "6", "--temperature", "0", "--ignore-eos", "--json"};
+    const QJsonObject a = json_of(cli(QStringList{"generate", "--model", m_model} + gen)), b = json_of(cli(QStringList{"generate", "--model", gguf} + gen)),
+                      c = json_of(cli(QStringList{"generate", "--model", hf} + gen));
+    QVERIFY(!a["text"].toString().isEmpty());
+    QCOMPARE(b["text"].toString(), a["text"].toString());
+    QCOMPARE(c["text"].toString(), a["text"].toString());
+    QCOMPARE(b["prompt_tokens"].toArray(), a["prompt_tokens"].toArray());
+    // quantize: a smaller file whose predictions stay close to the f32 reference.
+    r = cli({"quantize", "--in", m_model, "--out", q8, "--type", "q8_0"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(QFileInfo(q8).size() < QFileInfo(gguf).size() / 3);
+    r = cli({"eval", "--model", q8, "--task", "perplexity", "--data", QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt",
+             "--ctx", "128", "--max-tokens", "300", "--reference", gguf, "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject e = json_of(r);
+    QCOMPARE(e["task"].toString(), QStringLiteral("perplexity"));
+    QCOMPARE(e["n"].toInt(), 300 - 3);  // windows of 128, 128, 44 tokens: one unscored token each
+    QVERIFY(e["perplexity"].toDouble() > 1.0);
+    QVERIFY(e["kl_vs_reference"].toDouble() > 0.0 && e["kl_vs_reference"].toDouble() < 0.05);
+    QVERIFY(e["top1_agreement"].toDouble() > 0.5 && e["top1_agreement"].toDouble() <= 1.0);
+    // Against itself: no divergence.
+    r = cli({"eval", "--model", gguf, "--task", "perplexity", "--data", QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt",
+             "--ctx", "64", "--max-tokens", "100", "--reference", m_model, "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(json_of(r)["kl_vs_reference"].toDouble(), 0.0);
+    QCOMPARE(json_of(r)["top1_agreement"].toDouble(), 1.0);
+  }
+
+  void convert_errors_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("needle");
+    const QString out = "/nonexistent-dir-wb/x.gguf";
+    QTest::newRow("missing input") << QStringList{"convert", "--in", "/nonexistent-model", "--out", "/tmp/wb-x.gguf"} << 1 << "no such file";
+    QTest::newRow("bad dtype") << QStringList{"convert", "--in", "x", "--out", "y.gguf", "--dtype", "q5"} << 2 << "--dtype must be one of";
+    QTest::newRow("bad target") << QStringList{"convert", "--in", "x", "--out", "y", "--to", "onnx"} << 2 << "--to must be gguf or hf";
+    QTest::newRow("dtype for hf") << QStringList{"convert", "--in", "x", "--out", "y", "--dtype", "q8_0"} << 2 << "GGUF output only";
+    QTest::newRow("quantize float type") << QStringList{"quantize", "--in", "x", "--out", "y.gguf", "--type", "f16"} << 2 << "--type must be one of";
+    QTest::newRow("quantize missing type") << QStringList{"quantize", "--in", "x", "--out", "y.gguf"} << 2 << "missing required flag --type";
+    QTest::newRow("eval bad task") << QStringList{"eval", "--model", "x", "--task", "mmlu", "--data", "y"} << 2 << "not available";
+    QTest::newRow("eval missing data") << QStringList{"eval", "--model", "x", "--task", "perplexity", "--data", "/nonexistent-data.txt"} << 1 << "cannot open";
+  }
+  void convert_errors() {
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, needle);
+    const Run r = cli(args);
+    QCOMPARE(r.code, code);
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY2(QString::fromUtf8(r.err).contains(needle), r.err.constData());
+  }
+
+  void convert_to_unwritable_place_leaves_nothing() {
+    QTemporaryDir d;
+    // A missing parent directory, for GGUF and HF outputs.
+    Run r = cli({"convert", "--in", m_model, "--out", d.path() + "/no/such/dir/x.gguf"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("does not exist"), r.err.constData());
+    r = cli({"convert", "--in", m_model, "--out", d.path() + "/no/such/dir/hf"});
+    QCOMPARE(r.code, 1);
+    // A GGUF output that is a directory; an HF output over a non-empty directory.
+    QVERIFY(QDir(d.path()).mkpath("taken"));
+    QFile keep(d.path() + "/taken/mine.txt");
+    QVERIFY(keep.open(QIODevice::WriteOnly));
+    keep.close();
+    r = cli({"convert", "--in", m_model, "--out", d.path() + "/taken", "--to", "gguf"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("is a directory"), r.err.constData());
+    r = cli({"convert", "--in", m_model, "--out", d.path() + "/taken"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("not empty"), r.err.constData());
+    QCOMPARE(QDir(d.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList{"taken"});
+    QCOMPARE(QDir(d.path() + "/taken").entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList{"mine.txt"});
   }
 
   void per_command_help() {

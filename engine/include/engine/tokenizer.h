@@ -27,6 +27,23 @@
 
 namespace engine {
 
+// Everything a model writer needs to re-create a tokenizer in another format (GGUF tokenizer.ggml.*,
+// vocab.json + merges.txt). Filled by Tokenizer::export_vocab().
+struct TokenizerVocabExport {
+  enum class Kind { ByteLevelBpe, SentencePiece };
+  Kind kind = Kind::ByteLevelBpe;
+  std::vector<std::string> pieces;   // id -> the vocabulary's spelling ("" for an id with no token)
+  std::vector<int32_t> token_types;  // id -> GGUF type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<std::string> merges;   // byte-level BPE: "left right" in rank order
+  std::vector<float> scores;         // SentencePiece: id -> merge score
+  // Byte-level BPE: the split pattern as GGUF's tokenizer.ggml.pre names it ("gpt-2", "llama-bpe",
+  // "qwen2"), or "" when it has no GGUF name (ByteLevel without a regex).
+  std::string pre_tokenizer;
+  bool add_space_prefix = false;     // SentencePiece: one U+2581 is prepended to the text
+  bool add_prefix_space = false;     // byte-level BPE: HF's ByteLevel add_prefix_space (GGUF cannot say it)
+  std::optional<int32_t> bos, eos, unk;
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -73,6 +90,9 @@ class Tokenizer {
 
   virtual std::optional<int32_t> bos_id() const = 0;
   virtual std::optional<int32_t> eos_id() const = 0;
+
+  // The whole vocabulary, merges / scores and special-token ids (for writing other formats).
+  virtual TokenizerVocabExport export_vocab() const = 0;
 };
 
 }  // namespace engine

@@ -54,4 +54,11 @@ std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view
   return std::nullopt;
 }
 
+std::vector<std::pair<int32_t, bool>> AddedTokenMatcher::tokens() const {
+  std::vector<std::pair<int32_t, bool>> out;
+  for (const Node& n : m_nodes)
+    if (n.id >= 0) out.emplace_back(n.id, n.special);
+  return out;
+}
+
 }  // namespace engine::tokenizer

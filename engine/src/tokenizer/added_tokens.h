@@ -34,6 +34,8 @@ class AddedTokenMatcher {
 
   // First match starting at or after `from`, or nullopt.
   std::optional<Match> find(std::string_view text, std::size_t from, bool allow_special) const;
+  // Every added token as (id, special), in no particular order (for exporting the vocabulary).
+  std::vector<std::pair<int32_t, bool>> tokens() const;
 
  private:
   struct Node {

@@ -114,4 +114,16 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) cons
     out.push_back(symbols[static_cast<std::size_t>(pos)].id);
 }
 
+std::vector<std::pair<int32_t, int32_t>> BpeModel::merges_by_rank() const {
+  std::vector<std::pair<int32_t, std::pair<int32_t, int32_t>>> ranked;
+  ranked.reserve(m_merges.size());
+  for (const auto& [key, rule] : m_merges)
+    ranked.push_back({rule.rank, {static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}});
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::pair<int32_t, int32_t>> out;
+  out.reserve(ranked.size());
+  for (const auto& r : ranked) out.push_back(r.second);
+  return out;
+}
+
 }  // namespace engine::tokenizer

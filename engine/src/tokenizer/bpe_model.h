@@ -39,6 +39,8 @@ class BpeModel {
   // left, right and result must be ids of `vocab()`.
   void add_merge(int32_t left, int32_t right, int32_t result);
   std::size_t merge_count() const { return m_merges.size(); }
+  // The rules as (left, right) ids, lowest rank first (for exporting merges.txt / GGUF merges).
+  std::vector<std::pair<int32_t, int32_t>> merges_by_rank() const;
 
   const Vocabulary& vocab() const { return m_vocab; }
 

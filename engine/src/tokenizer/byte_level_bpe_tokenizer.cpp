@@ -77,4 +77,26 @@ std::optional<int32_t> ByteLevelBpeTokenizer::token_id(std::string_view piece) c
   return m_model.vocab().find(piece);
 }
 
+TokenizerVocabExport ByteLevelBpeTokenizer::export_vocab() const {
+  TokenizerVocabExport e;
+  e.kind = TokenizerVocabExport::Kind::ByteLevelBpe;
+  const Vocabulary& v = m_model.vocab();
+  e.pieces.resize(static_cast<std::size_t>(v.size()));
+  e.token_types.assign(e.pieces.size(), 1);
+  for (int32_t id = 0; id < v.size(); ++id) {
+    if (v.contains_id(id)) e.pieces[static_cast<std::size_t>(id)] = v.piece(id);
+    else e.token_types[static_cast<std::size_t>(id)] = 5;  // a gap in the ids: no token, "unused"
+  }
+  for (const auto& [id, special] : m_added_tokens.tokens())
+    if (id >= 0 && id < v.size()) e.token_types[static_cast<std::size_t>(id)] = special ? 3 : 4;
+  const auto merges = m_model.merges_by_rank();
+  e.merges.reserve(merges.size());
+  for (const auto& [l, r] : merges) e.merges.push_back(v.piece(l) + " " + v.piece(r));
+  e.pre_tokenizer = std::string(m_pre_tokenizer->gguf_name());
+  e.add_prefix_space = m_options.add_prefix_space;
+  e.bos = m_bos_id;
+  e.eos = m_eos_id;
+  return e;
+}
+
 }  // namespace engine::tokenizer

@@ -40,6 +40,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   std::optional<int32_t> token_id(std::string_view piece) const override;
   std::optional<int32_t> bos_id() const override { return m_bos_id; }
   std::optional<int32_t> eos_id() const override { return m_eos_id; }
+  TokenizerVocabExport export_vocab() const override;
   // Replaces the family defaults (GGUF files name their BOS / EOS ids). Ids must be in the vocabulary.
   void set_bos_eos(std::optional<int32_t> bos, std::optional<int32_t> eos) {
     m_bos_id = bos;

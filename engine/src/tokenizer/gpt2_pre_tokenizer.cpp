@@ -29,6 +29,7 @@ struct ScannedChar {
 
 class Gpt2PreTokenizer final : public PreTokenizer {
  public:
+  std::string_view gguf_name() const override { return "gpt-2"; }
   void split(std::string_view text, std::vector<std::string_view>& out) const override {
     const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
     const std::size_t n = text.size();

@@ -36,6 +36,7 @@ struct Scanned {
 class Llama3PreTokenizer final : public PreTokenizer {
  public:
   explicit Llama3PreTokenizer(int max_digits) : m_max_digits(max_digits) {}
+  std::string_view gguf_name() const override { return m_max_digits == 3 ? "llama-bpe" : "qwen2"; }
 
   void split(std::string_view text, std::vector<std::string_view>& out) const override {
     const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());

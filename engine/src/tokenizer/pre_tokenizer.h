@@ -19,6 +19,8 @@ class PreTokenizer {
   virtual ~PreTokenizer() = default;
   // Appends the pieces of `text` to `out` (views into `text`).
   virtual void split(std::string_view text, std::vector<std::string_view>& out) const = 0;
+  // The pattern's name in GGUF (tokenizer.ggml.pre), "" when GGUF has none for it.
+  virtual std::string_view gguf_name() const { return {}; }
 };
 
 // GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+

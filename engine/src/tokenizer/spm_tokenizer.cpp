@@ -210,4 +210,18 @@ std::optional<int32_t> SpmTokenizer::token_id(std::string_view piece) const {
   return it->second;
 }
 
+TokenizerVocabExport SpmTokenizer::export_vocab() const {
+  TokenizerVocabExport e;
+  e.kind = TokenizerVocabExport::Kind::SentencePiece;
+  e.pieces = m_vocab.tokens;
+  e.scores = m_vocab.scores;
+  e.token_types.reserve(m_vocab.types.size());
+  for (SpmTokenType t : m_vocab.types) e.token_types.push_back(static_cast<int32_t>(t));
+  e.add_space_prefix = m_vocab.add_space_prefix;
+  e.bos = m_vocab.bos;
+  e.eos = m_vocab.eos;
+  e.unk = m_vocab.unk;
+  return e;
+}
+
 }  // namespace engine::tokenizer

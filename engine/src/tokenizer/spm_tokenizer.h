@@ -65,6 +65,7 @@ class SpmTokenizer final : public Tokenizer {
   std::optional<int32_t> token_id(std::string_view piece) const override;
   std::optional<int32_t> bos_id() const override { return m_vocab.bos; }
   std::optional<int32_t> eos_id() const override { return m_vocab.eos; }
+  TokenizerVocabExport export_vocab() const override;
 
  private:
   using IdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;

@@ -1,0 +1,88 @@
+// `eval --task perplexity`: perplexity of a model on a plain-text file, in non-overlapping windows
+// of --ctx tokens (engine/perplexity.h explains the scheme). With --reference, also the mean
+// KL(reference || model) and top-1 agreement over the same positions -- the cost of quantization
+// that means something even for untrained weights. The text is encoded without BOS.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "engine/error.h"
+#include "engine/io/model_convert.h"
+#include "engine/perplexity.h"
+
+namespace wb::cli {
+
+namespace {
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw engine::Error(path + ": cannot open the data file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw engine::Error(path + ": read error");
+  return ss.str();
+}
+}  // namespace
+
+int cmd_eval(int argc, char** argv) {
+  static const std::vector<FlagSpec> flags = {
+      {"model", true, false, "model directory or file"},
+      {"task", true, false, "perplexity (arith, facts and chat are not implemented yet)"},
+      {"data", true, false, "plain-text file to score"},
+      {"ctx", true, false, "window length in tokens (default: 256, at most the model's context)"},
+      {"reference", true, false, "a second model (e.g. the f32 original) to compare predictions with"},
+      {"max-tokens", true, false, "score at most this many tokens of the text (default: all)"},
+      {"threads", true, false, "CPU threads (default: all cores)"},
+      {"json", false, false, "print one JSON object"},
+  };
+  const Args a(flags, argc, argv, 2);
+  const std::string task = a.required("task");
+  if (task != "perplexity")
+    throw UsageError("--task '" + task + "' is not available (implemented: perplexity)");
+  const std::string model_path = a.required("model");
+  const std::string data_path = a.required("data");
+  const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  const long long max_tokens = a.integer("max-tokens", 0, 0, 1ll << 40);
+  const std::string text = read_text_file(data_path);
+
+  OpenedModel om{engine::io::load_model_f32(model_path), engine::choose_backend(engine::BackendPreference::Auto, threads)};
+  const engine::Model& model = *om.model;
+  const int ctx = static_cast<int>(a.integer("ctx", std::min(256, model.config().max_seq_len), 2, 1 << 20));
+  const std::vector<int32_t> all_ids = require_tokenizer(model, model_path).encode(text);
+  std::vector<int32_t> ids = all_ids;
+  if (max_tokens > 0 && ids.size() > static_cast<size_t>(max_tokens)) ids.resize(static_cast<size_t>(max_tokens));
+
+  std::optional<OpenedModel> ref;
+  if (a.has("reference")) {
+    const std::string rp = a.str("reference");
+    ref.emplace(OpenedModel{engine::io::load_model_f32(rp), engine::choose_backend(engine::BackendPreference::Auto, threads)});
+    // Same text must mean the same ids, else the comparison is meaningless.
+    if (ref->model->tokenizer() && ref->model->tokenizer()->encode(text) != all_ids)
+      throw engine::Error(rp + ": the reference's tokenizer encodes the text differently");
+  }
+  const engine::PerplexityResult r = engine::evaluate_perplexity(
+      model, *om.backend.backend, ids, ctx, ref ? ref->model.get() : nullptr, ref ? ref->backend.backend.get() : nullptr,
+      [](int done, int total) { std::cerr << "\rwindow " << done << " of " << total << std::flush; });
+  std::cerr << "\n";
+  if (a.has("json")) {
+    nlohmann::json j = {{"task", "perplexity"}, {"n", r.n}, {"perplexity", r.perplexity}, {"nll", r.nll},
+                        {"ctx", ctx},          {"windows", r.windows}};
+    if (r.kl_vs_reference) {
+      j["kl_vs_reference"] = *r.kl_vs_reference;
+      j["top1_agreement"] = *r.top1_agreement;
+      j["reference_perplexity"] = *r.reference_perplexity;
+    }
+    print_json(j);
+  } else {
+    std::cout << "perplexity " << r.perplexity << " over " << r.n << " tokens (" << r.windows << " windows of " << ctx
+              << ")\n";
+    if (r.kl_vs_reference)
+      std::cout << "vs reference: KL " << *r.kl_vs_reference << " nats/token, top-1 agreement " << *r.top1_agreement
+                << ", reference perplexity " << *r.reference_perplexity << "\n";
+  }
+  return 0;
+}
+
+}  // namespace wb::cli
