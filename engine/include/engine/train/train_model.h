@@ -1,0 +1,87 @@
+// The model as training sees it: a forward pass that keeps its activations, the backward pass, and the
+// list of tensors an optimizer updates. Written once against Backend for every architecture, like Runner.
+//
+// The contract between the two halves of training:
+//   - TrainModel (this file) turns a batch into a loss and gradients;
+//   - the optimizer, schedules, data loaders, checkpoints and recipes (engine/train/*) only see
+//     TrainableTensor lists and BatchView batches, so full fine-tuning and LoRA look the same to them.
+//
+// Loss = sum over positions of w[i] * xent(logits[i], target[i]) / sum of w[i]  (w = loss_weights, or 1
+// everywhere when null; SFT passes 0 for prompt tokens). With label smoothing e the per-position loss is
+// (1-e) * xent + e * mean over the vocabulary of -log p (PyTorch's CrossEntropyLoss(label_smoothing=e)).
+// Gradients ACCUMULATE into the grad buffers (gradient accumulation = several forward_backward calls
+// with grad_scale = 1/steps, then one optimizer step, then zero_grads()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace engine {
+
+class Backend;
+class Model;
+
+// Inputs and targets of one batch: B rows of T tokens, row-major.
+struct BatchView {
+  const int32_t* inputs = nullptr;       // (B,T)
+  const int32_t* targets = nullptr;      // (B,T); a negative target means "no loss here" (weight 0)
+  const float* loss_weights = nullptr;   // (B,T) or null (all 1)
+  int B = 0;
+  int T = 0;
+};
+
+struct TrainStepOptions {
+  float dropout = 0.0f;             // on attention probabilities, residual branches and embeddings
+  float label_smoothing = 0.0f;
+  uint64_t dropout_seed = 0;        // the same seed gives the same masks (resume equals uninterrupted)
+  bool checkpoint_activations = false;  // keep only layer inputs; recompute each layer in backward
+};
+
+// One tensor the optimizer updates, viewed as a flat buffer with its gradient.
+struct TrainableTensor {
+  std::string name;            // e.g. "h.qkv.weight", or "lora.h.qkv.A"
+  std::vector<int64_t> shape;  // of ONE layer's matrix for per-layer groups (leading L removed)
+  float* value = nullptr;
+  float* grad = nullptr;
+  uint64_t numel = 0;          // of the whole group (all layers)
+  bool weight_decay = false;   // true for matrices (>= 2 dims per layer), false for biases and norm gains
+};
+
+struct LoraConfig {
+  int rank = 0;                                  // 0 = full fine-tuning
+  float alpha = 16.0f;                           // scale = alpha / rank
+  float dropout = 0.0f;                          // on the adapter input
+  std::vector<std::string> targets;              // our group names, e.g. {"h.qkv.weight", "h.attn_proj.weight"}
+  uint64_t seed = 0;                             // A ~ Kaiming-uniform as PEFT; B = 0
+};
+
+class TrainModel {
+ public:
+  // The model's parameters must all live in the f32 arena (load with LoadOptions{.dequantize = true}).
+  // With lora.rank > 0 the base weights are frozen and only the adapters are trainable.
+  TrainModel(Model& model, Backend& backend, const LoraConfig& lora = {});
+  ~TrainModel();
+
+  // Forward + backward over one batch; returns the mean loss (as defined above). Gradients are added,
+  // scaled by grad_scale. Throws engine::Error for out-of-range tokens or B*T over the set capacity.
+  float forward_backward(const BatchView& batch, const TrainStepOptions& options, float grad_scale = 1.0f);
+  // Forward only (no dropout), for validation loss.
+  float loss(const BatchView& batch, float label_smoothing = 0.0f);
+
+  std::vector<TrainableTensor> trainable();
+  void zero_grads();
+
+  // LoRA: adds scale * B·A into the base weights (after training, for a merged export).
+  void merge_lora();
+
+  Model& model();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
+
+}  // namespace engine
