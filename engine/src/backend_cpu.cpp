@@ -223,6 +223,9 @@ class CpuBackend final : public Backend {
                        int64_t n) override {
     cpu::swiglu_backward(m_pool, dgate, dup, dout, gate, up, n);
   }
+  void axpy(float* y, float a, const float* x, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+  }
   void residual_backward(float* da, float* db, const float* dout, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) {
       if (da) da[i] += dout[i];

@@ -32,6 +32,7 @@ void Backend::gelu_backward(float*, const float*, const float*, int64_t) { no_tr
 void Backend::swiglu_backward(float*, float*, const float*, const float*, const float*, int64_t) {
   no_training_op(*this, "swiglu_backward");
 }
+void Backend::axpy(float*, float, const float*, int64_t) { no_training_op(*this, "axpy"); }
 void Backend::residual_backward(float*, float*, const float*, int64_t) { no_training_op(*this, "residual_backward"); }
 void Backend::dropout_forward(float*, const float*, int64_t, float, uint64_t) {
   no_training_op(*this, "dropout_forward");

@@ -127,6 +127,9 @@ class Backend {
   virtual void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up,
                                int64_t n);
 
+  // y (n) += a * x (LoRA's scaled adapter path).
+  virtual void axpy(float* y, float a, const float* x, int64_t n);
+
   // out = a + b: da += dout, db += dout (either may be null).
   virtual void residual_backward(float* da, float* db, const float* dout, int64_t n);
 

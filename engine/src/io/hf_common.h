@@ -39,6 +39,9 @@ ModelConfig parse_llama_config(const json& cfg, const std::string& path);
 std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgress& progress);
 void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                    const std::string& provenance_json);
+// Rows of q/k matrices (heads * HS rows of `cols` floats) from the interleaved rotary layout to HF's
+// rotate-half order (also used for LoRA B matrices of q/k adapters).
+std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_t HS, uint64_t cols);
 
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,

@@ -82,6 +82,8 @@ double decimal(float v) {
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
 
+}  // namespace
+
 // Row order of one head's q/k rows: rotate-half row r (< HS) comes from interleaved row
 // 2r (first half) or 2(r - HS/2) + 1 (second half). `rows` is heads * HS; each row has `cols` floats.
 std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_t HS, uint64_t cols) {
@@ -94,8 +96,6 @@ std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_
     }
   return out;
 }
-
-}  // namespace
 
 std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgress& progress) {
   const std::string cfg_path = (fs::path(info.directory) / "config.json").string();

@@ -14,6 +14,8 @@
 //     two gradient paths (embedding lookup and output projection) land in the same floats.
 //   - The residual-stream gradient `dres` is updated in place: each block's norm backward adds into it,
 //     which is the residual's identity path plus the branch's contribution.
+//   - With LoRA the base parameters have no gradient buffers at all (null gradient pointers skip their
+//     work in every backward op); a linear layer with an adapter adds the adapter path (lora_adapters.h).
 #include "engine/train/train_model.h"
 
 #include <cmath>
@@ -24,6 +26,7 @@
 #include "engine/checked.h"
 #include "engine/error.h"
 #include "engine/model.h"
+#include "train/lora_adapters.h"
 
 namespace engine {
 
@@ -31,7 +34,8 @@ namespace {
 
 // Dropout sites within one layer (the mask seed of a site is dropout_site_seed(step seed, layer, site));
 // the embedding dropout uses layer index L.
-enum Site : uint64_t { kSiteAttnProbs = 0, kSiteAttnOut = 1, kSiteMlpOut = 2 };
+// LoRA adapter dropout uses site kSiteLora + adapter index.
+enum Site : uint64_t { kSiteAttnProbs = 0, kSiteAttnOut = 1, kSiteMlpOut = 2, kSiteLora = 3 };
 
 // A parameter slice and its gradient (null when frozen or absent).
 struct P {
@@ -39,10 +43,11 @@ struct P {
   float* g = nullptr;
 };
 
-// One linear layer y = x W^T + b with W (OC, C).
+// One linear layer y = x W^T + b with W (OC, C), and its LoRA adapter when it has one.
 struct Linear {
   P w, b;
   int C = 0, OC = 0;
+  int adapter = -1, layer = 0;
 };
 
 struct LayerParams {
@@ -68,7 +73,10 @@ struct TrainModel::Impl {
   ModelConfig c;
   ArchSpec spec;
   LoraConfig lora;
-  std::vector<float> grads;  // parallel to model.all_params()
+  std::vector<float> grads;  // parallel to model.all_params(); empty with LoRA (base frozen)
+  std::unique_ptr<LoraAdapters> adapters;
+  float lora_p = 0.0f;     // adapter dropout of the current pass (0 outside training)
+  uint64_t step_seed = 0;  // dropout seed of the current pass
 
   std::vector<LayerParams> layers;
   P wte, wpe, nfw, nfb;
@@ -96,6 +104,8 @@ struct TrainModel::Impl {
     x.OC = OC;
     x.w = param(w, l, static_cast<int64_t>(OC) * C);
     if (!b.empty()) x.b = param(b, l, OC);
+    x.layer = l;
+    if (adapters) x.adapter = adapters->find(w);
     return x;
   }
 
@@ -189,15 +199,21 @@ struct TrainModel::Impl {
     grow(logits, checked_mul(N, V, "logits size"));
     grow(dqkv, N * qkv_width());
     for (auto* v : {&dfch, &dfup, &dfact}) grow(*v, N * F);
+    if (adapters) adapters->reserve(static_cast<int>(N), c.n_layer);
   }
 
   // ---- pieces of the forward and backward ----
 
+  uint64_t lora_seed(const Linear& x) const {
+    return dropout_site_seed(step_seed, x.layer, kSiteLora + static_cast<uint64_t>(x.adapter));
+  }
   void linear_forward(const Linear& x, float* out, const float* inp, int N) {
     be.matmul_forward(out, inp, x.w.w, x.b.w, N, x.C, x.OC);
+    if (x.adapter >= 0) adapters->forward(be, x.adapter, x.layer, out, inp, N, lora_p, lora_seed(x));
   }
   void linear_backward(const Linear& x, float* dinp, const float* dout, const float* inp, int N) {
     be.matmul_backward(dinp, x.w.g, x.b.g, dout, inp, x.w.w, N, x.C, x.OC);
+    if (x.adapter >= 0) adapters->backward(be, x.adapter, x.layer, dinp, dout, inp, N, lora_p, lora_seed(x));
   }
 
   void norm_forward(float* out, float* mean, float* rstd, const float* inp, const P& w, const P& b, int N) {
@@ -339,21 +355,30 @@ struct TrainModel::Impl {
     }
   }
 
-  // Forward over a checked batch: fills the activations and `losses`; returns (weighted loss sum, weight sum).
-  std::pair<double, double> forward(const BatchView& batch, float p, uint64_t seed, float smoothing, bool keep_all) {
-    const int B = batch.B, T = batch.T, N = B * T, C = c.n_embd, L = c.n_layer;
+  // Forward to the logits (N, V), keeping the activations. p: dropout; lp: adapter dropout.
+  void forward_logits(const int32_t* inputs, int B, int T, float p, float lp, uint64_t seed, bool keep_all) {
+    const int N = B * T, C = c.n_embd, L = c.n_layer;
     const int64_t NC = static_cast<int64_t>(N) * C;
     ensure(B, T, keep_all ? L : 1);
+    lora_p = lp;
+    step_seed = seed;
     float* x0 = resid.data();
     for (int b = 0; b < B; ++b)
-      be.encoder_forward(x0 + static_cast<int64_t>(b) * T * C, batch.inputs + static_cast<int64_t>(b) * T, wte.w, wpe.w,
-                         0, T, C);
+      be.encoder_forward(x0 + static_cast<int64_t>(b) * T * C, inputs + static_cast<int64_t>(b) * T, wte.w, wpe.w, 0,
+                         T, C);
     be.dropout_forward(x0, x0, NC, p, dropout_site_seed(seed, L, 0));
     for (int l = 0; l < L; ++l)
       layer_forward(l, acts_at(keep_all ? l : 0, B, T), resid.data() + l * NC, resid.data() + (l + 1) * NC, B, T, p,
                     seed);
     norm_forward(lnf.data(), lnf_mean.data(), lnf_rstd.data(), resid.data() + L * NC, nfw, nfb, N);
     linear_forward(head, logits.data(), lnf.data(), N);
+  }
+
+  // Forward over a checked batch: fills the activations and `losses`; returns (weighted loss sum, weight sum).
+  std::pair<double, double> forward(const BatchView& batch, float p, float lp, uint64_t seed, float smoothing,
+                                    bool keep_all) {
+    const int N = batch.B * batch.T;
+    forward_logits(batch.inputs, batch.B, batch.T, p, lp, seed, keep_all);
     be.softmax_xent_forward(losses.data(), logits.data(), targets.data(), N, c.vocab_size, smoothing);
     double sum = 0, wsum = 0;
     for (int i = 0; i < N; ++i) {
@@ -379,7 +404,7 @@ struct TrainModel::Impl {
       if (!keep_all) layer_forward(l, a, x_in, resid.data() + (l + 1) * NC, B, T, p, seed);
       layer_backward(l, a, x_in, dres.data(), B, T, p, seed);
     }
-    if (wte.g) {
+    if (wte.g) {  // null with LoRA: the embeddings are frozen
       be.dropout_backward(dres.data(), dres.data(), NC, p, dropout_site_seed(seed, L, 0));
       be.encoder_backward(wte.g, wpe.g, dres.data(), batch.inputs, B, T, C);
     }
@@ -390,8 +415,10 @@ TrainModel::TrainModel(Model& model, Backend& backend, const LoraConfig& lora)
     : m(std::make_unique<Impl>(model, backend, lora)) {
   if (model.has_external_weights())
     throw Error("training needs every weight in f32 (load the model with LoadOptions{.dequantize = true})");
-  if (lora.rank != 0) throw Error("LoRA is not implemented yet");
-  m->grads.assign(model.all_params().size(), 0.0f);
+  if (lora.rank != 0)
+    m->adapters = std::make_unique<LoraAdapters>(model, lora);
+  else
+    m->grads.assign(model.all_params().size(), 0.0f);
   m->bind_params();
 }
 
@@ -403,7 +430,8 @@ float TrainModel::forward_backward(const BatchView& batch, const TrainStepOption
     throw Error("label smoothing must be in [0, 1]");
   m->check_batch(batch);
   const bool keep_all = !options.checkpoint_activations;
-  const auto [sum, wsum] = m->forward(batch, options.dropout, options.dropout_seed, options.label_smoothing, keep_all);
+  const auto [sum, wsum] = m->forward(batch, options.dropout, m->lora.dropout, options.dropout_seed,
+                                      options.label_smoothing, keep_all);
   if (wsum <= 0.0) return 0.0f;  // nothing to learn from (e.g. a prompt-only SFT batch): no gradient
   m->backward(batch, options.dropout, options.dropout_seed, options.label_smoothing, keep_all, wsum, grad_scale);
   return static_cast<float>(sum / wsum);
@@ -412,11 +440,12 @@ float TrainModel::forward_backward(const BatchView& batch, const TrainStepOption
 float TrainModel::loss(const BatchView& batch, float label_smoothing) {
   if (!(label_smoothing >= 0.0f && label_smoothing <= 1.0f)) throw Error("label smoothing must be in [0, 1]");
   m->check_batch(batch);
-  const auto [sum, wsum] = m->forward(batch, 0.0f, 0, label_smoothing, /*keep_all=*/false);
+  const auto [sum, wsum] = m->forward(batch, 0.0f, 0.0f, 0, label_smoothing, /*keep_all=*/false);
   return wsum > 0.0 ? static_cast<float>(sum / wsum) : 0.0f;
 }
 
 std::vector<TrainableTensor> TrainModel::trainable() {
+  if (m->adapters) return m->adapters->trainable();
   std::vector<TrainableTensor> out;
   for (const ParamTensor& t : m->model.params()) {
     TrainableTensor x;
@@ -433,10 +462,25 @@ std::vector<TrainableTensor> TrainModel::trainable() {
 }
 
 void TrainModel::zero_grads() {
-  if (!m->grads.empty()) m->be.fill_zero(m->grads.data(), static_cast<int64_t>(m->grads.size()));
+  std::vector<float>& g = m->adapters ? m->adapters->grads() : m->grads;
+  if (!g.empty()) m->be.fill_zero(g.data(), static_cast<int64_t>(g.size()));
 }
 
-void TrainModel::merge_lora() { throw Error("LoRA is not implemented yet"); }
+void TrainModel::merge_lora() {
+  if (!m->adapters) throw Error("merge_lora: this TrainModel has no LoRA adapters");
+  m->adapters->merge_into(m->model);
+}
+
+std::vector<float> TrainModel::logits(const int32_t* tokens, int B, int T) {
+  if (!tokens) throw Error("logits: no tokens");
+  const uint64_t N = checked_mul(static_cast<uint64_t>(B > 0 ? B : 0), static_cast<uint64_t>(T > 0 ? T : 0), "batch");
+  std::vector<int32_t> none(N, -1);
+  m->check_batch({tokens, none.data(), nullptr, B, T});
+  m->forward_logits(tokens, B, T, 0.0f, 0.0f, 0, /*keep_all=*/false);
+  return {m->logits.begin(), m->logits.begin() + static_cast<int64_t>(N) * m->c.vocab_size};
+}
+
+const LoraConfig& TrainModel::lora_config() const { return m->lora; }
 
 Model& TrainModel::model() { return m->model; }
 

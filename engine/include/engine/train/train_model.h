@@ -74,8 +74,15 @@ class TrainModel {
   std::vector<TrainableTensor> trainable();
   void zero_grads();
 
-  // LoRA: adds scale * B·A into the base weights (after training, for a merged export).
+  // LoRA: adds scale * B·A into the base weights (after training, for a merged export). The adapters' B
+  // are zeroed, so the model computes the same function before and after. Throws without LoRA.
   void merge_lora();
+
+  // Forward only (no dropout): the (B*T, V) logits of B rows of T tokens, adapters applied. For checks
+  // (merged vs unmerged, training forward vs inference forward) and evaluation.
+  std::vector<float> logits(const int32_t* tokens, int B, int T);
+
+  const LoraConfig& lora_config() const;
 
   Model& model();
 
