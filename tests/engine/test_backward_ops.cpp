@@ -244,6 +244,10 @@ class TestBackwardOps : public QObject {
         CHECK_GRAD("dbias", db, bb, finite_diff(f, in, 2, to_d(g)), 2e-5);
       else
         QCOMPARE(db, bb);
+      // Frozen gains (LoRA): no dweight/dbias, the same dinp.
+      auto dx2 = bx;
+      m_be->layernorm_backward(dx2.data(), nullptr, nullptr, g.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+      QCOMPARE(dx2, dx);
     }
   }
 
@@ -262,6 +266,9 @@ class TestBackwardOps : public QObject {
         const std::vector<Vec> in = {to_d(x), to_d(w)};
         CHECK_GRAD("dinp", dx, bx, finite_diff(f, in, 0, to_d(g)), 2e-5);
         CHECK_GRAD("dweight", dw, bw, finite_diff(f, in, 1, to_d(g)), 2e-5);
+        auto dx2 = bx;
+        m_be->rmsnorm_backward(dx2.data(), nullptr, g.data(), x.data(), w.data(), rstd.data(), N, C);
+        QCOMPARE(dx2, dx);
       }
   }
 

@@ -11,18 +11,13 @@
 
 #include "engine/error.h"
 #include "engine/model_loader.h"
+#include "support/model_helpers.h"
 #include "support/train_fixture.h"
 
 using namespace engine;
 
 namespace {
 const std::string kTiny = std::string(WB_TEST_DATA_DIR) + "/tiny-gpt2";
-
-std::vector<float> all_grads(TrainModel& tm) {
-  std::vector<float> g;
-  for (const auto& t : tm.trainable()) g.insert(g.end(), t.grad, t.grad + t.numel);
-  return g;
-}
 }  // namespace
 
 class TestTrainGpt2 : public QObject {
@@ -42,12 +37,25 @@ class TestTrainGpt2 : public QObject {
 
     QTemporaryDir tmp;
     auto grads = gradients_as_model(kTiny, *expected, tmp);
-    const auto params = tm.trainable();
-    QCOMPARE(params.size(), model->params().size());
-    for (const auto& t : params) {
-      const double e = grad_rel_err(t.grad, grads->param_data(t.name), t.numel);
-      qInfo("%-20s max |diff| / scale = %.2e", t.name.c_str(), e);
-      QVERIFY2(e < 2e-5, qPrintable(QString::fromStdString(t.name) + ": " + QString::number(e)));
+    QCOMPARE(tm.trainable().size(), model->params().size());
+    const std::string failed = check_gradients(tm.trainable(), *grads, 2e-5);
+    QVERIFY2(failed.empty(), failed.c_str());
+  }
+
+  // The training forward (batched, no KV cache) computes the inference forward's logits, and PyTorch's.
+  void training_forward_equals_inference_forward() {
+    auto model = load_model(kTiny);
+    auto expected = io::SafetensorsFile::open(kTiny + "/expected.safetensors");
+    const ShiftedBatch batch = shifted_batch(*expected);
+    TrainModel tm(*model, *m_be);
+    const auto got = tm.logits(batch.inputs.data(), batch.B, batch.T);
+    const auto want = expected->read_f32(*expected->find("logits"));
+    QVERIFY(max_abs_diff(got, want) < 2e-4);
+    const size_t row = got.size() / batch.B;
+    for (int b = 0; b < batch.B; ++b) {
+      std::vector<int32_t> ids(batch.inputs.begin() + b * batch.T, batch.inputs.begin() + (b + 1) * batch.T);
+      const auto inf = full_logits(*model, *m_be, ids);
+      QVERIFY(max_abs_diff(std::span<const float>(got).subspan(b * row, row), inf) < 1e-5);
     }
   }
 
@@ -94,12 +102,12 @@ class TestTrainGpt2 : public QObject {
       o.dropout = p;
       o.dropout_seed = 7;
       const float l1 = tm.forward_backward(batch.view(), o);
-      const auto g1 = all_grads(tm);
+      const auto g1 = flat_grads(tm);
       tm.zero_grads();
       o.checkpoint_activations = true;
       const float l2 = tm.forward_backward(batch.view(), o);
       QCOMPARE(l2, l1);
-      QVERIFY(all_grads(tm) == g1);  // bit for bit: the recompute is the same computation
+      QVERIFY(flat_grads(tm) == g1);  // bit for bit: the recompute is the same computation
     }
   }
 
@@ -109,12 +117,12 @@ class TestTrainGpt2 : public QObject {
     const ShiftedBatch batch = shifted_batch(*expected);
     TrainModel tm(*model, *m_be);
     tm.forward_backward(batch.view(), {});
-    const auto once = all_grads(tm);
+    const auto once = flat_grads(tm);
     tm.zero_grads();
-    for (float g : all_grads(tm)) QCOMPARE(g, 0.0f);
+    for (float g : flat_grads(tm)) QCOMPARE(g, 0.0f);
     tm.forward_backward(batch.view(), {}, 0.5f);
     tm.forward_backward(batch.view(), {}, 0.5f);
-    const auto twice = all_grads(tm);
+    const auto twice = flat_grads(tm);
     double worst = 0, scale = 0;
     for (size_t i = 0; i < once.size(); ++i) {
       worst = std::max(worst, double(std::abs(once[i] - twice[i])));
@@ -156,17 +164,17 @@ class TestTrainGpt2 : public QObject {
     std::vector<float> mask(N, 1.f);
     for (int i = 0; i < 8; ++i) mask[i] = 0.f;
     const float lw = tm.forward_backward(batch.view(mask.data()), {});
-    const auto gw = all_grads(tm);
+    const auto gw = flat_grads(tm);
     tm.zero_grads();
     ShiftedBatch cut = batch;
     for (int i = 0; i < 8; ++i) cut.targets[i] = -1;
     QCOMPARE(tm.forward_backward(cut.view(), {}), lw);
-    QVERIFY(all_grads(tm) == gw);
+    QVERIFY(flat_grads(tm) == gw);
     // No position with weight: loss 0 and no gradient.
     tm.zero_grads();
     std::vector<float> none(N, 0.f);
     QCOMPARE(tm.forward_backward(batch.view(none.data()), {}), 0.0f);
-    for (float g : all_grads(tm)) QCOMPARE(g, 0.0f);
+    for (float g : flat_grads(tm)) QCOMPARE(g, 0.0f);
   }
 
   void dropout_is_deterministic_in_its_seed() {
@@ -212,13 +220,9 @@ class TestTrainGpt2 : public QObject {
                         [&](uint64_t a, uint64_t b) { return std::abs(t.grad[a]) > std::abs(t.grad[b]); });
       for (int k = 0; k < 3; ++k) {
         const uint64_t i = idx[k];
-        const float x = t.value[i], h = 1e-2f;
-        t.value[i] = x + h;
-        const double lp = TrainModel(*model, *m_be).forward_backward(batch.view(), o);
-        t.value[i] = x - h;
-        const double lm = TrainModel(*model, *m_be).forward_backward(batch.view(), o);
-        t.value[i] = x;
-        const double fd = (lp - lm) / (2.0 * h);
+        const double fd = central_difference(t.value[i], 1e-2f, [&] {
+          return TrainModel(*model, *m_be).forward_backward(batch.view(), o);
+        });
         QVERIFY2(std::abs(fd - t.grad[i]) < 2e-2 * std::abs(t.grad[i]) + 1e-4,
                  qPrintable(QString("%1[%2]: backward %3, finite differences %4")
                                 .arg(QString::fromStdString(t.name)).arg(i).arg(t.grad[i]).arg(fd)));

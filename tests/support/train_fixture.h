@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QTemporaryDir>
+#include <QtGlobal>
 
 #include <cmath>
 #include <cstring>
@@ -62,6 +63,38 @@ inline double grad_rel_err(const float* got, const float* want, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) scale = std::max(scale, double(std::abs(want[i])));
   for (uint64_t i = 0; i < n; ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
   return worst / scale;
+}
+
+// Every trainable tensor's gradient against `want`'s tensor of the same name (PyTorch's, from
+// gradients_as_model); logs each error; returns "" or the first tensor over `tol` with its error.
+inline std::string check_gradients(const std::vector<engine::TrainableTensor>& got, const engine::Model& want,
+                                   double tol) {
+  std::string failed;
+  for (const auto& t : got) {
+    const double e = grad_rel_err(t.grad, want.param_data(t.name), t.numel);
+    qInfo("%-20s max |diff| / scale = %.2e", t.name.c_str(), e);
+    if (e >= tol && failed.empty()) failed = t.name + ": " + std::to_string(e);
+  }
+  return failed;
+}
+
+// All gradients of a TrainModel, concatenated in trainable() order.
+inline std::vector<float> flat_grads(engine::TrainModel& tm) {
+  std::vector<float> g;
+  for (const auto& t : tm.trainable()) g.insert(g.end(), t.grad, t.grad + t.numel);
+  return g;
+}
+
+// (loss(x + h) - loss(x - h)) / 2h for one parameter value x, restored afterwards.
+template <typename LossFn>
+double central_difference(float& x, float h, LossFn&& loss) {
+  const float x0 = x;
+  x = x0 + h;
+  const double lp = loss();
+  x = x0 - h;
+  const double lm = loss();
+  x = x0;
+  return (lp - lm) / (2.0 * h);
 }
 
 // torch.optim.AdamW (no weight decay in the fixtures; decoupled decay when given), bias-corrected, one
