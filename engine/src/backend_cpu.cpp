@@ -13,6 +13,7 @@
 #include "engine/error.h"
 #include "engine/thread_pool.h"
 #include "cpu_matmul_typed.h"
+#include "cpu_ops_train.h"
 #include "fast_math.h"
 #include "simd_dot.h"
 
@@ -91,39 +92,7 @@ class CpuBackend final : public Backend {
 
   void rope_forward(float* q, int q_stride, int NH, float* k, int k_stride, int KVH, int T, int HS, int pos0,
                     float theta, bool interleaved) override {
-    const int half = HS / 2;
-    // cos/sin per (row, pair), shared by every head of q and k. Angles in double: pos * freq reaches
-    // ~1e6 radians at long contexts, where float would lose the fractional part.
-    std::vector<float> cs(static_cast<size_t>(T) * half), sn(cs.size());
-    for (int i = 0; i < half; ++i) {
-      const double freq = std::pow(static_cast<double>(theta), -2.0 * i / HS);
-      for (int t = 0; t < T; ++t) {
-        const double a = static_cast<double>(pos0 + t) * freq;
-        cs[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(a));
-        sn[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(a));
-      }
-    }
-    // Pair i of a head is (x[i*step], x[i*step + off]): step 1, off HS/2 for rotate-half; step 2, off 1
-    // interleaved.
-    const int step = interleaved ? 2 : 1, off = interleaved ? 1 : half;
-    auto rotate_rows = [&](float* x, int stride, int heads) {
-      m_pool.parallel_for(T, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-          const float* c = cs.data() + t * half;
-          const float* s = sn.data() + t * half;
-          for (int h = 0; h < heads; ++h) {
-            float* v = x + t * stride + static_cast<int64_t>(h) * HS;
-            for (int i = 0; i < half; ++i) {
-              const float a = v[i * step], b = v[i * step + off];
-              v[i * step] = a * c[i] - b * s[i];
-              v[i * step + off] = b * c[i] + a * s[i];
-            }
-          }
-        }
-      });
-    };
-    rotate_rows(q, q_stride, NH);
-    if (k) rotate_rows(k, k_stride, KVH);
+    cpu::rope_rotate(m_pool, q, q_stride, NH, k, k_stride, KVH, T, HS, pos0, theta, interleaved, 1.0f);
   }
 
   void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) override {
@@ -223,6 +192,67 @@ class CpuBackend final : public Backend {
     for (int r = 0; r < rows; ++r)
       std::memcpy(dst + static_cast<int64_t>(r) * dst_stride, src + static_cast<int64_t>(r) * src_stride,
                   sizeof(float) * cols);
+  }
+
+  // Training ops: implemented in cpu_backward.cpp, cpu_attention_train.cpp and cpu_softmax_xent.cpp.
+  void fill_zero(float* p, int64_t n) override { std::fill(p, p + n, 0.0f); }
+  void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T,
+                        int C) override {
+    cpu::encoder_backward(m_pool, dwte, dwpe, dout, tokens, B, T, C);
+  }
+  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                          const float* weight, const float* mean, const float* rstd, int N, int C) override {
+    cpu::layernorm_backward(m_pool, dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+  }
+  void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                        const float* rstd, int N, int C) override {
+    cpu::rmsnorm_backward(m_pool, dinp, dweight, dout, inp, weight, rstd, N, C);
+  }
+  void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                       const float* weight, int N, int C, int OC) override {
+    cpu::matmul_backward(m_pool, dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+  }
+  void rope_backward(float* dq, int q_stride, int NH, float* dk, int k_stride, int KVH, int T, int HS, int pos0,
+                     float theta, bool interleaved) override {
+    cpu::rope_rotate(m_pool, dq, q_stride, NH, dk, k_stride, KVH, T, HS, pos0, theta, interleaved, -1.0f);
+  }
+  void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) override {
+    cpu::gelu_backward(m_pool, dinp, inp, dout, n);
+  }
+  void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up,
+                       int64_t n) override {
+    cpu::swiglu_backward(m_pool, dgate, dup, dout, gate, up, n);
+  }
+  void residual_backward(float* da, float* db, const float* dout, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) {
+      if (da) da[i] += dout[i];
+      if (db) db[i] += dout[i];
+    }
+  }
+  void dropout_forward(float* out, const float* inp, int64_t n, float p, uint64_t seed) override {
+    cpu::dropout_apply(m_pool, out, inp, n, p, seed);
+  }
+  void dropout_backward(float* dinp, const float* dout, int64_t n, float p, uint64_t seed) override {
+    cpu::dropout_apply(m_pool, dinp, dout, n, p, seed);  // the same mask and scale: y = m x, dx = m dy
+  }
+  void attention_train_forward(float* out, float* att, const float* q, int q_stride, const float* k, const float* v,
+                               int kv_stride, int B, int T, int NH, int KVH, int HS, float dropout,
+                               uint64_t seed) override {
+    cpu::attention_train_forward(m_pool, out, att, q, q_stride, k, v, kv_stride, B, T, NH, KVH, HS, dropout, seed);
+  }
+  void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* att, const float* q,
+                          int q_stride, const float* k, const float* v, int kv_stride, int B, int T, int NH, int KVH,
+                          int HS, float dropout, uint64_t seed) override {
+    cpu::attention_backward(m_pool, dq, dk, dv, dout, att, q, q_stride, k, v, kv_stride, B, T, NH, KVH, HS, dropout,
+                            seed);
+  }
+  void softmax_xent_forward(float* losses, float* logits, const int32_t* targets, int N, int V,
+                            float label_smoothing) override {
+    cpu::softmax_xent_forward(m_pool, losses, logits, targets, N, V, label_smoothing);
+  }
+  void softmax_xent_backward(float* dlogits, const float* probs, const int32_t* targets, const float* dlosses, int N,
+                             int V, float label_smoothing) override {
+    cpu::softmax_xent_backward(m_pool, dlogits, probs, targets, dlosses, N, V, label_smoothing);
   }
 
  private:

@@ -86,6 +86,81 @@ class Backend {
   // Copies `rows` rows of `cols` floats from src (row stride src_stride) to dst (row stride dst_stride).
   virtual void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) = 0;
 
+  // ---- Training (engine/src/cpu_backward.cpp, cpu_attention_train.cpp, cpu_softmax_xent.cpp) ----
+  // Backward ops ADD into every gradient buffer they are given (llm.c's convention: a tensor used twice,
+  // such as a tied embedding or a norm output read by three projections, collects both gradients);
+  // the caller zeroes them. Exceptions are marked "overwrites". The defaults throw engine::Error
+  // naming the op, so a backend without training support fails clearly instead of computing nothing.
+  // Training batches are B sequences of T tokens, N = B*T rows, each sequence at positions 0..T-1.
+
+  // p[0..n) = 0.
+  virtual void fill_zero(float* p, int64_t n);
+
+  // dwte (V,C) row tokens[n] += dout[n]; dwpe (maxT,C) row (n % T) += dout[n]; dwpe may be null.
+  // dout (B*T, C), tokens (B*T).
+  virtual void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T,
+                                int C);
+
+  // Gradient of layernorm_forward. dinp (N,C), dweight (C), dbias (C) (dweight, dbias may be null); dout, inp (N,C);
+  // mean, rstd (N) as layernorm_forward wrote them.
+  virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                                  const float* weight, const float* mean, const float* rstd, int N, int C);
+
+  // Gradient of rmsnorm_forward. dinp (N,C), dweight (C; may be null); dout, inp (N,C); rstd (N) from the forward.
+  virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                                const float* weight, const float* rstd, int N, int C);
+
+  // Gradient of matmul_forward: dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp;
+  // dbias (OC) += column sums of dout. dinp, dweight and dbias may each be null (not wanted).
+  virtual void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                               const float* weight, int N, int C, int OC);
+
+  // Gradient of rope_forward over T rows at positions pos0..: the rotation is orthogonal, so dq and dk
+  // (same layout and strides as q and k) are turned back by the same angles, in place (overwrites).
+  virtual void rope_backward(float* dq, int q_stride, int NH, float* dk, int k_stride, int KVH, int T, int HS, int pos0,
+                             float theta, bool interleaved);
+
+  // dinp (n) += gelu'(inp) * dout (GPT-2's tanh approximation).
+  virtual void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
+
+  // out = silu(gate) * up: dgate += dout * up * silu'(gate), dup += dout * silu(gate).
+  virtual void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up,
+                               int64_t n);
+
+  // out = a + b: da += dout, db += dout (either may be null).
+  virtual void residual_backward(float* da, float* db, const float* dout, int64_t n);
+
+  // Inverted dropout, out = inp * keep / (1 - p), where keep is a pure function of (seed, index) (a
+  // counter-based hash, engine/src/dropout_mask.h), so backward and a recomputed forward see the same
+  // mask without storing it. p = 0 copies. out may alias inp.
+  virtual void dropout_forward(float* out, const float* inp, int64_t n, float p, uint64_t seed);
+  // dinp = dout * keep / (1 - p) with the mask of the same (seed, p) (overwrites; dinp may alias dout).
+  virtual void dropout_backward(float* dinp, const float* dout, int64_t n, float p, uint64_t seed);
+
+  // Training attention: B causal sequences of T tokens, no KV cache; the math of attention_forward.
+  // q rows (B*T, NH*HS) with stride q_stride; k, v rows (B*T, KVH*HS) with stride kv_stride (GPT-2's
+  // fused qkv rows are read in place); out (B*T, NH*HS). att (B,NH,T,T) receives the softmax
+  // probabilities (zero above the diagonal) BEFORE dropout; with p > 0 the probabilities that multiply
+  // v are dropped with the mask of (seed, index into att).
+  virtual void attention_train_forward(float* out, float* att, const float* q, int q_stride, const float* k,
+                                       const float* v, int kv_stride, int B, int T, int NH, int KVH, int HS,
+                                       float dropout, uint64_t seed);
+  // Its gradient: dq (stride q_stride), dk, dv (stride kv_stride) += ; dout (B*T, NH*HS); att, q, k, v,
+  // dropout and seed as in the forward.
+  virtual void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* att, const float* q,
+                                  int q_stride, const float* k, const float* v, int kv_stride, int B, int T, int NH,
+                                  int KVH, int HS, float dropout, uint64_t seed);
+
+  // Fused softmax + cross-entropy. logits (N,V) are turned into probabilities in place; losses (N)
+  // receives per row (1-e) * -log p[target] + e * mean over v of -log p[v] (e = label_smoothing,
+  // PyTorch's CrossEntropyLoss(label_smoothing=e)), and 0 for rows whose target is negative.
+  virtual void softmax_xent_forward(float* losses, float* logits, const int32_t* targets, int N, int V,
+                                    float label_smoothing);
+  // dlogits (N,V) = dlosses[n] * (probs - ((1-e) onehot(target) + e/V)), 0 for negative targets
+  // (overwrites; dlogits may alias probs).
+  virtual void softmax_xent_backward(float* dlogits, const float* probs, const int32_t* targets, const float* dlosses,
+                                     int N, int V, float label_smoothing);
+
  private:
   std::vector<float> m_widened;  // scratch of the default *_typed ops
 };

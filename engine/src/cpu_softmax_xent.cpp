@@ -1,0 +1,61 @@
+// CPU fused softmax + cross-entropy with label smoothing (the loss of engine/train/train_model.h).
+//
+// One pass per row: the loss is taken from the logits through log-sum-exp (never log of a rounded
+// probability, which underflows to -inf), then the row is overwritten with its probabilities, which is
+// all the backward needs: d loss / d z_v = p_v - q_v with q the (smoothed) target distribution.
+#include <algorithm>
+#include <cmath>
+
+#include "cpu_ops_train.h"
+
+namespace engine::cpu {
+
+void softmax_xent_forward(ThreadPool& pool, float* losses, float* logits, const int32_t* targets, int N, int V,
+                          float label_smoothing) {
+  pool.parallel_for(N, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      float* z = logits + n * V;
+      const float maxv = *std::max_element(z, z + V);
+      const int32_t t = targets[n];
+      const float zt = t >= 0 ? z[t] : 0.0f;
+      double sum = 0.0, sum_z = 0.0;
+      for (int i = 0; i < V; ++i) {
+        sum_z += z[i];
+        const float e = std::exp(z[i] - maxv);
+        sum += e;
+        z[i] = e;  // unnormalised for now
+      }
+      if (t >= 0) {
+        const double lse = maxv + std::log(sum);
+        const double nll = lse - zt;
+        const double smooth = lse - sum_z / V;  // mean over v of -log p_v
+        losses[n] = static_cast<float>((1.0 - label_smoothing) * nll + label_smoothing * smooth);
+      } else {
+        losses[n] = 0.0f;
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int i = 0; i < V; ++i) z[i] *= inv;
+    }
+  });
+}
+
+void softmax_xent_backward(ThreadPool& pool, float* dlogits, const float* probs, const int32_t* targets,
+                           const float* dlosses, int N, int V, float label_smoothing) {
+  pool.parallel_for(N, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      const float* p = probs + n * V;
+      float* d = dlogits + n * V;
+      const int32_t t = targets[n];
+      if (t < 0) {
+        std::fill(d, d + V, 0.0f);
+        continue;
+      }
+      const float g = dlosses[n];
+      const float uniform = label_smoothing / V;
+      for (int i = 0; i < V; ++i) d[i] = g * (p[i] - uniform);
+      d[t] -= g * (1.0f - label_smoothing);
+    }
+  });
+}
+
+}  // namespace engine::cpu
