@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "engine/chat_template.h"
 #include "engine/tokenizer.h"
 #include "engine/train/chat_dataset.h"
 #include "engine/train/sequence_loader.h"
@@ -253,6 +254,28 @@ class TestDatasets : public QObject {
     QVERIFY(error_of([&] { engine::SequenceLoader({{{1, 2}, {0, 0}}}, 1, 4, false, 0, 0, "c.jsonl"); })
                 .contains("no conversation has an assistant token"));
     QVERIFY(error_of([&] { engine::SequenceLoader(seqs, 3, 5, false, 0, 0, "c.jsonl"); }).contains("2 items cannot fill one batch of 3"));
+  }
+
+  void sft_batches_teach_only_the_assistant_turns() {
+    // Parse -> render with ChatML -> encode -> batch: the targets that count decode to exactly the
+    // assistant's words and the end-of-turn markup after them, never the system or user text.
+    const auto tok = gpt2();
+    const engine::ChatDataset d = engine::parse_chat_jsonl(
+        R"({"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"What is two plus two?"},)"
+        R"({"role":"assistant","content":"It is four."},{"role":"user","content":"And three?"},)"
+        R"({"role":"assistant","content":"Six."}]})",
+        "c.jsonl");
+    const auto enc = engine::encode_chat_dataset(d, *tok, *engine::ChatTemplate::from_name("chatml"));
+    QCOMPARE(enc.size(), size_t(1));
+    const int T = int(enc[0].ids.size()) + 5;  // room to spare: the row ends in padding
+    engine::SequenceLoader loader(enc, 1, T, false, 0, 0, "c.jsonl");
+    engine::Batch b;
+    loader.next(b);
+    std::vector<int32_t> counted;
+    for (int32_t t : b.targets)
+      if (t >= 0) counted.push_back(t);
+    QCOMPARE(QString::fromStdString(tok->decode(counted)), QString("It is four.<|im_end|>Six.<|im_end|>"));
+    QCOMPARE(b.inputs[size_t(T - 1)], 0);  // padding
   }
 
   void permutation_is_uniform_enough_and_portable() {
