@@ -354,6 +354,24 @@ class TestCli : public QObject {
     QVERIFY(QFileInfo::exists(out + "/model.safetensors"));
   }
 
+  void data_synth_stories() {
+    const QString out = m_dir.path() + "/synth.txt";
+    const Run r = cli({"data", "synth", "--kind", "stories", "--n", "50", "--seed", "3", "--out", out});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QCOMPARE(text.count("\n\n"), 49);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "50", "--seed", "3", "--out", out + "2"}).code, 0);
+    QFile f2(out + "2");
+    QVERIFY(f2.open(QIODevice::ReadOnly));
+    QCOMPARE(f2.readAll(), text);
+    QCOMPARE(cli({"data", "synth", "--kind", "poems", "--n", "5", "--out", out}).code, 2);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--out", out}).code, 2);
+    QCOMPARE(cli({"data", "frobnicate"}).code, 2);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "5", "--out", "/nonexistent-dir/x.txt"}).code, 1);
+  }
+
   void train_bad_input_data() {
     QTest::addColumn<QStringList>("extra");
     QTest::addColumn<QByteArray>("dataContent");

@@ -16,6 +16,7 @@
 #include "engine/tokenizer.h"
 #include "engine/train/chat_dataset.h"
 #include "engine/train/sequence_loader.h"
+#include "engine/train/synth_stories.h"
 #include "engine/train/text_dataset.h"
 #include "support/error_of.h"
 
@@ -276,6 +277,33 @@ class TestDatasets : public QObject {
       if (t >= 0) counted.push_back(t);
     QCOMPARE(QString::fromStdString(tok->decode(counted)), QString("It is four.<|im_end|>Six.<|im_end|>"));
     QCOMPARE(b.inputs[size_t(T - 1)], 0);  // padding
+  }
+
+  void synthetic_stories() {
+    const std::string a = engine::synth_stories(200, 7);
+    QCOMPARE(engine::synth_stories(200, 7), a);  // a pure function of (n, seed)
+    QVERIFY(engine::synth_stories(200, 8) != a);
+    QVERIFY(engine::synth_stories(0, 7).empty());
+    QVERIFY(std::all_of(a.begin(), a.end(), [](char ch) { return ch == '\n' || (ch >= 32 && ch < 127); }));
+    // 200 stories, one blank line between each, none inside; pronouns agree within a story.
+    std::vector<std::string> stories;
+    size_t pos = 0;
+    while (pos < a.size()) {
+      size_t end = a.find("\n\n", pos);
+      if (end == std::string::npos) end = a.size() - 1;  // the final newline
+      stories.push_back(a.substr(pos, end - pos));
+      pos = end + 2;
+    }
+    QCOMPARE(stories.size(), size_t(200));
+    std::set<std::string> distinct;
+    for (const std::string& s : stories) {
+      QVERIFY(!s.empty() && s.find('\n') == std::string::npos);
+      const bool she = s.find("She ") != std::string::npos || s.find(" she ") != std::string::npos;
+      const bool he = s.find("He ") != std::string::npos || s.find(" he ") != std::string::npos;
+      QVERIFY2(she != he, s.c_str());
+      distinct.insert(s);
+    }
+    QVERIFY(distinct.size() > 190);  // varied, not one story repeated
   }
 
   void permutation_is_uniform_enough_and_portable() {
