@@ -23,6 +23,7 @@
 #include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
 #include "engine/train/chat_dataset.h"
+#include "engine/train/init_model.h"
 #include "engine/train/sequence_loader.h"
 #include "engine/train/text_dataset.h"
 #include "engine/train/trainer.h"
@@ -86,7 +87,8 @@ json run_identity(const json& cfg) {
 int cmd_train(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"recipe", true, false, "pretrain (plain text) or sft (JSONL chat / Alpaca, loss on assistant tokens)"},
-      {"model", true, false, "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened)"},
+      {"model", true, false, "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
+                             "or a config.json to start from random weights"},
       {"data", true, false, "training data: a UTF-8 text file (pretrain) or a JSONL file (sft)"},
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
@@ -170,9 +172,17 @@ int cmd_train(int argc, char** argv) {
   if (!resume && !engine::list_checkpoints(ckpt_dir).empty())
     throw UsageError(out + " already holds checkpoints of a run: pass --resume to continue it, or choose another --out");
 
-  // The model, widened to f32 (training needs every weight in the arena).
-  const engine::ModelFileInfo info = engine::detect_model_format(model_path);
-  std::unique_ptr<engine::Model> model = engine::load_model(model_path, {}, engine::LoadOptions{.dequantize = true});
+  // The model, widened to f32 (training needs every weight in the arena), or a config.json to start
+  // from random weights (tokenizer files beside it).
+  engine::ModelFileInfo info;
+  std::unique_ptr<engine::Model> model;
+  if (engine::is_config_json_path(model_path)) {
+    info = {engine::ModelFormat::HfDirectory, "", fs::path(model_path).parent_path().string()};
+    model = engine::model_from_config(model_path, seed);
+  } else {
+    info = engine::detect_model_format(model_path);
+    model = engine::load_model(model_path, {}, engine::LoadOptions{.dequantize = true});
+  }
   const engine::Tokenizer& tok = require_tokenizer(*model, model_path);
   const int T = static_cast<int>(a.integer("seq", std::min(128, model->config().max_seq_len), 1, 1 << 20));
   if (T > model->config().max_seq_len)

@@ -372,6 +372,23 @@ class TestCli : public QObject {
     QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "5", "--out", "/nonexistent-dir/x.txt"}).code, 1);
   }
 
+  void train_from_a_config_starts_at_random_weights() {
+    // A config.json alone (here the starter's, with its tokenizer beside it) starts from random weights:
+    // the first loss is near ln(V) = 10.8 for the 50257-token vocabulary, as for any untrained model.
+    const QString dir = m_dir.path() + "/config-only", out = m_dir.path() + "/from-config";
+    QVERIFY(QDir().mkpath(dir));
+    for (const char* f : {"config.json", "vocab.json", "merges.txt"}) QVERIFY(QFile::copy(m_model + "/" + f, dir + "/" + f));
+    const Run r = cli({"train", "--recipe", "pretrain", "--model", dir + "/config.json", "--data", writeStories(), "--out",
+                       out, "--steps", "2", "--batch", "2", "--seq", "16", "--val-every", "0", "--seed", "4"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const double first = jsonLines(r.out)[0]["loss"].toDouble();
+    QVERIFY2(std::abs(first - std::log(50257.0)) < 0.5, qPrintable(QString::number(first)));
+    QVERIFY(QFileInfo::exists(out + "/model.safetensors") && QFileInfo::exists(out + "/vocab.json"));
+    const Run bad = cli({"train", "--recipe", "pretrain", "--model", dir + "/vocab.json", "--data", writeStories(), "--out",
+                         out + "2", "--steps", "1"});
+    QCOMPARE(bad.code, 1);
+  }
+
   void train_bad_input_data() {
     QTest::addColumn<QStringList>("extra");
     QTest::addColumn<QByteArray>("dataContent");
