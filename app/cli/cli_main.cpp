@@ -23,6 +23,9 @@ const char* kUsage =
     "             [--dtype f32|f16|q8_0|q4_0])\n"
     "  quantize   write a quantized GGUF (--in --out --type q8_0|q4_0)\n"
     "  eval       perplexity on a text file (--model --task perplexity --data [--ctx --reference --json])\n"
+    "  train      pretrain or fine-tune (--recipe pretrain|sft --model --data --out [--steps --lr --batch --seq\n"
+    "             --resume --metrics ...]); one JSON line per step\n"
+    "  data       data synth --kind stories --n N --seed S --out FILE: training text from our own generator\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace
@@ -41,6 +44,8 @@ int main(int argc, char** argv) {
     if (cmd == "convert") return wb::cli::cmd_convert(argc, argv);
     if (cmd == "quantize") return wb::cli::cmd_quantize(argc, argv);
     if (cmd == "eval") return wb::cli::cmd_eval(argc, argv);
+    if (cmd == "train") return wb::cli::cmd_train(argc, argv);
+    if (cmd == "data") return wb::cli::cmd_data(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
   } catch (const wb::cli::HelpRequested& h) {

@@ -257,6 +257,184 @@ class TestCli : public QObject {
     QCOMPARE(o["finish_reason"].toString(), QStringLiteral("stop"));
     QCOMPARE(o["text"].toString(), free_text.left(free_text.indexOf(stop)));
   }
+
+  // --- train (issue 5) -------------------------------------------------------------------------------
+  QString writeStories() {
+    // Simple, repetitive English: a model that learns anything at all lowers its loss on it quickly.
+    const QString path = m_dir.path() + "/stories.txt";
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    const char* names[] = {"Tom", "Ana", "Lily", "Max"};
+    const char* things[] = {"ball", "cat", "tree", "boat"};
+    for (int i = 0; i < 200; ++i)
+      f.write(QString("%1 saw a %2. The %2 was big. ").arg(names[i % 4], things[(i / 4) % 4]).toUtf8() + (i % 5 == 4 ? "\n" : ""));
+    return path;
+  }
+
+  static QList<QJsonObject> jsonLines(const QByteArray& out) {
+    QList<QJsonObject> lines;
+    for (const QByteArray& l : out.split('\n'))
+      if (!l.trimmed().isEmpty()) lines << QJsonDocument::fromJson(l).object();
+    return lines;
+  }
+
+  void train_pretrain_prints_steps_and_writes_a_loadable_model() {
+    const QString data = writeStories(), out = m_dir.path() + "/trained", metrics = m_dir.path() + "/metrics.jsonl";
+    const Run r = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out", out, "--steps", "8",
+                       "--batch", "2", "--seq", "32", "--lr", "3e-3", "--schedule", "constant", "--shuffle", "off",
+                       "--val-every", "4", "--val-fraction", "0.1", "--metrics", metrics});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> lines = jsonLines(r.out);
+    QCOMPARE(lines.size(), 8);
+    for (int i = 0; i < lines.size(); ++i) {
+      const QJsonObject& o = lines[i];
+      QCOMPARE(o["step"].toInt(), i + 1);
+      for (const char* k : {"loss", "lr", "grad_norm", "tokens_per_s"}) QVERIFY2(o[k].isDouble(), k);
+      QCOMPARE(o["lr"].toDouble(), 3e-3);
+      QCOMPARE(o.contains("val_loss"), i == 3 || i == 7);
+    }
+    const double first = lines[0]["loss"].toDouble(), last = (lines[6]["loss"].toDouble() + lines[7]["loss"].toDouble()) / 2;
+    QVERIFY2(last < first - 1.0, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
+    QVERIFY(lines[7]["val_loss"].toDouble() < lines[3]["val_loss"].toDouble());
+    // The metrics file holds the same lines.
+    QFile m(metrics);
+    QVERIFY(m.open(QIODevice::ReadOnly));
+    QCOMPARE(jsonLines(m.readAll()), lines);
+    // The output is a model directory the other commands open, and it has changed.
+    QVERIFY(QFileInfo::exists(out + "/checkpoints/ckpt_00000008.safetensors"));
+    const Run g = cli({"eval", "--model", out, "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"});
+    QVERIFY2(g.code == 0, g.err.constData());
+    const Run g0 = cli({"eval", "--model", m_model, "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"});
+    QVERIFY(json_of(g)["perplexity"].toDouble() < json_of(g0)["perplexity"].toDouble() / 3);
+  }
+
+  void train_resume_continues_exactly() {
+    const QString data = writeStories(), a = m_dir.path() + "/run-a", b = m_dir.path() + "/run-b";
+    const QStringList common = {"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--steps", "4",
+                                "--batch", "2", "--seq", "16", "--lr", "2e-3", "--warmup", "1", "--dropout", "0.1",
+                                "--save-every", "2", "--keep", "0", "--val-every", "0", "--seed", "5"};
+    const Run ra = cli(QStringList(common) << "--out" << a);
+    QVERIFY2(ra.code == 0, ra.err.constData());
+    const Run rb = cli(QStringList(common) << "--out" << b);
+    QVERIFY2(rb.code == 0, rb.err.constData());
+    // Pretend run b died after step 2: its step-4 checkpoint never got written.
+    QVERIFY(QFile::remove(b + "/checkpoints/ckpt_00000004.safetensors"));
+    QVERIFY(QFile::remove(b + "/model.safetensors"));
+    const Run rr = cli(QStringList(common) << "--out" << b << "--resume");
+    QVERIFY2(rr.code == 0, rr.err.constData());
+    const QList<QJsonObject> straight = jsonLines(ra.out), resumed = jsonLines(rr.out);
+    QCOMPARE(resumed.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+      QCOMPARE(resumed[i]["step"].toInt(), i + 3);
+      QCOMPARE(resumed[i]["loss"].toDouble(), straight[i + 2]["loss"].toDouble());
+      QCOMPARE(resumed[i]["grad_norm"].toDouble(), straight[i + 2]["grad_norm"].toDouble());
+    }
+    QFile fa(a + "/model.safetensors"), fb(b + "/model.safetensors");
+    QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+    QVERIFY(fa.readAll() == fb.readAll());  // the same weights, bit for bit
+    // Changing a setting that shapes the run is refused by name.
+    const Run bad = cli(QStringList(common) << "--out" << b << "--resume" << "--batch" << "3");
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("batch"), bad.err.constData());
+  }
+
+  void train_sft_on_chat_jsonl() {
+    const QString data = m_dir.path() + "/chat.jsonl", out = m_dir.path() + "/sft";
+    QFile f(data);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    for (int i = 0; i < 6; ++i)
+      f.write(QString(R"({"messages":[{"role":"user","content":"What is %1 plus %1?"},{"role":"assistant","content":"%2"}]})")
+                  .arg(i).arg(2 * i).toUtf8() + "\n");
+    f.close();
+    const Run r = cli({"train", "--recipe", "sft", "--model", m_model, "--data", data, "--out", out, "--steps", "3",
+                       "--batch", "2", "--seq", "64", "--chat-template", "chatml", "--val-every", "0"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(jsonLines(r.out).size(), 3);
+    QVERIFY(r.err.contains("6 conversations (messages), template 'chatml'"));
+    QVERIFY(QFileInfo::exists(out + "/model.safetensors"));
+  }
+
+  void data_synth_stories() {
+    const QString out = m_dir.path() + "/synth.txt";
+    const Run r = cli({"data", "synth", "--kind", "stories", "--n", "50", "--seed", "3", "--out", out});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QCOMPARE(text.count("\n\n"), 49);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "50", "--seed", "3", "--out", out + "2"}).code, 0);
+    QFile f2(out + "2");
+    QVERIFY(f2.open(QIODevice::ReadOnly));
+    QCOMPARE(f2.readAll(), text);
+    QCOMPARE(cli({"data", "synth", "--kind", "poems", "--n", "5", "--out", out}).code, 2);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--out", out}).code, 2);
+    QCOMPARE(cli({"data", "frobnicate"}).code, 2);
+    QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "5", "--out", "/nonexistent-dir/x.txt"}).code, 1);
+  }
+
+  void train_from_a_config_starts_at_random_weights() {
+    // A config.json alone (here the starter's, with its tokenizer beside it) starts from random weights:
+    // the first loss is near ln(V) = 10.8 for the 50257-token vocabulary, as for any untrained model.
+    const QString dir = m_dir.path() + "/config-only", out = m_dir.path() + "/from-config";
+    QVERIFY(QDir().mkpath(dir));
+    for (const char* f : {"config.json", "vocab.json", "merges.txt"}) QVERIFY(QFile::copy(m_model + "/" + f, dir + "/" + f));
+    const Run r = cli({"train", "--recipe", "pretrain", "--model", dir + "/config.json", "--data", writeStories(), "--out",
+                       out, "--steps", "2", "--batch", "2", "--seq", "16", "--val-every", "0", "--seed", "4"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const double first = jsonLines(r.out)[0]["loss"].toDouble();
+    QVERIFY2(std::abs(first - std::log(50257.0)) < 0.5, qPrintable(QString::number(first)));
+    QVERIFY(QFileInfo::exists(out + "/model.safetensors") && QFileInfo::exists(out + "/vocab.json"));
+    const Run bad = cli({"train", "--recipe", "pretrain", "--model", dir + "/vocab.json", "--data", writeStories(), "--out",
+                         out + "2", "--steps", "1"});
+    QCOMPARE(bad.code, 1);
+  }
+
+  void train_bad_input_data() {
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QByteArray>("dataContent");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("no recipe") << QStringList{"--recipe", ""} << QByteArray("x") << 2 << "unknown --recipe";
+    QTest::newRow("dpo not yet") << QStringList{"--recipe", "dpo"} << QByteArray("x") << 2 << "not implemented yet";
+    QTest::newRow("bad lr") << QStringList{"--lr", "fast"} << QByteArray("x") << 2 << "must be a number";
+    QTest::newRow("negative steps") << QStringList{"--steps", "-3"} << QByteArray("x") << 2 << "must be";
+    QTest::newRow("bad schedule") << QStringList{"--schedule", "wavy"} << QByteArray("x") << 2 << "unknown --schedule";
+    QTest::newRow("bad shuffle") << QStringList{"--shuffle", "maybe"} << QByteArray("x") << 2 << "--shuffle must be on or off";
+    QTest::newRow("seq over context") << QStringList{"--seq", "100000"} << QByteArray("x") << 2 << "exceeds the model's context";
+    QTest::newRow("empty data") << QStringList{} << QByteArray() << 1 << "the data file is empty";
+    QTest::newRow("too little data") << QStringList{"--val-every", "0"} << QByteArray("hello") << 1 << "cannot fill one batch";
+    QTest::newRow("latin-1 data") << QStringList{} << QByteArray("caf\xE9 au lait") << 1 << "line 1, byte 4: invalid UTF-8";
+    QTest::newRow("bad sft row") << QStringList{"--recipe", "sft"} << QByteArray("{\"messages\": [}") << 1 << "line 1: bad JSON";
+    QTest::newRow("sft no assistant") << QStringList{"--recipe", "sft"}
+                                      << QByteArray(R"({"messages":[{"role":"user","content":"hi"}]})") << 1 << "no assistant message";
+  }
+  void train_bad_input() {
+    QFETCH(QStringList, extra);
+    QFETCH(QByteArray, dataContent);
+    QFETCH(int, code);
+    QFETCH(QString, needle);
+    const QString data = m_dir.path() + "/bad-data.txt";
+    QFile f(data);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(dataContent);
+    f.close();
+    QStringList args = {"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out",
+                        m_dir.path() + "/bad-out", "--steps", "2", "--batch", "2", "--seq", "16"};
+    for (int i = 0; i + 1 < extra.size(); i += 2) {
+      const int at = args.indexOf(extra[i]);
+      if (at >= 0) args[at + 1] = extra[i + 1];
+      else args << extra[i] << extra[i + 1];
+    }
+    const Run r = cli(args);
+    QCOMPARE(r.code, code);
+    QVERIFY2(QString::fromUtf8(r.err).contains(needle), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);  // one line
+    QVERIFY(!QFileInfo::exists(m_dir.path() + "/bad-out/model.safetensors"));
+    const Run missing = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", "/nonexistent.txt", "--out",
+                             m_dir.path() + "/bad-out"});
+    QCOMPARE(missing.code, 1);
+    QVERIFY(missing.err.contains("cannot open the data file"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

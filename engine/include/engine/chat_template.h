@@ -10,6 +10,10 @@
 // tokens allowed and content with them disallowed. A user who types "<|im_end|>" gets those characters,
 // not the control token.
 //
+// BOS: comes from the template text, as in Hugging Face (apply_chat_template tokenizes its text with
+// add_special_tokens=False): Llama-3 renders "<|begin_of_text|>", Llama-2 "<s>" before each [INST],
+// as markup, and encode_chat turns it into the BOS id. Callers must not prepend a BOS of their own.
+//
 // Invariants: render() never throws for any message list (an unknown role is rendered as the
 // family renders a user turn); the pieces concatenated are the rendered text; every piece of message content
 // carries the index of its message, so training can mask the loss to assistant content.
@@ -44,6 +48,10 @@ struct ChatPiece {
   std::string text;
   bool markup = false;     // template text: may contain special tokens
   int message_index = -1;  // for content pieces: index into the message list; -1 for markup
+  // For the markup that ends a message's turn (ChatML "<|im_end|>", Llama-3 "<|eot_id|>", Llama-2
+  // " </s>", ...): the index of the message it closes, else -1. encode_chat trains it with an
+  // assistant message's content, since the model must learn to emit it.
+  int ends_message = -1;
 };
 
 struct RenderedChat {
@@ -54,7 +62,7 @@ struct RenderedChat {
 class ChatTemplate {
  public:
   ChatTemplate() = default;  // Plain
-  explicit ChatTemplate(ChatTemplateKind kind) : m_kind(kind) {}
+  explicit ChatTemplate(ChatTemplateKind kind);  // the family with its usual bos / eos texts
 
   // Recognises a Jinja template source; nullopt when it matches no family we render.
   static std::optional<ChatTemplate> detect(const std::string& jinja_source);
@@ -70,8 +78,39 @@ class ChatTemplate {
   // Strings that end an assistant turn in this family (e.g. "<|im_end|>"); generation stops on them.
   std::vector<std::string> stop_strings() const;
 
+  // The Jinja source the template came from: set by detect(), and by loaders on the Plain template they
+  // fall back to for a source no family matches ("" for from_name / the default). Exports write it
+  // back unchanged.
+  const std::string& source() const { return m_source; }
+  void set_source(std::string source) { m_source = std::move(source); }
+
+  // The texts the template inserts for the tokenizer's bos_token / eos_token (Llama-2 "<s>" / "</s>",
+  // Zephyr's "</s>", Alpaca's model-dependent ones). detect() / from_name() start from the family's
+  // usual values; loaders set the model's own (tokenizer_config.json, GGUF bos / eos ids). An empty
+  // text renders nothing, as Jinja renders an undefined bos_token.
+  void set_special_tokens(std::string bos, std::string eos);
+  const std::string& bos_text() const { return m_bos; }
+  const std::string& eos_text() const { return m_eos; }
+
+  // Read from the source by detect(): the system text ChatML templates (Qwen2's "You are a helpful
+  // assistant.") and Alpaca templates (a preamble) put first when messages[0] is not a system message;
+  // "" when the template has none.
+  const std::string& default_system() const { return m_default_system; }
+
  private:
+  friend struct ChatTemplateAccess;  // detect() fills the fields below (engine/src/chat/)
+
   ChatTemplateKind m_kind = ChatTemplateKind::Plain;
+  std::string m_source;
+  std::string m_bos;
+  std::string m_eos;
+  std::string m_default_system;
+  // Llama-3.1 and later: a system block always opens the chat with this knowledge-cutoff line
+  // ("Cutting Knowledge Date: December 2023\n") and "Today Date: <m_date>\n\n"; empty for Llama-3.0.
+  std::string m_knowledge_line;
+  std::string m_date;        // the template's fixed date_string; empty with m_today_date
+  bool m_today_date = false; // the template asks strftime_now("%d %b %Y"): today's date (UTC)
+  bool m_alpaca_bos = false; // the Alpaca template starts with bos_token
 };
 
 // Token ids of a rendered chat. Markup is encoded with special tokens allowed, content without.

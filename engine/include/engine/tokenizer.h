@@ -17,6 +17,7 @@
 // All const member functions may be called concurrently from several threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,12 @@ struct TokenizerVocabExport {
   bool add_space_prefix = false;     // SentencePiece: one U+2581 is prepended to the text
   bool add_prefix_space = false;     // byte-level BPE: HF's ByteLevel add_prefix_space (GGUF cannot say it)
   std::optional<int32_t> bos, eos, unk;
+};
+
+// Bytes [begin, end) of a text.
+struct TextRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
 };
 
 class Tokenizer {
@@ -79,6 +86,15 @@ class Tokenizer {
                                                    std::optional<int32_t> bos, std::optional<int32_t> eos);
 
   virtual std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const = 0;
+  // Encodes `text` as encode(text, true) would, except that a special token is recognised only where
+  // it lies wholly inside one of `special_ranges` (sorted, non-overlapping: chat-template markup);
+  // elsewhere (message content) its characters are ordinary text. The text is split only at the
+  // special tokens found, so markup and content between two of them are tokenized together, as
+  // Hugging Face tokenizes a rendered chat. When `offsets` is given it receives, per id, the byte
+  // offset in `text` where the token's text begins (non-decreasing). The base implementation encodes
+  // each range and each gap on its own; the tokenizers here override it.
+  virtual std::vector<int32_t> encode_with_markup(std::string_view text, std::span<const TextRange> special_ranges,
+                                                  std::vector<std::size_t>* offsets = nullptr) const;
   // Concatenated raw bytes of the tokens (may be invalid UTF-8 if cut mid-character).
   virtual std::string decode(std::span<const int32_t> ids) const = 0;
   // Raw bytes of one token; empty for an out-of-range id.

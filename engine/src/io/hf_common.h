@@ -43,6 +43,10 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
 // rotate-half order (also used for LoRA B matrices of q/k adapters).
 std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_t HS, uint64_t cols);
 
+// The ModelConfig of an HF config.json of any supported model_type (gpt2, llama, mistral, qwen2), as
+// load_model reads it (hf_gpt2.cpp); used to start training from random weights.
+ModelConfig parse_hf_model_config(const json& cfg, const std::string& path);
+
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,
                                        const LoadOptions& options);

@@ -96,6 +96,15 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& dire
   return nullptr;
 }
 
+ModelConfig io::parse_hf_model_config(const io::json& cfg, const std::string& path) {
+  if (!cfg.is_object()) throw Error(path + ": config.json must be a JSON object");
+  const std::string model_type = io::json_get_string_opt(cfg, "model_type", path).value_or("gpt2");
+  if (io::is_llama_family_type(model_type)) return io::parse_llama_config(cfg, path);
+  if (model_type != "gpt2")
+    throw Error(path + ": model_type '" + model_type + "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
+  return parse_gpt2_config(cfg, path);
+}
+
 namespace {
 
 std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& progress) {

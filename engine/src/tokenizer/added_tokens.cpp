@@ -35,9 +35,9 @@ void AddedTokenMatcher::add(std::string_view content, int32_t id, bool special) 
   if (!special) m_any_non_special = true;
 }
 
-std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view text, std::size_t from,
-                                                                bool allow_special) const {
-  if (!has_tokens(allow_special)) return std::nullopt;
+template <typename Accept>
+std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find_where(std::string_view text, std::size_t from,
+                                                                      Accept accept) const {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   for (std::size_t i = from; i < text.size(); ++i) {
     if (!m_first_byte[p[i]]) continue;
@@ -47,11 +47,31 @@ std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view
       node = child(node, p[j]);
       if (node < 0) break;
       const Node& n = m_nodes[static_cast<std::size_t>(node)];
-      if (n.id >= 0 && (allow_special || !n.special)) best = Match{i, j + 1 - i, n.id};
+      if (n.id >= 0 && accept(i, j + 1 - i, n.special)) best = Match{i, j + 1 - i, n.id};
     }
     if (best) return best;
   }
   return std::nullopt;
+}
+
+std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view text, std::size_t from,
+                                                                bool allow_special) const {
+  if (!has_tokens(allow_special)) return std::nullopt;
+  return find_where(text, from, [allow_special](std::size_t, std::size_t, bool special) { return allow_special || !special; });
+}
+
+std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find_in(std::string_view text, std::size_t from,
+                                                                   std::span<const TextRange> ranges) const {
+  if (!has_tokens(!ranges.empty())) return std::nullopt;
+  return find_where(text, from, [ranges](std::size_t pos, std::size_t length, bool special) {
+    if (!special) return true;
+    // The last range that begins at or before pos must also end at or after the token's end.
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), pos,
+                               [](std::size_t v, const TextRange& r) { return v < r.begin; });
+    if (it == ranges.begin()) return false;
+    --it;
+    return pos + length <= it->end;
+  });
 }
 
 std::vector<std::pair<int32_t, bool>> AddedTokenMatcher::tokens() const {

@@ -12,9 +12,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "engine/tokenizer.h"
 
 namespace engine::tokenizer {
 
@@ -34,6 +37,9 @@ class AddedTokenMatcher {
 
   // First match starting at or after `from`, or nullopt.
   std::optional<Match> find(std::string_view text, std::size_t from, bool allow_special) const;
+  // Same, but a special token matches only where it lies wholly inside one of `special_ranges`
+  // (sorted, non-overlapping: chat markup); non-special added tokens match anywhere.
+  std::optional<Match> find_in(std::string_view text, std::size_t from, std::span<const TextRange> special_ranges) const;
   // Every added token as (id, special), in no particular order (for exporting the vocabulary).
   std::vector<std::pair<int32_t, bool>> tokens() const;
 
@@ -44,6 +50,9 @@ class AddedTokenMatcher {
     bool special = false;
   };
   int32_t child(int32_t node, unsigned char byte) const;
+  // Leftmost-longest match from `from` among the tokens accept(pos, length, special) lets through.
+  template <typename Accept>
+  std::optional<Match> find_where(std::string_view text, std::size_t from, Accept accept) const;
 
   std::vector<Node> m_nodes = std::vector<Node>(1);  // node 0 is the root
   std::array<bool, 256> m_first_byte{};             // bytes that start some token

@@ -1,6 +1,7 @@
 // Encode/decode glue of the byte-level BPE tokenizer (see byte_level_bpe_tokenizer.h).
 #include "tokenizer/byte_level_bpe_tokenizer.h"
 
+#include <algorithm>
 #include <string>
 
 #include "engine/error.h"
@@ -23,36 +24,68 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeModel model, AddedTokenMatcher a
   if (std::optional<int32_t> eot = m_model.vocab().find("<|end_of_text|>")) m_eos_id = eot;
 }
 
-std::vector<int32_t> ByteLevelBpeTokenizer::encode(std::string_view text, bool allow_special) const {
+template <typename Find>
+std::vector<int32_t> ByteLevelBpeTokenizer::encode_split(std::string_view text, Find find,
+                                                         std::vector<std::size_t>* offsets) const {
   if (text.size() > k_max_encode_bytes)
     throw Error("tokenizer: input of " + std::to_string(text.size()) + " bytes is larger than the " +
                 std::to_string(k_max_encode_bytes >> 20) + " MiB limit");
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 4 + 16);  // English averages ~4 bytes per token
+  if (offsets) offsets->clear();
   std::size_t pos = 0;
   for (;;) {
-    const std::optional<AddedTokenMatcher::Match> m = m_added_tokens.find(text, pos, allow_special);
+    const std::optional<AddedTokenMatcher::Match> m = find(text, pos);
     const std::size_t segment_end = m ? m->pos : text.size();
-    encode_segment(text.substr(pos, segment_end - pos), ids);
+    encode_segment(text.substr(pos, segment_end - pos), pos, ids, offsets);
     if (!m) break;
     ids.push_back(m->id);
+    if (offsets) offsets->push_back(m->pos);
     pos = m->pos + m->length;
   }
   return ids;
 }
 
-void ByteLevelBpeTokenizer::encode_segment(std::string_view segment, std::vector<int32_t>& out) const {
+std::vector<int32_t> ByteLevelBpeTokenizer::encode(std::string_view text, bool allow_special) const {
+  return encode_split(
+      text, [&](std::string_view t, std::size_t from) { return m_added_tokens.find(t, from, allow_special); }, nullptr);
+}
+
+std::vector<int32_t> ByteLevelBpeTokenizer::encode_with_markup(std::string_view text,
+                                                               std::span<const TextRange> special_ranges,
+                                                               std::vector<std::size_t>* offsets) const {
+  return encode_split(
+      text, [&](std::string_view t, std::size_t from) { return m_added_tokens.find_in(t, from, special_ranges); },
+      offsets);
+}
+
+void ByteLevelBpeTokenizer::encode_segment(std::string_view segment, std::size_t at, std::vector<int32_t>& out,
+                                           std::vector<std::size_t>* offsets) const {
   if (segment.empty()) return;
   std::string prefixed;
+  std::size_t shift = 0;  // bytes added in front of the segment
   if (m_options.add_prefix_space && segment.front() != ' ') {
     prefixed.reserve(segment.size() + 1);
     prefixed += ' ';
     prefixed += segment;
     segment = prefixed;
+    shift = 1;
   }
   std::vector<std::string_view> words;
   m_pre_tokenizer->split(segment, words);
-  for (std::string_view w : words) m_model.encode_word(w, out);
+  for (std::string_view w : words) {
+    const std::size_t first = out.size();
+    m_model.encode_word(w, out);
+    if (!offsets) continue;
+    // A byte-level token spells its bytes exactly, so each one begins where the previous one ended.
+    std::size_t o = static_cast<std::size_t>(w.data() - segment.data());
+    const std::size_t word_end = o + w.size();
+    for (std::size_t k = first; k < out.size(); ++k) {
+      const std::size_t in_text = o > shift ? o - shift : 0;
+      offsets->push_back(at + in_text);
+      o = std::min(word_end, o + m_model.vocab().bytes(out[k]).size());
+    }
+  }
 }
 
 std::string ByteLevelBpeTokenizer::decode(std::span<const int32_t> ids) const {

@@ -33,6 +33,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
                         ByteLevelOptions options);
 
   std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const override;
+  std::vector<int32_t> encode_with_markup(std::string_view text, std::span<const TextRange> special_ranges,
+                                          std::vector<std::size_t>* offsets = nullptr) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   std::string token_bytes(int32_t id) const override;
   std::string token_piece(int32_t id) const override;
@@ -48,7 +50,12 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   }
 
  private:
-  void encode_segment(std::string_view segment, std::vector<int32_t>& out) const;
+  // Cuts out the added tokens find(text, pos) reports and encodes the segments between them.
+  template <typename Find>
+  std::vector<int32_t> encode_split(std::string_view text, Find find, std::vector<std::size_t>* offsets) const;
+  // `at`: the segment's byte offset in the whole text (for offsets, when given).
+  void encode_segment(std::string_view segment, std::size_t at, std::vector<int32_t>& out,
+                      std::vector<std::size_t>* offsets) const;
 
   BpeModel m_model;
   AddedTokenMatcher m_added_tokens;

@@ -95,38 +95,66 @@ SpmTokenizer::SpmTokenizer(SpmVocab vocab) : m_vocab(std::move(vocab)) {
   }
 }
 
-std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool allow_special) const {
+template <typename Find>
+std::vector<int32_t> SpmTokenizer::encode_split(std::string_view text, Find find,
+                                                std::vector<std::size_t>* offsets) const {
   if (text.size() > k_max_encode_bytes)
     throw Error("tokenizer: input of " + std::to_string(text.size()) + " bytes is larger than the " +
                 std::to_string(k_max_encode_bytes >> 20) + " MiB limit");
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 16);
+  if (offsets) offsets->clear();
   std::size_t pos = 0;
   bool after_token = true;  // llama.cpp prefixes the text start and every segment after a cut-out token
   for (;;) {
-    const std::optional<AddedTokenMatcher::Match> m = m_added_tokens.find(text, pos, allow_special);
+    const std::optional<AddedTokenMatcher::Match> m = find(text, pos);
     const std::size_t segment_end = m ? m->pos : text.size();
     if (segment_end > pos) {
-      encode_segment(text.substr(pos, segment_end - pos), after_token && m_vocab.add_space_prefix, ids);
+      encode_segment(text.substr(pos, segment_end - pos), after_token && m_vocab.add_space_prefix, pos, ids, offsets);
       after_token = false;
     }
     if (!m) break;
     ids.push_back(m->id);
+    if (offsets) offsets->push_back(m->pos);
     after_token = true;
     pos = m->pos + m->length;
   }
   return ids;
 }
 
-void SpmTokenizer::encode_segment(std::string_view segment, bool prefix_space, std::vector<int32_t>& out) const {
+std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool allow_special) const {
+  return encode_split(
+      text, [&](std::string_view t, std::size_t from) { return m_added_tokens.find(t, from, allow_special); }, nullptr);
+}
+
+std::vector<int32_t> SpmTokenizer::encode_with_markup(std::string_view text, std::span<const TextRange> special_ranges,
+                                                      std::vector<std::size_t>* offsets) const {
+  return encode_split(
+      text, [&](std::string_view t, std::size_t from) { return m_added_tokens.find_in(t, from, special_ranges); },
+      offsets);
+}
+
+void SpmTokenizer::encode_segment(std::string_view segment, bool prefix_space, std::size_t at,
+                                  std::vector<int32_t>& out, std::vector<std::size_t>* offsets) const {
   std::string s;
   s.reserve(segment.size() + segment.size() / 2 + 3);
-  if (prefix_space) s += k_space_marker;
-  for (char c : segment) {
-    if (c == ' ')
+  // source[i]: the segment offset byte i of `s` came from (only kept when offsets are wanted).
+  std::vector<std::size_t> source;
+  auto note = [&](std::size_t from, std::size_t count) {
+    if (offsets) source.insert(source.end(), count, from);
+  };
+  if (prefix_space) {
+    s += k_space_marker;
+    note(0, k_space_marker.size());
+  }
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] == ' ') {
       s += k_space_marker;
-    else
-      s += c;
+      note(i, k_space_marker.size());
+    } else {
+      s += segment[i];
+      note(i, 1);
+    }
   }
 
   std::vector<Symbol> symbols;
@@ -169,7 +197,13 @@ void SpmTokenizer::encode_segment(std::string_view segment, bool prefix_space, s
 
   for (int32_t i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next) {
     const Symbol& sym = symbols[static_cast<std::size_t>(i)];
+    const std::size_t first = out.size();
     emit_symbol(std::string_view(s.data() + sym.start, sym.length), out);
+    if (!offsets) continue;
+    // A symbol spelled as byte tokens gives one id per byte; each starts at its own byte.
+    const bool per_byte = out.size() - first == sym.length;
+    for (std::size_t k = first; k < out.size(); ++k)
+      offsets->push_back(at + source[sym.start + (per_byte ? k - first : 0)]);
   }
 }
 

@@ -58,6 +58,8 @@ class SpmTokenizer final : public Tokenizer {
   explicit SpmTokenizer(SpmVocab vocab);
 
   std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const override;
+  std::vector<int32_t> encode_with_markup(std::string_view text, std::span<const TextRange> special_ranges,
+                                          std::vector<std::size_t>* offsets = nullptr) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   std::string token_bytes(int32_t id) const override;
   std::string token_piece(int32_t id) const override;
@@ -69,7 +71,12 @@ class SpmTokenizer final : public Tokenizer {
 
  private:
   using IdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-  void encode_segment(std::string_view segment, bool prefix_space, std::vector<int32_t>& out) const;
+  // Cuts out the added tokens find(text, pos) reports and encodes the segments between them.
+  template <typename Find>
+  std::vector<int32_t> encode_split(std::string_view text, Find find, std::vector<std::size_t>* offsets) const;
+  // `at`: the segment's byte offset in the whole text (for offsets, when given).
+  void encode_segment(std::string_view segment, bool prefix_space, std::size_t at, std::vector<int32_t>& out,
+                      std::vector<std::size_t>* offsets) const;
   void emit_symbol(std::string_view piece, std::vector<int32_t>& out) const;
 
   SpmVocab m_vocab;

@@ -1,0 +1,345 @@
+// `train`: pretraining on plain text and supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5).
+//
+// Prints one JSON object per optimizer step on stdout (and appends it to --metrics FILE.jsonl):
+// step, loss, lr, grad_norm, tokens_per_s, and when computed val_loss, sample, skipped, checkpoint.
+// Writes checkpoints to OUT/checkpoints every --save-every steps and at the end, and the trained model
+// as our HF directory into OUT. --resume continues from the newest loadable checkpoint in
+// OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
+// the run must match the checkpoint's (they are compared and a difference is refused by name).
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli_args.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "engine/chat_template.h"
+#include "engine/error.h"
+#include "engine/io/gguf.h"
+#include "engine/io/model_convert.h"
+#include "engine/model_loader.h"
+#include "engine/train/chat_dataset.h"
+#include "engine/train/init_model.h"
+#include "engine/train/sequence_loader.h"
+#include "engine/train/text_dataset.h"
+#include "engine/train/trainer.h"
+
+namespace wb::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The chat template SFT renders with: --chat-template NAME, else the model's own (tokenizer_config.json
+// or GGUF metadata), else Plain.
+engine::ChatTemplate pick_template(const std::string& name, const engine::ModelFileInfo& info) {
+  if (!name.empty()) {
+    auto t = engine::ChatTemplate::from_name(name);
+    if (!t) throw UsageError("unknown --chat-template '" + name + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
+    return *t;
+  }
+  std::optional<std::string> source;
+  if (info.format == engine::ModelFormat::Gguf) {
+    auto f = engine::io::GgufFile::open(info.weights_path);
+    if (f->has("tokenizer.chat_template")) source = f->get_string("tokenizer.chat_template");
+  } else {
+    source = engine::io::read_chat_template(info.directory);
+  }
+  if (source) {
+    if (auto t = engine::ChatTemplate::detect(*source)) return *t;
+    std::cerr << "train: the model's chat template is not one we render; using 'plain' (choose one with --chat-template)\n";
+  }
+  return engine::ChatTemplate();
+}
+
+// Writes the trained model into `out`: weights, config, provenance and tokenizer files.
+void save_trained_model(const engine::Model& model, const engine::ModelFileInfo& info, const std::string& out,
+                        const json& provenance) {
+  const bool gguf = info.format == engine::ModelFormat::Gguf;
+  engine::save_hf_directory(model, out, gguf ? std::string() : info.directory, provenance.dump(2));
+  if (gguf && model.tokenizer() && !engine::io::write_gpt2_tokenizer_files(*model.tokenizer(), out) &&
+      !engine::io::write_tokenizer_json(*model.tokenizer(), out))
+    std::cerr << "train: the tokenizer (SentencePiece) cannot be written as HF files yet; " << out << " has none\n";
+}
+
+// A float as the shortest decimal that reads back as it (0.003f prints "0.003", not 0.003000000026077032).
+double json_float(float v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
+}
+
+// The settings that must be equal for a resumed run to continue the same run. The step count may grow
+// only under a constant schedule: the others are shaped by it.
+json run_identity(const json& cfg) {
+  json id = cfg;
+  if (cfg.value("schedule", "") == "constant") id.erase("steps");
+  return id;
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  static const std::vector<FlagSpec> flags = {
+      {"recipe", true, false, "pretrain (plain text) or sft (JSONL chat / Alpaca, loss on assistant tokens)"},
+      {"model", true, false, "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
+                             "or a config.json to start from random weights"},
+      {"data", true, false, "training data: a UTF-8 text file (pretrain) or a JSONL file (sft)"},
+      {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
+      {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
+      {"lora-alpha", true, false, "LoRA alpha (default 16)"},
+      {"batch", true, false, "rows per micro-batch (default 4)"},
+      {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
+      {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
+      {"steps", true, false, "optimizer steps (default 100)"},
+      {"lr", true, false, "peak learning rate (default 3e-4)"},
+      {"schedule", true, false, "constant, cosine (default), linear or step"},
+      {"warmup", true, false, "linear warmup steps (default 0)"},
+      {"min-lr-ratio", true, false, "cosine/linear: final lr as a fraction of --lr (default 0.1)"},
+      {"step-size", true, false, "step schedule: decay every N steps (default 100)"},
+      {"gamma", true, false, "step schedule: decay factor (default 0.5)"},
+      {"weight-decay", true, false, "AdamW decoupled weight decay on matrices (default 0.1)"},
+      {"beta1", true, false, "AdamW beta1 (default 0.9)"},
+      {"beta2", true, false, "AdamW beta2 (default 0.95)"},
+      {"grad-clip", true, false, "global gradient-norm limit, 0 = off (default 1.0)"},
+      {"dropout", true, false, "dropout probability (default 0)"},
+      {"label-smoothing", true, false, "label smoothing epsilon (default 0)"},
+      {"shuffle", true, false, "on (default) or off: off reads the token stream in order"},
+      {"seed", true, false, "seed for data order, dropout and LoRA init (default 1)"},
+      {"val-fraction", true, false, "share of the data held out for validation (default 0.05; 0 = none)"},
+      {"val-every", true, false, "validation loss every N steps and at the end (default 50; 0 = never)"},
+      {"val-batches", true, false, "batches per validation (default 8)"},
+      {"sample-every", true, false, "greedy sample generation every N steps (default 0 = never)"},
+      {"sample-prompt", true, false, "prompt of the samples (default \"Once upon a time\")"},
+      {"sample-tokens", true, false, "tokens per sample (default 32)"},
+      {"save-every", true, false, "checkpoint every N steps (default 0 = only at the end)"},
+      {"keep", true, false, "checkpoints kept (default 3; 0 = all)"},
+      {"max-skipped-steps", true, false, "steps with a NaN/inf loss or gradient skipped before stopping (default 0)"},
+      {"chat-template", true, false, "sft: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
+      {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
+      {"metrics", true, false, "also append the per-step JSON lines to this file"},
+      {"threads", true, false, "CPU threads (default: all cores)"},
+  };
+  const Args a(flags, argc, argv, 2);
+  const std::string recipe = a.required("recipe");
+  if (recipe != "pretrain" && recipe != "sft") {
+    if (recipe == "reward" || recipe == "ppo" || recipe == "dpo" || recipe == "grpo")
+      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft)");
+    throw UsageError("unknown --recipe '" + recipe + "' (pretrain or sft)");
+  }
+  const std::string model_path = a.required("model");
+  const std::string data_path = a.required("data");
+  const std::string out = a.required("out");
+  const int lora_rank = static_cast<int>(a.integer("lora-rank", 0, 0, 4096));
+  const double lora_alpha = a.number("lora-alpha", 16.0, 1e-6, 1e6);
+  const int B = static_cast<int>(a.integer("batch", 4, 1, 1 << 16));
+  const int grad_accum = static_cast<int>(a.integer("grad-accum", 1, 1, 1 << 16));
+  const int64_t steps = a.integer("steps", 100, 1, int64_t(1) << 40);
+  const double lr = a.number("lr", 3e-4, 0.0, 10.0);
+  const std::string schedule_name = a.str("schedule", "cosine");
+  const auto schedule_kind = engine::lr_schedule_from_name(schedule_name);
+  if (!schedule_kind) throw UsageError("unknown --schedule '" + schedule_name + "' (constant, cosine, linear, step)");
+  const int warmup = static_cast<int>(a.integer("warmup", 0, 0, INT32_MAX));
+  const double min_lr_ratio = a.number("min-lr-ratio", 0.1, 0.0, 1.0);
+  const int step_size = static_cast<int>(a.integer("step-size", 100, 1, INT32_MAX));
+  const double gamma = a.number("gamma", 0.5, 1e-9, 1.0);
+  const double weight_decay = a.number("weight-decay", 0.1, 0.0, 10.0);
+  const double beta1 = a.number("beta1", 0.9, 0.0, 0.999999);
+  const double beta2 = a.number("beta2", 0.95, 0.0, 0.999999);
+  const double grad_clip = a.number("grad-clip", 1.0, 0.0, 1e9);
+  const double dropout = a.number("dropout", 0.0, 0.0, 0.95);
+  const double label_smoothing = a.number("label-smoothing", 0.0, 0.0, 0.95);
+  const std::string shuffle_s = a.str("shuffle", "on");
+  if (shuffle_s != "on" && shuffle_s != "off") throw UsageError("--shuffle must be on or off, got '" + shuffle_s + "'");
+  const bool shuffle = shuffle_s == "on";
+  const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 1, 0, INT64_MAX));
+  const double val_fraction = a.number("val-fraction", 0.05, 0.0, 0.5);
+  const int val_every = static_cast<int>(a.integer("val-every", 50, 0, INT32_MAX));
+  const int val_batches = static_cast<int>(a.integer("val-batches", 8, 1, 1 << 20));
+  const int sample_every = static_cast<int>(a.integer("sample-every", 0, 0, INT32_MAX));
+  const int sample_tokens = static_cast<int>(a.integer("sample-tokens", 32, 1, 1 << 16));
+  const int save_every = static_cast<int>(a.integer("save-every", 0, 0, INT32_MAX));
+  const int keep = static_cast<int>(a.integer("keep", 3, 0, 1 << 20));
+  const int max_skipped = static_cast<int>(a.integer("max-skipped-steps", 0, 0, INT32_MAX));
+  const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  const bool resume = a.has("resume");
+  const std::string ckpt_dir = (fs::path(out) / "checkpoints").string();
+  if (!resume && !engine::list_checkpoints(ckpt_dir).empty())
+    throw UsageError(out + " already holds checkpoints of a run: pass --resume to continue it, or choose another --out");
+
+  // The model, widened to f32 (training needs every weight in the arena), or a config.json to start
+  // from random weights (tokenizer files beside it).
+  engine::ModelFileInfo info;
+  std::unique_ptr<engine::Model> model;
+  if (engine::is_config_json_path(model_path)) {
+    info = {engine::ModelFormat::HfDirectory, "", fs::path(model_path).parent_path().string()};
+    model = engine::model_from_config(model_path, seed);
+  } else {
+    info = engine::detect_model_format(model_path);
+    model = engine::load_model(model_path, {}, engine::LoadOptions{.dequantize = true});
+  }
+  const engine::Tokenizer& tok = require_tokenizer(*model, model_path);
+  const int T = static_cast<int>(a.integer("seq", std::min(128, model->config().max_seq_len), 1, 1 << 20));
+  if (T > model->config().max_seq_len)
+    throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " +
+                     std::to_string(model->config().max_seq_len) + " tokens");
+  engine::BackendChoice backend = engine::choose_backend(engine::BackendPreference::Auto, threads);
+
+  // The data.
+  std::unique_ptr<engine::BatchLoader> train_loader, val_loader;
+  if (recipe == "pretrain") {
+    engine::TextDataset d = engine::load_text_dataset(data_path, tok, val_fraction);
+    train_loader = std::make_unique<engine::TokenStreamLoader>(std::move(d.train), B, T, shuffle, seed, data_path);
+    if (!d.val.empty() && val_every > 0) {
+      // A small validation part gets fewer rows per batch rather than none.
+      const int vb = static_cast<int>(std::min<size_t>(size_t(B), (d.val.size() - 1) / size_t(T)));
+      if (vb < 1)
+        throw UsageError(data_path + ": the validation part (" + std::to_string(d.val.size()) +
+                         " tokens) is shorter than one row of --seq " + std::to_string(T) +
+                         "; raise --val-fraction or pass --val-every 0");
+      val_loader = std::make_unique<engine::TokenStreamLoader>(std::move(d.val), vb, T, false, 0, data_path);
+    }
+  } else {
+    const engine::ChatDataset chats = engine::load_chat_dataset(data_path);
+    const engine::ChatTemplate tmpl = pick_template(a.str("chat-template"), info);
+    std::vector<engine::EncodedChat> enc = engine::encode_chat_dataset(chats, tok, tmpl);
+    size_t n_val = val_every > 0 ? static_cast<size_t>(double(enc.size()) * val_fraction) : 0;
+    std::vector<engine::EncodedChat> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(n_val)),
+                                         std::make_move_iterator(enc.end()));
+    enc.resize(enc.size() - n_val);
+    const int32_t pad = tok.eos_id().value_or(0);
+    auto tl = std::make_unique<engine::SequenceLoader>(std::move(enc), B, T, shuffle, seed, pad, data_path);
+    if (tl->dropped() > 0)
+      std::cerr << "train: " << tl->dropped() << " conversation(s) have no assistant token within --seq " << T
+                << " tokens and are skipped\n";
+    train_loader = std::move(tl);
+    if (!val.empty()) {
+      const int vb = static_cast<int>(std::min<size_t>(size_t(B), val.size()));
+      val_loader = std::make_unique<engine::SequenceLoader>(std::move(val), vb, T, false, 0, pad,
+                                                            data_path + " (validation part)");
+    }
+    std::cerr << "train: " << chats.examples.size() << " conversations (" << engine::chat_data_format_name(chats.format)
+              << "), template '" << tmpl.name() << "'\n";
+  }
+
+  const json config = {{"recipe", recipe},
+                       {"model", model_path},
+                       {"data", data_path},
+                       {"batch", B},
+                       {"seq", T},
+                       {"grad_accum", grad_accum},
+                       {"steps", steps},
+                       {"lr", lr},
+                       {"schedule", schedule_name},
+                       {"warmup", warmup},
+                       {"min_lr_ratio", min_lr_ratio},
+                       {"step_size", step_size},
+                       {"gamma", gamma},
+                       {"weight_decay", weight_decay},
+                       {"beta1", beta1},
+                       {"beta2", beta2},
+                       {"grad_clip", grad_clip},
+                       {"dropout", dropout},
+                       {"label_smoothing", label_smoothing},
+                       {"shuffle", shuffle},
+                       {"seed", seed},
+                       {"val_fraction", val_fraction},
+                       {"lora_rank", lora_rank},
+                       {"lora_alpha", lora_alpha}};
+
+  engine::LoraConfig lora;
+  lora.rank = lora_rank;
+  lora.alpha = static_cast<float>(lora_alpha);
+  lora.seed = seed;
+  engine::TrainModel tm(*model, *backend.backend, lora);
+
+  engine::TrainerOptions o;
+  o.steps = steps;
+  o.grad_accum = grad_accum;
+  o.grad_clip = static_cast<float>(grad_clip);
+  o.schedule.kind = *schedule_kind;
+  o.schedule.base_lr = static_cast<float>(lr);
+  o.schedule.warmup_steps = warmup;
+  o.schedule.total_steps = static_cast<int>(std::min<int64_t>(steps, INT32_MAX));
+  o.schedule.min_lr_ratio = static_cast<float>(min_lr_ratio);
+  o.schedule.step_size = step_size;
+  o.schedule.gamma = static_cast<float>(gamma);
+  o.adam.beta1 = beta1;
+  o.adam.beta2 = beta2;
+  o.adam.weight_decay = weight_decay;
+  o.dropout = static_cast<float>(dropout);
+  o.label_smoothing = static_cast<float>(label_smoothing);
+  o.seed = seed;
+  o.val_every = val_loader ? val_every : 0;
+  o.val_batches = val_batches;
+  o.sample_every = sample_every;
+  o.sample_tokens = sample_tokens;
+  if (sample_every > 0) {
+    o.sample_prompt = tok.encode(a.str("sample-prompt", "Once upon a time"));
+    if (o.sample_prompt.empty()) throw UsageError("--sample-prompt is empty");
+  }
+  o.save_every = save_every;
+  o.checkpoint_dir = ckpt_dir;
+  o.keep_checkpoints = keep;
+  o.config_json = config.dump();
+  o.max_skipped_steps = max_skipped;
+  engine::Trainer trainer(tm, *train_loader, val_loader.get(), backend.backend.get(), o);
+
+  if (resume) {
+    std::vector<std::string> warnings;
+    const engine::TrainState st = trainer.resume(&warnings);
+    for (const std::string& w : warnings) std::cerr << "train: " << w << "\n";
+    json saved;
+    try {
+      saved = json::parse(st.config_json);
+    } catch (const json::exception&) {
+      throw engine::Error(ckpt_dir + ": the checkpoint's settings are not readable JSON");
+    }
+    const json want = run_identity(config), have = run_identity(saved);
+    for (auto it = want.begin(); it != want.end(); ++it)
+      if (!have.contains(it.key()) || have[it.key()] != it.value())
+        throw UsageError("--resume: the checkpoint was made with " + it.key() + " = " +
+                         (have.contains(it.key()) ? have[it.key()].dump() : std::string("(unset)")) + ", this run has " +
+                         it.value().dump() + "; use the same settings or another --out");
+    std::cerr << "train: resuming at step " << st.step << " of " << steps << "\n";
+  }
+
+  std::ofstream metrics;
+  if (a.has("metrics")) {
+    metrics.open(a.str("metrics"), resume ? std::ios::app : std::ios::trunc);
+    if (!metrics) throw engine::Error(a.str("metrics") + ": cannot open the metrics file for writing");
+  }
+  const engine::TrainResult r = trainer.run([&](const engine::StepMetrics& m) {
+    json j = {{"step", m.step},
+              {"loss", json_float(m.loss)},
+              {"lr", json_float(m.lr)},
+              {"grad_norm", json_float(m.grad_norm)},
+              {"tokens_per_s", std::round(m.tokens_per_s * 10) / 10}};
+    if (m.val_loss) j["val_loss"] = json_float(*m.val_loss);
+    if (m.sample) j["sample"] = *m.sample;
+    if (m.skipped) j["skipped"] = true;
+    if (!m.checkpoint.empty()) j["checkpoint"] = m.checkpoint;
+    print_json(j);
+    if (metrics.is_open()) {
+      metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      metrics.flush();
+    }
+    return true;
+  });
+  if (metrics.is_open() && !metrics) throw engine::Error(a.str("metrics") + ": write error");
+
+  const json provenance = {{"created_by", "llm-workbench-cli train"},
+                           {"base_model", model_path},
+                           {"steps", r.steps_done},
+                           {"training", config}};
+  save_trained_model(*model, info, out, provenance);
+  std::cerr << "train: " << r.steps_done << " steps; model written to " << out << "\n";
+  return 0;
+}
+
+}  // namespace wb::cli

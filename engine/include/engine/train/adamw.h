@@ -1,0 +1,66 @@
+// AdamW exactly as PyTorch's torch.optim.AdamW defines it (amsgrad off, maximize off):
+//
+//   for step t = 1, 2, ... and each parameter p with gradient g:
+//     p  = p * (1 - lr * wd)                         (decoupled weight decay; wd = 0 for tensors that opt out)
+//     m  = b1 * m + (1 - b1) * g
+//     v  = b2 * v + (1 - b2) * g * g
+//     p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+//
+// with m = v = 0 before the first step. Decay applies only to TrainableTensors whose weight_decay flag
+// is set (matrices: >= 2 dims per layer), never to biases and norm gains -- the grouping nanoGPT and
+// most recipes use. The learning rate is passed per step so a schedule can drive it.
+//
+// Invariants: m and v have one float per trainable value, in the order of the TrainableTensor list
+// given at construction; step_count() is the t of the last step taken (0 before any), so a checkpoint
+// that stores m, v and t resumes bias correction exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/train/train_model.h"
+
+namespace engine {
+
+// Hyper-parameters in double, as PyTorch holds them (Python floats): 1 - beta1 is then the same float
+// in both (0.1f, where 1 - 0.9f would be 0.100000024f).
+struct AdamWParams {
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+
+// One AdamW update of a flat buffer, llm.c style.
+// params, grads, m, v: (n). t: the step number, >= 1. weight_decay: already 0 for excluded tensors.
+void adamw_update(float* params, const float* grads, float* m, float* v, uint64_t n, double lr, double beta1,
+                  double beta2, double eps, double weight_decay, int64_t t);
+
+class AdamW {
+ public:
+  // Throws engine::Error for out-of-range hyper-parameters (betas outside [0,1), eps <= 0, wd < 0).
+  AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params);
+
+  // Applies one update to every tensor with learning rate `lr`, then t += 1.
+  void step(float lr);
+
+  int64_t step_count() const { return m_t; }
+  const AdamWParams& params() const { return m_params; }
+  const std::vector<TrainableTensor>& tensors() const { return m_tensors; }
+
+  // Optimizer state for checkpoints: first and second moments of tensor i (numel floats each).
+  std::vector<float>& first_moment(size_t i) { return m_m[i]; }
+  std::vector<float>& second_moment(size_t i) { return m_v[i]; }
+  const std::vector<float>& first_moment(size_t i) const { return m_m[i]; }
+  const std::vector<float>& second_moment(size_t i) const { return m_v[i]; }
+  void set_step_count(int64_t t);
+
+ private:
+  std::vector<TrainableTensor> m_tensors;
+  AdamWParams m_params;
+  std::vector<std::vector<float>> m_m, m_v;
+  int64_t m_t = 0;
+};
+
+}  // namespace engine

@@ -1,0 +1,30 @@
+// Global-norm gradient clipping over all trainable tensors (torch.nn.utils.clip_grad_norm_ with norm 2):
+//
+//   norm = sqrt(sum over every gradient value g of g^2)       (accumulated in double)
+//   if norm > max_norm: every gradient *= max_norm / (norm + 1e-6)
+//
+// A non-finite gradient makes the norm non-finite; then nothing is scaled and the report names the
+// first tensor holding a NaN or infinity, so the trainer can refuse the step with a clear message.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "engine/train/train_model.h"
+
+namespace engine {
+
+struct GradNormReport {
+  double norm = 0;             // before clipping; NaN or inf when some gradient is
+  bool finite = true;
+  std::string first_bad;       // name of the first tensor with a non-finite gradient ("" when finite)
+};
+
+// The global L2 norm of the gradients, without changing them.
+GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors);
+
+// Computes the norm and, when it is finite and above max_norm (> 0), scales the gradients down to it.
+// max_norm <= 0 disables clipping (the norm is still computed and reported).
+GradNormReport clip_grad_norm(std::span<const TrainableTensor> tensors, float max_norm);
+
+}  // namespace engine

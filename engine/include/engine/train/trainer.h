@@ -1,0 +1,120 @@
+// The training loop around a TrainModel: gradient accumulation, global-norm clipping, the learning-rate
+// schedule, AdamW, a guard against non-finite steps, validation loss and sample generations every N
+// steps, checkpoints, and a per-step callback that can stop the run (the app runs this on its worker
+// thread; the CLI prints each step as a JSON line).
+//
+// One optimizer step k (1-based) = grad_accum micro-batches, each forward_backward with
+// grad_scale 1/grad_accum (so the gradient is that of the mean loss over all of them), then
+//   norm = clip_grad_norm(max = grad_clip), lr = lr_at(schedule, k - 1), AdamW.step(lr), zero_grads().
+// The reported loss is the mean of the micro-batch losses.
+//
+// Invariants:
+//   - everything random in a step (dropout masks) is seeded from (seed, step, micro-batch), the learning
+//     rate is a function of the step and the data order a function of the loader's position, so a run
+//     resumed from a checkpoint produces exactly the losses and weights of an uninterrupted one;
+//   - a step whose loss or gradient norm is not finite never touches the weights or the optimizer
+//     state: its update is skipped (and counted); after more than max_skipped_steps such steps the run
+//     stops with an engine::Error that says which step, what was non-finite and where.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/train/adamw.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/data_loader.h"
+#include "engine/train/lr_schedule.h"
+#include "engine/train/train_model.h"
+
+namespace engine {
+
+class Backend;
+
+struct TrainerOptions {
+  int64_t steps = 100;         // total optimizer steps of the run (a resumed run counts from the start)
+  int grad_accum = 1;          // micro-batches per optimizer step
+  float grad_clip = 1.0f;      // global L2 norm; <= 0 disables clipping
+  LrSchedule schedule;
+  AdamWParams adam;
+  float dropout = 0.0f;
+  float label_smoothing = 0.0f;
+  uint64_t seed = 0;
+
+  int val_every = 0;           // 0: never; else after every val_every-th step and after the last
+  int val_batches = 8;         // batches of the validation loader (from its start) per evaluation
+
+  int sample_every = 0;        // 0: never; else a greedy generation from sample_prompt
+  std::vector<int32_t> sample_prompt;
+  int sample_tokens = 32;
+
+  int save_every = 0;          // 0: only at the end (when checkpoint_dir is set)
+  std::string checkpoint_dir;  // "" = no checkpoints
+  int keep_checkpoints = 3;    // newest kept; <= 0 keeps all
+  std::string config_json;     // stored in each checkpoint
+
+  int max_skipped_steps = 0;   // non-finite steps tolerated before the run stops
+
+  // Throws engine::Error naming the first value out of range.
+  void validate() const;
+};
+
+struct StepMetrics {
+  int64_t step = 0;
+  float loss = 0;
+  float lr = 0;
+  float grad_norm = 0;             // before clipping
+  double tokens_per_s = 0;
+  std::optional<float> val_loss;
+  std::optional<std::string> sample;  // the generated continuation (raw bytes, may be cut mid-character)
+  bool skipped = false;            // non-finite loss or gradient: no update was made
+  std::string checkpoint;          // path of a checkpoint written after this step, if any
+};
+
+// Called after every step; return false to stop the run (after that step).
+using StepCallback = std::function<bool(const StepMetrics&)>;
+
+struct TrainResult {
+  int64_t steps_done = 0;  // the step count reached (including steps before a resume)
+  bool stopped = false;    // the callback asked to stop before opts.steps
+  int64_t skipped_steps = 0;
+  std::string last_checkpoint;
+};
+
+class Trainer {
+ public:
+  // `val` may be null (no validation). `backend` is used for sample generation (may be null when
+  // sample_every is 0). The loaders and model must outlive the Trainer.
+  Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend, const TrainerOptions& options);
+
+  // Continues from the newest loadable checkpoint in options.checkpoint_dir: weights/adapters, optimizer,
+  // step and data position. `warnings` receives a line per unreadable checkpoint skipped. Returns the
+  // state loaded (its config_json is the caller's to compare).
+  TrainState resume(std::vector<std::string>* warnings = nullptr);
+
+  TrainResult run(const StepCallback& on_step = {});
+
+  // Mean loss over options.val_batches batches from the start of the validation loader.
+  float validation_loss();
+  // Writes a checkpoint of the current state now; returns its path.
+  std::string save_checkpoint_now();
+
+  int64_t step() const { return m_step; }
+  AdamW& optimizer() { return m_opt; }
+
+ private:
+  std::string sample();
+
+  TrainModel& m_model;
+  BatchLoader& m_train;
+  BatchLoader* m_val;
+  Backend* m_backend;
+  TrainerOptions m_o;
+  AdamW m_opt;
+  int64_t m_step = 0;
+  Batch m_batch;
+};
+
+}  // namespace engine

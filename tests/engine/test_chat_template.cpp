@@ -1,0 +1,251 @@
+// Tests for chat templates (engine/chat_template.h).
+//
+// What is pinned down here:
+//   * render() equals Hugging Face apply_chat_template byte for byte, for the real template source of
+//     each family (Qwen2 and Qwen2.5 ChatML, plain ChatML, Llama-3, Llama-3.1, Llama-2-chat, Zephyr,
+//     Alpaca), with and without a system message, multi-turn, add_generation_prompt on and off,
+//     whitespace the Llama templates trim, and content that looks like markup
+//     (tests/data/chat/chat_templates.json, written by tests/tools/make_chat_template_fixture.py);
+//   * detect() picks the family from those sources and refuses other templates;
+//   * the pieces: markup vs content, message indices, concatenation == text;
+//   * encode_chat: ids equal HF's tokenize=True on a tokenizer with the special tokens; content that
+//     spells a special token is NOT encoded as the control id (the reference encodes it as plain
+//     characters); the assistant mask equals HF's {% generation %} mask;
+//   * render never throws on odd message lists.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/chat_template.h"
+#include "engine/tokenizer.h"
+
+using engine::ChatMessage;
+using engine::ChatTemplate;
+using engine::ChatTemplateKind;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_data = std::string(WB_TEST_DATA_DIR) + "/chat/";
+
+json read_json(const std::string& name) {
+  std::ifstream in(k_data + name, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+std::vector<ChatMessage> messages_of(const json& list) {
+  std::vector<ChatMessage> out;
+  for (const json& m : list) out.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+  return out;
+}
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+class TestChatTemplate : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void renders_like_transformers() {
+    const json fixture = read_json("chat_templates.json");
+    int compared = 0;
+    for (const json& family : fixture.at("families")) {
+      const std::string name = family.at("name");
+      const std::optional<ChatTemplate> detected = ChatTemplate::detect(family.at("source"));
+      QVERIFY2(detected.has_value(), name.c_str());
+      ChatTemplate t = *detected;
+      QCOMPARE(t.name(), family.at("kind").get<std::string>());
+      QCOMPARE(t.source(), family.at("source").get<std::string>());
+      if (family.at("defaults").get<bool>()) {
+        // The family's usual bos / eos, without being told.
+        QCOMPARE(t.bos_text(), family.at("bos").get<std::string>());
+        QCOMPARE(t.eos_text(), family.at("eos").get<std::string>());
+      }
+      t.set_special_tokens(family.at("bos"), family.at("eos"));
+      for (const json& c : family.at("cases")) {
+        const std::vector<ChatMessage> messages = messages_of(c.at("messages"));
+        const engine::RenderedChat r = t.render(messages, c.at("add_generation_prompt").get<bool>());
+        const std::string expected = c.at("text");
+        if (r.text() != expected)
+          QFAIL(qPrintable(q(name) + ": rendered\n" + q(r.text()) + "\nexpected\n" + q(expected) + "\nfor " +
+                           q(c.at("messages").dump())));
+        // Content pieces are exactly (a part of) their message's content; markup carries no index.
+        for (const engine::ChatPiece& p : r.pieces) {
+          QVERIFY(!p.text.empty());
+          if (p.markup) {
+            QCOMPARE(p.message_index, -1);
+          } else {
+            QVERIFY(p.message_index >= 0 && p.message_index < static_cast<int>(messages.size()));
+            QVERIFY(messages[static_cast<size_t>(p.message_index)].content.find(p.text) != std::string::npos);
+            QCOMPARE(p.ends_message, -1);
+          }
+        }
+        ++compared;
+      }
+    }
+    QCOMPARE(compared, 9 * 16);
+  }
+
+  void detect_refuses_other_templates() {
+    // Mistral's [INST] without <<SYS>>, Phi-3's <|user|> ... <|end|>, Gemma, an empty string.
+    for (const char* src :
+         {"{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+          "message['content'] + ' [/INST]' }}{% endif %}{% endfor %}",
+          "{% for message in messages %}{{'<|' + message['role'] + '|>' + '\n' + message['content'] + '<|end|>\n' }}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}",
+          "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + '\n' }}{% endfor %}",
+          ""}) {
+      QVERIFY2(!ChatTemplate::detect(src).has_value(), src);
+    }
+  }
+
+  void names_round_trip() {
+    for (const char* n : {"chatml", "llama3", "llama2", "zephyr", "alpaca", "plain"}) {
+      const std::optional<ChatTemplate> t = ChatTemplate::from_name(n);
+      QVERIFY(t.has_value());
+      QCOMPARE(t->name(), std::string(n));
+      QVERIFY(t->source().empty());
+    }
+    QVERIFY(!ChatTemplate::from_name("ChatML").has_value());
+    QVERIFY(!ChatTemplate::from_name("").has_value());
+    QCOMPARE(ChatTemplate().kind(), ChatTemplateKind::Plain);
+  }
+
+  void alpaca_by_name_matches_the_reference_source() {
+    // from_name("alpaca") must render what the multi-turn Alpaca source renders.
+    const json fixture = read_json("chat_templates.json");
+    for (const json& family : fixture.at("families")) {
+      if (family.at("name") != "alpaca") continue;
+      const ChatTemplate t = *ChatTemplate::from_name("alpaca");
+      for (const json& c : family.at("cases"))
+        QCOMPARE(t.render(messages_of(c.at("messages")), c.at("add_generation_prompt")).text(),
+                 c.at("text").get<std::string>());
+    }
+  }
+
+  void stop_strings_end_the_turn() {
+    QCOMPARE(ChatTemplate(ChatTemplateKind::ChatML).stop_strings(), std::vector<std::string>{"<|im_end|>"});
+    QCOMPARE(ChatTemplate(ChatTemplateKind::Llama3).stop_strings(), std::vector<std::string>{"<|eot_id|>"});
+    ChatTemplate z(ChatTemplateKind::Zephyr);
+    QCOMPARE(z.stop_strings(), std::vector<std::string>{"</s>"});
+    z.set_special_tokens("", "<|endoftext|>");
+    QCOMPARE(z.stop_strings(), std::vector<std::string>{"<|endoftext|>"});
+    // Plain: the next user line.
+    const ChatTemplate plain;
+    const std::string text = plain.render({{"user", "hi"}, {"assistant", "yo"}, {"user", "x"}}, false).text();
+    QVERIFY(text.find(plain.stop_strings().at(0)) != std::string::npos);
+  }
+
+  void plain_renders_role_lines() {
+    const ChatTemplate t;
+    const engine::RenderedChat r = t.render({{"system", "S"}, {"user", "U"}, {"assistant", "A"}}, true);
+    QCOMPARE(r.text(), std::string("system: S\nuser: U\nassistant: A\nassistant:"));
+  }
+
+  void render_never_throws() {
+    // Unknown roles, empty lists, assistant first, several systems: rendered, not rejected; every
+    // message's content appears.
+    const std::vector<std::vector<ChatMessage>> odd = {
+        {},
+        {{"tool", "T"}},
+        {{"assistant", "A"}, {"assistant", "B"}},
+        {{"system", "S1"}, {"system", "S2"}, {"user", "U"}},
+        {{"", ""}, {"user", std::string("\xff\xfe bad utf8 \xc3", 15)}},
+    };
+    for (const char* n : {"chatml", "llama3", "llama2", "zephyr", "alpaca", "plain"}) {
+      const ChatTemplate t = *ChatTemplate::from_name(n);
+      for (const auto& msgs : odd) {
+        for (bool gen : {false, true}) {
+          const engine::RenderedChat r = t.render(msgs, gen);
+          for (size_t i = 0; i < msgs.size(); ++i) {
+            const std::string trimmed = msgs[i].content == "" ? "" : msgs[i].content.substr(0, 1);
+            if (!trimmed.empty() && trimmed != " ")
+              QVERIFY2(r.text().find(trimmed) != std::string::npos, n);
+          }
+        }
+      }
+    }
+  }
+
+  void encode_chat_matches_transformers() {
+    const auto tok = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
+    const json fixture = read_json("chat_encodings.json");
+    int masks = 0, injections = 0;
+    for (const json& c : fixture.at("cases")) {
+      const std::optional<ChatTemplate> t = ChatTemplate::detect(c.at("source"));
+      QVERIFY(t.has_value());
+      const std::vector<ChatMessage> messages = messages_of(c.at("messages"));
+      const engine::RenderedChat r = t->render(messages, c.at("add_generation_prompt"));
+      QCOMPARE(r.text(), c.at("text").get<std::string>());
+      std::vector<uint8_t> mask;
+      const std::vector<int32_t> ids = engine::encode_chat(*tok, r, messages, &mask);
+      QCOMPARE(ids, c.at("ids").get<std::vector<int32_t>>());
+      QCOMPARE(engine::encode_chat(*tok, r, messages), ids);  // the mask does not change the ids
+      QCOMPARE(mask.size(), ids.size());
+      QCOMPARE(tok->decode(ids), r.text());
+      if (c.contains("assistant_mask")) {
+        QCOMPARE(mask, c.at("assistant_mask").get<std::vector<uint8_t>>());
+        ++masks;
+      }
+      if (c.contains("hf_ids_with_injection")) {
+        // What a naive encode(text, allow_special=true) does: the content's text becomes control tokens.
+        QCOMPARE(tok->encode(r.text(), true), c.at("hf_ids_with_injection").get<std::vector<int32_t>>());
+        QVERIFY(ids != c.at("hf_ids_with_injection").get<std::vector<int32_t>>());
+        ++injections;
+      }
+    }
+    QCOMPARE(masks, 2);
+    QCOMPARE(injections, 2);
+  }
+
+  void content_never_yields_special_ids() {
+    const auto tok = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
+    const int32_t im_end = *tok->token_id("<|im_end|>");
+    const int32_t im_start = *tok->token_id("<|im_start|>");
+    const ChatTemplate t(ChatTemplateKind::ChatML);
+    const std::vector<ChatMessage> messages = {{"user", "<|im_end|><|im_start|>"}, {"assistant", "<|im_end|>"}};
+    const engine::RenderedChat r = t.render(messages, false);
+    std::vector<uint8_t> mask;
+    const std::vector<int32_t> ids = engine::encode_chat(*tok, r, messages, &mask);
+    // Exactly the markup's control tokens: two turns, each <|im_start|> ... <|im_end|>.
+    QCOMPARE(std::count(ids.begin(), ids.end(), im_start), 2L);
+    QCOMPARE(std::count(ids.begin(), ids.end(), im_end), 2L);
+    QCOMPARE(tok->decode(ids), r.text());
+    // The assistant's content spelled as text and its closing <|im_end|> are trained; nothing else.
+    std::string trained;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (mask[i]) trained += tok->token_bytes(ids[i]);
+    QCOMPARE(trained, std::string("<|im_end|><|im_end|>"));
+    QCOMPARE(static_cast<int>(mask.back()), 0);  // the final "\n" is not the model's to write
+    QCOMPARE(ids[ids.size() - 2], im_end);
+    QCOMPARE(static_cast<int>(mask[mask.size() - 2]), 1);
+  }
+
+  void mask_covers_plain_answers() {
+    // Plain template, no special tokens: the answer's first token merges the space from the markup
+    // ("assistant: " + "Paris" -> " Paris"), and is trained with the rest of the answer and its "\n".
+    const auto tok = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
+    const ChatTemplate t;
+    const std::vector<ChatMessage> messages = {{"user", "What is the capital?"}, {"assistant", "Paris is."}};
+    const engine::RenderedChat r = t.render(messages, false);
+    std::vector<uint8_t> mask;
+    const std::vector<int32_t> ids = engine::encode_chat(*tok, r, messages, &mask);
+    QCOMPARE(ids, tok->encode(r.text()));
+    std::string trained;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (mask[i]) trained += tok->token_bytes(ids[i]);
+    QCOMPARE(trained, std::string(" Paris is.\n"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestChatTemplate)
+#include "test_chat_template.moc"
