@@ -65,14 +65,14 @@ class TestTrainGpt2 : public QObject {
     const ShiftedBatch batch = shifted_batch(*expected);
     const std::vector<float> curve = expected->read_f32(*expected->find("loss_curve"));
     TrainModel tm(*model, *m_be);
-    TestAdamW opt;
+    AdamW opt(tm.trainable(), kFixtureAdamW);
     for (size_t step = 0; step < curve.size(); ++step) {
       tm.zero_grads();
       const float loss = tm.forward_backward(batch.view(), {});
       qInfo("step %zu: loss %.6f (PyTorch %.6f)", step, loss, curve[step]);
       QVERIFY2(std::abs(loss - curve[step]) < 2e-5,
                qPrintable(QString("step %1: %2 vs %3").arg(step).arg(loss).arg(curve[step])));
-      opt.step(tm.trainable());
+      opt.step(kFixtureLr);
     }
   }
 

@@ -67,12 +67,12 @@ class TestTrainLlama : public QObject {
 
     // Ten AdamW steps.
     const std::vector<float> curve = expected->read_f32(*expected->find("loss_curve"));
-    TestAdamW opt;
+    AdamW opt(tm.trainable(), kFixtureAdamW);
     for (size_t step = 0; step < curve.size(); ++step) {
       tm.zero_grads();
       const float l = tm.forward_backward(batch.view(), {});
       QVERIFY2(std::abs(l - curve[step]) < 2e-5, qPrintable(QString("step %1: %2 vs %3").arg(step).arg(l).arg(curve[step])));
-      opt.step(tm.trainable());
+      opt.step(kFixtureLr);
     }
   }
 };

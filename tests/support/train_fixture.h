@@ -1,5 +1,7 @@
 // Shared pieces of the whole-model training tests (test_train_*.cpp): the fixture's batch, PyTorch's
-// gradients brought into our parameter layout, and the AdamW the fixtures were written with.
+// gradients brought into our parameter layout, gradient checks and finite differences.
+// The fixtures' loss curves use torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0):
+// kFixtureAdamW with engine::AdamW (engine/train/adamw.h).
 #pragma once
 
 #include <QTemporaryDir>
@@ -14,6 +16,7 @@
 
 #include "engine/io/safetensors.h"
 #include "engine/model_loader.h"
+#include "engine/train/adamw.h"
 #include "engine/train/train_model.h"
 
 // The fixture's next-token batch: inputs = input_ids (B,T); targets = input_ids shifted left by one, the
@@ -79,6 +82,9 @@ inline std::string check_gradients(const std::vector<engine::TrainableTensor>& g
 }
 
 // All gradients of a TrainModel, concatenated in trainable() order.
+inline const engine::AdamWParams kFixtureAdamW{0.9, 0.95, 1e-8, 0.0};
+constexpr float kFixtureLr = 1e-3f;
+
 inline std::vector<float> flat_grads(engine::TrainModel& tm) {
   std::vector<float> g;
   for (const auto& t : tm.trainable()) g.insert(g.end(), t.grad, t.grad + t.numel);
@@ -96,30 +102,3 @@ double central_difference(float& x, float h, LossFn&& loss) {
   x = x0;
   return (lp - lm) / (2.0 * h);
 }
-
-// torch.optim.AdamW (no weight decay in the fixtures; decoupled decay when given), bias-corrected, one
-// state per trainable tensor. Written here so the parity test needs nothing else of the training loop.
-struct TestAdamW {
-  float lr = 1e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.0f;
-  std::vector<std::vector<float>> m, v;
-  int t = 0;
-  void step(std::vector<engine::TrainableTensor> params) {
-    if (m.empty())
-      for (const auto& p : params) {
-        m.emplace_back(p.numel, 0.0f);
-        v.emplace_back(p.numel, 0.0f);
-      }
-    ++t;
-    const double c1 = 1 - std::pow(double(b1), t), c2 = 1 - std::pow(double(b2), t);
-    for (size_t k = 0; k < params.size(); ++k) {
-      auto& p = params[k];
-      for (uint64_t i = 0; i < p.numel; ++i) {
-        const float g = p.grad[i];
-        m[k][i] = b1 * m[k][i] + (1 - b1) * g;
-        v[k][i] = b2 * v[k][i] + (1 - b2) * g * g;
-        if (p.weight_decay) p.value[i] -= lr * wd * p.value[i];
-        p.value[i] -= static_cast<float>(lr * (m[k][i] / c1) / (std::sqrt(v[k][i] / c2) + eps));
-      }
-    }
-  }
-};
