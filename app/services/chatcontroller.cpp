@@ -433,9 +433,11 @@ QString ChatController::contextWarning() const {
               "silently.")
         .arg(m_contextUsed)
         .arg(m_contextLength);
+  // Warn when the room left is less than a reply may need: the reply budget, but never more than a
+  // quarter of the context (a budget as large as the context would warn on every chat).
   const int maxTokens = m_settings.value(QStringLiteral("maxTokens"), 512).toInt();
   const int room = m_contextLength - m_contextUsed;
-  if (room < maxTokens)
+  if (room < qMin(maxTokens, m_contextLength / 4))
     return tr("%1 of %2 context tokens used: the next reply stops after at most %3 tokens, when the context is full.")
         .arg(m_contextUsed)
         .arg(m_contextLength)

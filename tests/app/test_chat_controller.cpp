@@ -412,9 +412,12 @@ void TestChatController::contextUseAndWarnings() {
   QVERIFY(m_chat->contextWarning().isEmpty());
   QVERIFY(!m_chat->contextExceeded());
 
-  // Less room than the reply may take: a warning that says how long it can be.
+  // Room for a reply is still more than a quarter of the context: no warning yet.
   m_chat->handleTokenCount(id, 700);
-  QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("700 of 1000")) && m_chat->contextWarning().contains(QStringLiteral("300")),
+  QVERIFY(m_chat->contextWarning().isEmpty());
+  // Less room than the reply may take: a warning that says how long it can be.
+  m_chat->handleTokenCount(id, 800);
+  QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("800 of 1000")) && m_chat->contextWarning().contains(QStringLiteral("200")),
            qPrintable(m_chat->contextWarning()));
   m_chat->setGenerationSettings({{QStringLiteral("maxTokens"), 100}});
   QVERIFY(m_chat->contextWarning().isEmpty());

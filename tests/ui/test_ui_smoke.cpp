@@ -27,6 +27,7 @@
 #include "services/appsettings.h"
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
+#include "services/chatcontroller.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -80,6 +81,15 @@ void writeTinyTextModel(const QString& dir) {
   engine::save_hf_directory(model, dir.toStdString(), tokenizerDir.toStdString(), "{}");
 }
 
+// The first visible item of that name (a list's delegates hide the parts they do not need).
+QQuickItem* findVisibleItem(QQuickItem* root, const QString& objectName) {
+  if (!root->isVisible()) return nullptr;
+  if (root->objectName() == objectName) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findVisibleItem(child, objectName)) return found;
+  return nullptr;
+}
+
 // Distinct colours inside `item`'s rectangle of a window grab.
 int distinctColoursIn(const QImage& image, QQuickItem* item, qreal dpr) {
   const QRectF r = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
@@ -104,6 +114,7 @@ class TestUiSmoke : public QObject {
   void darkThemeRenders();
   void playgroundShowsTokens();
   void playgroundGeneratesWithStarterModel();
+  void chatPageConverses();
 
  private:
   QQuickItem* page(const QString& key) const;
@@ -122,6 +133,7 @@ void TestUiSmoke::initTestCase() {
   QVERIFY(m_dir.isValid());
   // No starter model: the app must open and say that no model is loaded.
   qputenv("WB_DATA_DIR", m_dir.filePath(QStringLiteral("share")).toUtf8());
+  qputenv("WB_SESSION_DB", m_dir.filePath(QStringLiteral("sessions.db")).toUtf8());  // a fresh chat database
   // The offscreen platform has no GPU context; the software renderer draws the same scene.
   if (QGuiApplication::platformName() == QLatin1String("offscreen"))
     QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
@@ -428,6 +440,95 @@ void TestUiSmoke::playgroundGeneratesWithStarterModel() {
   auto* stats = findItem(playground, QStringLiteral("generationStatsA"));
   QTRY_VERIFY(stats->property("text").toString().endsWith(QStringLiteral("cancelled")));
   QVERIFY2(tokens->count() < 500, qPrintable(QString::number(tokens->count())));
+}
+
+void TestUiSmoke::chatPageConverses() {
+  // Whichever model the tests before left loaded (the starter model, else the tiny text model).
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  QVERIFY(controller);
+  QTRY_VERIFY(chat->property("canSend").toBool());
+  QVERIFY(findItem(chat, QStringLiteral("chatEmptyState"))->isVisible());
+  grab(QStringLiteral("chat-empty"));
+
+  // Ctrl+N makes a chat; Shift+Enter is a new line, Enter sends.
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_N, Qt::ControlModifier);
+  QTRY_VERIFY(controller->currentChatId() != 0);
+  auto* input = findItem(chat, QStringLiteral("chatInput"));
+  QVERIFY(input);
+  QTRY_VERIFY(input->hasActiveFocus());
+  auto type = [&](const char* text) {  // QTest::keyClicks takes widgets only
+    for (const char* c = text; *c; ++c) QTest::keyClick(m_window, *c);
+  };
+  type("Hello");
+  QTest::keyClick(m_window, Qt::Key_Return, Qt::ShiftModifier);
+  type("there");
+  QCOMPARE(input->property("text").toString(), QStringLiteral("Hello\nthere"));
+  QCOMPARE(controller->messages()->rowCount(), 0);
+  QTest::keyClick(m_window, Qt::Key_Return);
+  QTRY_VERIFY(input->property("text").toString().isEmpty());
+  QCOMPARE(controller->messages()->rowCount(), 2);
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
+  const QString stats = controller->messages()->data(controller->messages()->index(1), ChatMessageModel::StatsTextRole).toString();
+  QVERIFY2(stats.contains(QStringLiteral("tok/s")), qPrintable(stats));
+  QCOMPARE(controller->currentTitle(), QStringLiteral("Hello there"));
+  // The context meter counts the rendered chat.
+  QTRY_VERIFY(controller->contextUsed() > 0);
+  QCOMPARE(controller->contextLength(), m_controller->modelContextLength());
+  auto* contextLabel = findItem(chat, QStringLiteral("contextLabel"));
+  QVERIFY(contextLabel && contextLabel->isVisible());
+  QVERIFY(contextLabel->property("text").toString().contains(QString::number(controller->contextLength())));
+
+  // Markdown and a code block with its copy button, as an assistant reply renders them.
+  const qint64 reply = controller->messages()->rowAt(1).message.id;
+  QVERIFY(controller->editMessage(reply, QStringLiteral("Here is **bold** text and code:\n\n```python\nprint(\"hi\")\n```\n\nDone.")));
+  QTRY_VERIFY(findItem(chat, QStringLiteral("codeCopyButton")) != nullptr);
+  auto branchLabel = [&]() -> QString {
+    QQuickItem* label = findVisibleItem(chat, QStringLiteral("branchLabel"));
+    return label ? label->property("text").toString() : QString();
+  };
+  QTRY_COMPARE(branchLabel(), QStringLiteral("2 / 2"));
+  QVERIFY(controller->regenerate(controller->messages()->rowAt(1).message.id));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QTRY_COMPARE(branchLabel(), QStringLiteral("3 / 3"));
+  controller->switchSibling(controller->messages()->rowAt(1).message.id, -1);
+  QTRY_COMPARE(branchLabel(), QStringLiteral("2 / 3"));
+  controller->setSystemPrompt(QStringLiteral("You are a concise assistant."));
+  QTest::qWait(400);
+  QImage image = grab(QStringLiteral("chat"));
+  QQuickItem* list = findItem(chat, QStringLiteral("messageList"));
+  QVERIFY(distinctColoursIn(image, list, m_window->devicePixelRatio()) >= 12);
+
+  // Esc stops a reply.
+  controller->setGenerationSettings({{QStringLiteral("maxTokens"), 4000}});
+  QVERIFY(controller->send(QStringLiteral("Tell me a long story")));
+  QVERIFY(controller->generating());
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_Escape);
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 30000);
+
+  // Delete with undo.
+  const qint64 id = controller->currentChatId();
+  controller->deleteChat(id);
+  auto* undo = findItem(chat, QStringLiteral("undoBanner"));
+  QTRY_VERIFY(undo->isVisible());
+  grab(QStringLiteral("chat-undo"));
+  auto* undoButton = findItem(chat, QStringLiteral("undoDeleteButton"));
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    undoButton->mapToScene(QPointF(undoButton->width() / 2, undoButton->height() / 2)).toPoint());
+  QTRY_COMPARE(controller->currentChatId(), id);
+  QTRY_VERIFY(!undo->isVisible());
+
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 
 QTEST_MAIN(TestUiSmoke)

@@ -1,0 +1,156 @@
+// EngineWorker's chat requests on a tiny model: the prompt is the chat as the model's template
+// renders it (counted the same way for the context meter), a continued reply goes on from its text, and a chat longer than the context is refused
+// with the numbers rather than cut.
+#include <QDir>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "engine/chat_template.h"
+#include "engine/model.h"
+#include "engine/model_loader.h"
+#include "engine/tokenizer.h"
+#include "services/engineworker.h"
+#include "support/tiny_tokenizer.h"
+
+class TestChatWorker : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void countIsTheRenderedChat();
+  void chatReplyStreams();
+  void continuationFollowsTheReply();
+  void tooLongChatIsRefused();
+  void noModelCountsMinusOne();
+
+ private:
+  // Token count of `turns` through the engine's own API (template render + encode_chat).
+  int engineCount(const QList<ChatTurn>& turns) const;
+  int workerCount(const QList<ChatTurn>& turns);
+
+  QTemporaryDir m_dir;
+  QString m_path;
+  std::unique_ptr<engine::Model> m_model;  // the same files, loaded outside the worker
+  std::unique_ptr<EngineWorker> m_worker;
+};
+
+void TestChatWorker::initTestCase() {
+  engine::ModelConfig c;
+  c.arch = engine::Arch::GPT2;
+  c.n_layer = 2;
+  c.n_embd = 32;
+  c.n_head = 2;
+  c.n_kv_head = 2;
+  c.vocab_size = 512;
+  c.max_seq_len = 64;
+  c.ffn_dim = 128;
+  engine::Model model(c);
+  model.init_random(5);
+  m_path = m_dir.filePath(QStringLiteral("tiny"));
+  const QString tokenizerDir = m_path + QStringLiteral("-tokenizer");
+  QVERIFY(QDir().mkpath(tokenizerDir));
+  writeTinyTokenizer(tokenizerDir);
+  engine::save_hf_directory(model, m_path.toStdString(), tokenizerDir.toStdString(), "{}");
+  m_model = engine::load_model(m_path.toStdString());
+  QVERIFY(m_model->tokenizer());
+
+  // Slots are called directly: the worker runs on this thread here, and its signals arrive at once.
+  m_worker = std::make_unique<EngineWorker>();
+  QSignalSpy loaded(m_worker.get(), &EngineWorker::modelLoaded);
+  m_worker->loadModel(m_path, 1);
+  QCOMPARE(loaded.count(), 1);
+}
+
+int TestChatWorker::engineCount(const QList<ChatTurn>& turns) const {
+  std::vector<engine::ChatMessage> messages;
+  for (const ChatTurn& t : turns) messages.push_back({t.role.toStdString(), t.content.toStdString()});
+  const engine::ChatTemplate plain;  // the tiny model has no template of its own
+  return static_cast<int>(engine::encode_chat(*m_model->tokenizer(), plain.render(messages, true), messages).size());
+}
+
+int TestChatWorker::workerCount(const QList<ChatTurn>& turns) {
+  QSignalSpy counted(m_worker.get(), &EngineWorker::chatTokensCounted);
+  m_worker->countChatTokens(turns, 42);
+  if (counted.count() != 1 || counted.first().at(0).toULongLong() != 42) return -2;
+  return counted.first().at(1).toInt();
+}
+
+void TestChatWorker::countIsTheRenderedChat() {
+  const QList<ChatTurn> turns{{QStringLiteral("system"), QStringLiteral("be brief")},
+                              {QStringLiteral("user"), QStringLiteral("abc")},
+                              {QStringLiteral("assistant"), QStringLiteral("def")},
+                              {QStringLiteral("user"), QStringLiteral("ghi jkl")}};
+  const int count = workerCount(turns);
+  QCOMPARE(count, engineCount(turns));
+  // More than the contents alone: the template's role markup is counted too.
+  int contentOnly = 0;
+  for (const ChatTurn& t : turns) contentOnly += int(m_model->tokenizer()->encode(t.content.toStdString()).size());
+  QVERIFY2(count > contentOnly, qPrintable(QStringLiteral("%1 vs %2").arg(count).arg(contentOnly)));
+  // A longer chat counts more.
+  QList<ChatTurn> longer = turns;
+  longer << ChatTurn{QStringLiteral("assistant"), QStringLiteral("mno")};
+  QVERIFY(workerCount(longer) > count);
+}
+
+void TestChatWorker::chatReplyStreams() {
+  const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc def")}};
+  GenerationSettings s;
+  s.temperature = 0;
+  s.maxTokens = 6;
+  QSignalSpy text(m_worker.get(), &EngineWorker::tokenGenerated);
+  QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
+  m_worker->generateChat(turns, {}, s);
+  QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+  QCOMPARE(finished.count(), 1);
+  const GenerationStats stats = finished.first().at(0).value<GenerationStats>();
+  QCOMPARE(stats.promptTokens, engineCount(turns));
+  QVERIFY(stats.generatedTokens >= 1 && stats.generatedTokens <= 6);
+  QVERIFY(!text.isEmpty());
+}
+
+void TestChatWorker::continuationFollowsTheReply() {
+  const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc")}};
+  GenerationSettings s;
+  s.temperature = 0;
+  s.maxTokens = 3;
+  QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
+  QSignalSpy text(m_worker.get(), &EngineWorker::tokenGenerated);
+  m_worker->generateChat(turns, QStringLiteral("hello"), s);
+  QCOMPARE(finished.count(), 1);
+  const GenerationStats stats = finished.first().at(0).value<GenerationStats>();
+  QCOMPARE(stats.promptTokens, engineCount(turns) + int(m_model->tokenizer()->encode("hello").size()));
+  // The text so far is not emitted again: only what comes after it.
+  QString all;
+  for (const auto& args : text) all += args.at(0).toString();
+  QVERIFY(!all.startsWith(QStringLiteral("hello")));
+}
+
+void TestChatWorker::tooLongChatIsRefused() {
+  const QList<ChatTurn> turns{{QStringLiteral("user"), QString(200, QLatin1Char('z'))}};
+  QVERIFY(engineCount(turns) >= 64);
+  QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
+  m_worker->generateChat(turns, {}, GenerationSettings{});
+  QCOMPARE(finished.count(), 0);
+  QCOMPARE(failed.count(), 1);
+  const QString message = failed.first().at(0).toString();
+  QVERIFY2(message.contains(QStringLiteral("This chat is %1 tokens").arg(engineCount(turns))) &&
+               message.contains(QStringLiteral("at most 64")),
+           qPrintable(message));
+}
+
+void TestChatWorker::noModelCountsMinusOne() {
+  EngineWorker empty;
+  QSignalSpy counted(&empty, &EngineWorker::chatTokensCounted);
+  empty.countChatTokens({{QStringLiteral("user"), QStringLiteral("hi")}}, 3);
+  QCOMPARE(counted.count(), 1);
+  QCOMPARE(counted.first().at(1).toInt(), -1);
+  QSignalSpy failed(&empty, &EngineWorker::generationFailed);
+  empty.generateChat({{QStringLiteral("user"), QStringLiteral("hi")}}, {}, GenerationSettings{});
+  QCOMPARE(failed.count(), 1);
+}
+
+QTEST_GUILESS_MAIN(TestChatWorker)
+#include "test_chat_worker.moc"
