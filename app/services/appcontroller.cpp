@@ -206,6 +206,7 @@ void AppController::start(const QString& commandLineModelPath) {
 void AppController::shutdown() {
   if (m_shutDown) return;
   m_shutDown = true;
+  m_chat->saveInFlight();
   // Stop first: the thread can only quit once the running engine call returns.
   m_worker->requestStopGeneration();
   m_worker->requestCancelLoad();

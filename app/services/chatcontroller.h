@@ -81,6 +81,9 @@ class ChatController : public QObject {
 
   // How often a streaming reply is written to the store.
   void setFlushInterval(int ms) { m_flushMs = ms; }
+  // Writes the text of the reply in flight now (at quit: the engine's last pieces would otherwise
+  // wait for the next flush, which never comes).
+  void saveInFlight() { flushStream(true); }
 
   // Sidebar.
   Q_INVOKABLE qint64 newChat();

@@ -121,8 +121,10 @@ QString ChatMessageModel::statsText(const QVariantMap& stats) {
   if (stats.isEmpty()) return {};
   const QLocale locale;
   QStringList parts;
-  parts << tr("%n tokens", nullptr, stats.value(QStringLiteral("generatedTokens")).toInt());
-  parts << tr("%1 tok/s").arg(locale.toString(stats.value(QStringLiteral("tokensPerSecond")).toDouble(), 'f', 1));
+  const int tokens = stats.value(QStringLiteral("generatedTokens")).toInt();
+  parts << (tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens));
+  // A rate needs at least two tokens: the first one's time is the time to first token.
+  if (tokens > 1) parts << tr("%1 tok/s").arg(locale.toString(stats.value(QStringLiteral("tokensPerSecond")).toDouble(), 'f', 1));
   parts << tr("first token %1 ms").arg(locale.toString(stats.value(QStringLiteral("timeToFirstTokenMs")).toDouble(), 'f', 0));
   const QString reason = stats.value(QStringLiteral("finishReason")).toString();
   if (reason == QLatin1String("length")) parts << tr("token limit reached");

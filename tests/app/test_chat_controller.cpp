@@ -98,6 +98,8 @@ class TestChatController : public QObject {
   void importRejectsBadFiles();
   void interruptedReplyShowsAfterRestart();
   void markdownBlocksSplitCode_data();
+  void storageProblemIsShownAndChatStillWorks();
+  void saveInFlightWritesAtOnce();
   void markdownBlocksSplitCode();
 
  private:
@@ -555,6 +557,38 @@ void TestChatController::markdownBlocksSplitCode() {
                QLatin1Char('|') + b.value(QStringLiteral("text")).toString();
   }
   QCOMPARE(got, expected);
+}
+
+void TestChatController::storageProblemIsShownAndChatStillWorks() {
+  QVERIFY(m_chat->storageProblem().isEmpty());
+  cleanup();
+  // A database file nobody may write: the controller says so and chats run in memory.
+  const QString path = m_dir->filePath(QStringLiteral("readonly.db"));
+  {
+    SessionStore first;
+    QCOMPARE(first.open(path), SessionStore::OpenState::Ok);
+  }
+  QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner));
+  m_store = std::make_unique<SessionStore>();
+  QCOMPARE(m_store->open(path), SessionStore::OpenState::MemoryOnly);
+  makeController();
+  QVERIFY2(m_chat->storageProblem().contains(QStringLiteral("will not be saved")), qPrintable(m_chat->storageProblem()));
+  QVERIFY(m_chat->send(QStringLiteral("still works")));
+  m_engine->reply(QStringLiteral("yes"));
+  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("still works"), QStringLiteral("yes")}));
+  QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+}
+
+void TestChatController::saveInFlightWritesAtOnce() {
+  m_chat->setFlushInterval(60000);  // only an explicit save writes
+  QVERIFY(m_chat->send(QStringLiteral("quit soon")));
+  const qint64 reply = roleValue(*m_chat->messages(), 1, "messageId").toLongLong();
+  m_engine->piece(QStringLiteral("first"));   // the first piece after a flush waits for the interval
+  m_engine->piece(QStringLiteral(" second"));
+  QCOMPARE(m_store->message(reply).content, QString());
+  m_chat->saveInFlight();
+  QCOMPARE(m_store->message(reply).content, QStringLiteral("first second"));
+  QVERIFY(!m_store->message(reply).complete);
 }
 
 QTEST_GUILESS_MAIN(TestChatController)

@@ -32,7 +32,7 @@ Item {
     signal continueRequested(var messageId)
     signal siblingRequested(var messageId, int delta)
 
-    implicitHeight: column.implicitHeight + 18
+    implicitHeight: column.implicitHeight + 10
     width: ListView.view ? ListView.view.width : 600
 
     HoverHandler { id: hover }

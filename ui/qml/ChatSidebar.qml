@@ -56,10 +56,10 @@ Rectangle {
             icon.source: "icons/plus.svg"
             icon.width: 18
             icon.height: 18
-            icon.color: "white"
+            icon.color: Style.dark ? Style.window : "white"
             flat: true
             // Drawn here rather than by Material's raised style, whose shadow the software renderer drops.
-            Material.foreground: "white"
+            Material.foreground: Style.dark ? Style.window : "white"
             background: Rectangle {
                 radius: 8
                 color: parent.down ? Qt.darker(Style.accent, 1.15) : parent.hovered ? Qt.lighter(Style.accent, 1.08) : Style.accent
