@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ ModelConfig parse_llama_config(const json& cfg, const std::string& path);
 std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgress& progress);
 void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                    const std::string& provenance_json);
+
+// Model::chat_template() at load (model_chat_template.cpp): from a template source (nullopt = none)
+// with the bos / eos texts its tokenizer config names (nullopt = from the model's tokenizer); from an
+// HF directory; from a GGUF file. Never throw: problems become Model::chat_template_note.
+void set_model_chat_template(Model& model, const std::optional<std::string>& source, std::optional<std::string> bos,
+                             std::optional<std::string> eos);
+void load_hf_chat_template(Model& model, const std::string& directory);
+class GgufFile;
+void load_gguf_chat_template(Model& model, const GgufFile& f);
 
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,

@@ -67,26 +67,6 @@ uint32_t compose(uint32_t a, uint32_t b) {
   return (it != end && it->first == a && it->second == b) ? it->composite : 0;
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp & k_raw_byte) {
-    out += static_cast<char>(cp & 0xFF);
-  } else if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 }  // namespace
 
 std::string nfc(std::string_view text, std::vector<std::size_t>* source) {
@@ -150,7 +130,8 @@ std::string nfc(std::string_view text, std::vector<std::size_t>* source) {
   if (source) source->clear();
   for (const Char& c : out) {
     const std::size_t before = result.size();
-    append_utf8(result, c.cp);
+    if (c.cp & k_raw_byte) result += static_cast<char>(c.cp & 0xFF);
+    else append_utf8(result, c.cp);
     if (source) source->insert(source->end(), result.size() - before, c.source);
   }
   return result;
