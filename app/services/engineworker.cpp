@@ -62,18 +62,6 @@ QString displayBytes(const std::string& bytes) {
   return out;
 }
 
-// The model's chat template. Model::chat_template() arrives with the loaders' template support
-// (templates branch, next step); until a model carries one, chats render with the Plain template.
-template <typename M>
-const engine::ChatTemplate& chatTemplateOf(const M& model) {
-  if constexpr (requires { model.chat_template(); }) {
-    return model.chat_template();
-  } else {
-    static const engine::ChatTemplate plain;
-    return plain;
-  }
-}
-
 }  // namespace
 
 EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
@@ -172,7 +160,7 @@ std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const Q
   std::vector<engine::ChatMessage> messages;
   messages.reserve(static_cast<size_t>(turns.size()));
   for (const ChatTurn& t : turns) messages.push_back({t.role.toStdString(), t.content.toStdString()});
-  const engine::ChatTemplate& chatTemplate = chatTemplateOf(*m_model);
+  const engine::ChatTemplate& chatTemplate = m_model->chat_template();
   const engine::RenderedChat rendered = chatTemplate.render(messages, /*add_generation_prompt=*/true);
   std::vector<int32_t> ids = engine::encode_chat(*m_model->tokenizer(), rendered, messages);
   // The reply so far is content, never markup: special-token text in it stays text.
@@ -186,7 +174,7 @@ std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const Q
 void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& continuation,
                                 const GenerationSettings& settings, quint64 ticket) {
   std::vector<std::string> stops;
-  if (m_model) stops = chatTemplateOf(*m_model).stop_strings();
+  if (m_model) stops = m_model->chat_template().stop_strings();
   run(
       [&] {
         std::vector<int32_t> ids = chatIds(turns, continuation);

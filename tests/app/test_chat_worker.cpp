@@ -2,6 +2,7 @@
 // renders it (counted the same way for the context meter), a continued reply goes on from its text, and a chat longer than the context is refused
 // with the numbers rather than cut.
 #include <QDir>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -23,6 +24,7 @@ class TestChatWorker : public QObject {
   void continuationFollowsTheReply();
   void tooLongChatIsRefused();
   void noModelCountsMinusOne();
+  void modelTemplateIsUsed();
 
  private:
   // Token count of `turns` through the engine's own API (template render + encode_chat).
@@ -65,8 +67,8 @@ void TestChatWorker::initTestCase() {
 int TestChatWorker::engineCount(const QList<ChatTurn>& turns) const {
   std::vector<engine::ChatMessage> messages;
   for (const ChatTurn& t : turns) messages.push_back({t.role.toStdString(), t.content.toStdString()});
-  const engine::ChatTemplate plain;  // the tiny model has no template of its own
-  return static_cast<int>(engine::encode_chat(*m_model->tokenizer(), plain.render(messages, true), messages).size());
+  const engine::ChatTemplate& t = m_model->chat_template();  // Plain: the tiny model names no template
+  return static_cast<int>(engine::encode_chat(*m_model->tokenizer(), t.render(messages, true), messages).size());
 }
 
 int TestChatWorker::workerCount(const QList<ChatTurn>& turns) {
@@ -150,6 +152,34 @@ void TestChatWorker::noModelCountsMinusOne() {
   QSignalSpy failed(&empty, &EngineWorker::generationFailed);
   empty.generateChat({{QStringLiteral("user"), QStringLiteral("hi")}}, {}, GenerationSettings{});
   QCOMPARE(failed.count(), 1);
+}
+
+void TestChatWorker::modelTemplateIsUsed() {
+  QCOMPARE(m_model->chat_template().kind(), engine::ChatTemplateKind::Plain);
+  // The same weights with a ChatML template beside them: the worker renders with it.
+  const QString dir = m_dir.filePath(QStringLiteral("tiny-chatml"));
+  engine::save_hf_directory(*m_model, dir.toStdString(), (m_path + QStringLiteral("-tokenizer")).toStdString(), "{}");
+  QFile jinja(dir + QStringLiteral("/chat_template.jinja"));
+  QVERIFY(jinja.open(QIODevice::WriteOnly));
+  jinja.write("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+              "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
+  jinja.close();
+  std::unique_ptr<engine::Model> chatml = engine::load_model(dir.toStdString());
+  QCOMPARE(chatml->chat_template().kind(), engine::ChatTemplateKind::ChatML);
+  EngineWorker worker;
+  QSignalSpy loaded(&worker, &EngineWorker::modelLoaded);
+  worker.loadModel(dir, 1);
+  QCOMPARE(loaded.count(), 1);
+
+  const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc")}};
+  std::vector<engine::ChatMessage> messages{{"user", "abc"}};
+  const engine::RenderedChat rendered = chatml->chat_template().render(messages, true);
+  QCOMPARE(QString::fromStdString(rendered.text()), QStringLiteral("<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\n"));
+  const int expected = int(engine::encode_chat(*chatml->tokenizer(), rendered, messages).size());
+  QSignalSpy counted(&worker, &EngineWorker::chatTokensCounted);
+  worker.countChatTokens(turns, 9);
+  QCOMPARE(counted.first().at(1).toInt(), expected);
+  QVERIFY(expected != engineCount(turns));  // not the Plain rendering
 }
 
 QTEST_GUILESS_MAIN(TestChatWorker)
