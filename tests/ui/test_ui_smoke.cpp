@@ -115,6 +115,7 @@ class TestUiSmoke : public QObject {
   void playgroundShowsTokens();
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
+  void presetsAndRecentModels();
 
  private:
   QQuickItem* page(const QString& key) const;
@@ -528,6 +529,35 @@ void TestUiSmoke::chatPageConverses() {
   QTest::qWait(200);
   grab(QStringLiteral("chat-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::presetsAndRecentModels() {
+  // Presets saved through App reach the Playground's preset box; choosing one sets the knobs.
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QQuickItem* playground = page(QStringLiteral("playground"));
+  QQuickItem* box = findItem(playground, QStringLiteral("presetBox"));
+  QVERIFY(box);
+  const int before = box->property("count").toInt();
+  QVERIFY(m_controller->savePreset(QStringLiteral("Exact"), {{QStringLiteral("temperature"), 0.0}, {QStringLiteral("topK"), 1}}));
+  QTRY_COMPARE(box->property("count").toInt(), before + 1);
+  QQuickItem* temperature = findItem(playground, QStringLiteral("temperatureSlider"));
+  QVERIFY(temperature);
+  QVERIFY(QMetaObject::invokeMethod(box, "activated", Q_ARG(int, before)));
+  QTRY_COMPARE(temperature->property("value").toDouble(), 0.0);
+  QVERIFY(m_controller->deletePreset(QStringLiteral("Exact")));
+  QTRY_COMPARE(box->property("count").toInt(), before);
+
+  // Every model opened in this run is listed on the Models page, the open one marked.
+  const QVariantList recent = m_controller->recentModels();
+  QVERIFY(recent.size() >= 2);
+  QCOMPARE(recent.first().toMap().value(QStringLiteral("path")).toString(), m_controller->modelPath());
+  QVERIFY(recent.first().toMap().value(QStringLiteral("current")).toBool());
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  QQuickItem* card = findItem(page(QStringLiteral("models")), QStringLiteral("recentModelsCard"));
+  QVERIFY(card && card->isVisible());
+  QTest::qWait(200);
+  grab(QStringLiteral("models-recent"));
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 

@@ -31,6 +31,7 @@ Item {
     signal regenerateRequested(var messageId)
     signal continueRequested(var messageId)
     signal siblingRequested(var messageId, int delta)
+    signal deleteRequested(var messageId)
 
     implicitHeight: column.implicitHeight + 10
     width: ListView.view ? ListView.view.width : 600
@@ -273,7 +274,9 @@ Item {
                         { key: "regenerate", icon: "reload", tip: root.isUser ? qsTr("New reply") : qsTr("Regenerate"),
                           show: !root.streaming },
                         { key: "continue", icon: "continue", tip: qsTr("Continue this reply"),
-                          show: !root.isUser && root.isLast && !root.streaming }
+                          show: !root.isUser && root.isLast && !root.streaming },
+                        { key: "delete", icon: "trash", tip: qsTr("Delete this message and the replies below it"),
+                          show: !root.streaming }
                     ]
                     delegate: ToolButton {
                         required property var modelData
@@ -293,6 +296,7 @@ Item {
                             if (modelData.key === "copy") root.copyRequested(root.content)
                             else if (modelData.key === "edit") { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
                             else if (modelData.key === "regenerate") root.regenerateRequested(root.messageId)
+                            else if (modelData.key === "delete") root.deleteRequested(root.messageId)
                             else root.continueRequested(root.messageId)
                         }
                     }

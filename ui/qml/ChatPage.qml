@@ -295,6 +295,7 @@ Item {
                         onRegenerateRequested: id => App.chat.regenerate(id)
                         onContinueRequested: id => App.chat.continueReply(id)
                         onSiblingRequested: (id, delta) => App.chat.switchSibling(id, delta)
+                        onDeleteRequested: id => App.chat.deleteMessage(id)
                     }
                 }
 
