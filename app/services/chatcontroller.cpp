@@ -321,11 +321,7 @@ void ChatController::deleteMessage(qint64 messageId) {
   requestTokenCount();
 }
 
-void ChatController::clearError() {
-  if (m_lastError.isEmpty()) return;
-  m_lastError.clear();
-  Q_EMIT lastErrorChanged();
-}
+void ChatController::clearError() { setError({}); }
 
 void ChatController::setError(const QString& message) {
   if (message == m_lastError) return;

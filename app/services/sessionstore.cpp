@@ -560,6 +560,11 @@ bool SessionStore::restoreChat(qint64 chatId) {
 
 bool SessionStore::purgeTrash() {
   {
+    // Nothing to do most of the time (it runs at every start); the index merge below is not free.
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (q.exec(QStringLiteral("SELECT 1 FROM chats WHERE trashed_ms IS NOT NULL LIMIT 1")) && !q.next()) return true;
+  }
+  {
     Tx tx(m_connection);
     bool ok = tx.active && tx.exec(QStringLiteral("DELETE FROM chats WHERE trashed_ms IS NOT NULL")) &&
               tx.exec(QStringLiteral("DELETE FROM folders WHERE id NOT IN (SELECT folder_id FROM chats WHERE folder_id IS NOT NULL)")) &&
