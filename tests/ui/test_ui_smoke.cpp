@@ -542,6 +542,17 @@ void TestUiSmoke::chatPageConverses() {
   QTRY_COMPARE(controller->currentChatId(), id);
   QTRY_VERIFY(!undo->isVisible());
 
+  // Full-text search from the sidebar: a hit shows its chat with the words in context.
+  auto* search = findItem(chat, QStringLiteral("chatSearchField"));
+  QVERIFY(search && search->setProperty("text", QStringLiteral("bold")));
+  QTRY_COMPARE(controller->searchText(), QStringLiteral("bold"));
+  QTRY_COMPARE(controller->chats()->rowCount(), 1);
+  QVERIFY(controller->chats()->data(controller->chats()->index(0), ChatListModel::SnippetRole).toString().contains(QStringLiteral("[bold]")));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-search"));
+  QVERIFY(search->setProperty("text", QString()));
+  QTRY_VERIFY(controller->searchText().isEmpty());
+
   m_controller->settings()->setTheme(QStringLiteral("dark"));
   QTest::qWait(200);
   grab(QStringLiteral("chat-dark"));

@@ -263,6 +263,20 @@ Item {
                 }
             }
 
+            Label {
+                objectName: "replyStats"
+                visible: !root.isUser && root.statsText.length > 0
+                text: root.statsText
+                color: Style.textFaint
+                font.pixelSize: Style.fontSmall
+                elide: Text.ElideRight
+                Layout.maximumWidth: root.width * 0.55
+                Layout.leftMargin: 6
+                Layout.rightMargin: 4
+                HoverHandler { id: statsHover }
+                ToolTip.visible: statsHover.hovered && root.settingsText.length > 0
+                ToolTip.text: qsTr("Sampling: %1").arg(root.settingsText)
+            }
             Row {
                 spacing: 0
                 opacity: hover.hovered || root.isLast ? 1 : 0
@@ -303,23 +317,7 @@ Item {
                 }
             }
 
-            Label {
-                objectName: "replyStats"
-                visible: !root.isUser && root.statsText.length > 0
-                text: root.statsText
-                color: Style.textFaint
-                font.pixelSize: Style.fontSmall
-                elide: Text.ElideRight
-                Layout.fillWidth: true
-                Layout.leftMargin: 6
-                HoverHandler { id: statsHover }
-                ToolTip.visible: statsHover.hovered && root.settingsText.length > 0
-                ToolTip.text: qsTr("Sampling: %1").arg(root.settingsText)
-            }
-            Item {
-                visible: root.isUser || root.statsText.length === 0
-                Layout.fillWidth: true
-            }
+            Item { Layout.fillWidth: true }
         }
     }
 }
