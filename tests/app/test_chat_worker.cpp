@@ -12,7 +12,7 @@
 #include "engine/model_loader.h"
 #include "engine/tokenizer.h"
 #include "services/engineworker.h"
-#include "support/tiny_tokenizer.h"
+#include "support/tiny_text_model.h"
 
 class TestChatWorker : public QObject {
   Q_OBJECT
@@ -38,22 +38,8 @@ class TestChatWorker : public QObject {
 };
 
 void TestChatWorker::initTestCase() {
-  engine::ModelConfig c;
-  c.arch = engine::Arch::GPT2;
-  c.n_layer = 2;
-  c.n_embd = 32;
-  c.n_head = 2;
-  c.n_kv_head = 2;
-  c.vocab_size = 512;
-  c.max_seq_len = 64;
-  c.ffn_dim = 128;
-  engine::Model model(c);
-  model.init_random(5);
   m_path = m_dir.filePath(QStringLiteral("tiny"));
-  const QString tokenizerDir = m_path + QStringLiteral("-tokenizer");
-  QVERIFY(QDir().mkpath(tokenizerDir));
-  writeTinyTokenizer(tokenizerDir);
-  engine::save_hf_directory(model, m_path.toStdString(), tokenizerDir.toStdString(), "{}");
+  writeTinyTextModel(m_path, 5, 64);
   m_model = engine::load_model(m_path.toStdString());
   QVERIFY(m_model->tokenizer());
 
