@@ -506,6 +506,22 @@ void TestUiSmoke::chatPageConverses() {
   QQuickItem* list = findItem(chat, QStringLiteral("messageList"));
   QVERIFY(distinctColoursIn(image, list, m_window->devicePixelRatio()) >= 12);
 
+  // The sampling popup sets the settings of the next replies.
+  auto* samplingPopup = chat->findChild<QObject*>(QStringLiteral("chatSamplingPopup"));
+  QVERIFY(samplingPopup);
+  QVERIFY(QMetaObject::invokeMethod(samplingPopup, "open"));
+  QTRY_VERIFY(samplingPopup->property("opened").toBool());
+  QTest::qWait(300);
+  grab(QStringLiteral("chat-sampling"));
+  auto* popupContent = samplingPopup->property("contentItem").value<QQuickItem*>();
+  QVERIFY(popupContent);
+  QQuickItem* chatTemperature = findItem(popupContent, QStringLiteral("temperatureSlider"));
+  QVERIFY(chatTemperature);
+  QCOMPARE(chatTemperature->property("value").toDouble(), 0.8);  // shows the chat's current settings
+  QVERIFY(chatTemperature->setProperty("value", 0.0));
+  QVERIFY(QMetaObject::invokeMethod(samplingPopup, "close"));
+  QTRY_COMPARE(controller->generationSettings().value(QStringLiteral("temperature")).toDouble(), 0.0);
+
   // Esc stops a reply.
   controller->setGenerationSettings({{QStringLiteral("maxTokens"), 4000}});
   QVERIFY(controller->send(QStringLiteral("Tell me a long story")));
@@ -520,6 +536,12 @@ void TestUiSmoke::chatPageConverses() {
   // The starter model needs seconds for a context's worth of tokens, so the stop always lands.
   const bool slowModel = m_controller->modelName() == QLatin1String("starter");
   if (slowModel) QCOMPARE(lastReason(), QStringLiteral("cancelled"));
+  // The reply keeps the settings it was made with: greedy, from the popup.
+  QCOMPARE(controller->messages()->data(controller->messages()->index(controller->messages()->rowCount() - 1),
+                                        ChatMessageModel::SettingsTextRole)
+               .toString()
+               .left(6),
+           QStringLiteral("greedy"));
   // The send button turns into a stop button while a reply is written; clicking it stops too.
   QVERIFY(controller->send(QStringLiteral("And another one")));
   QQuickItem* stopButton = findVisibleItem(chat, QStringLiteral("stopButton"));

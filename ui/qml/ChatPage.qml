@@ -152,6 +152,46 @@ Item {
                     ToolTip.text: qsTr("Instructions the model reads before this chat")
                 }
                 Button {
+                    objectName: "chatSamplingButton"
+                    text: qsTr("Sampling")
+                    icon.source: "icons/settings.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    icon.color: Style.textMuted
+                    flat: true
+                    onClicked: samplingPopup.open()
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 500
+                    ToolTip.text: qsTr("Sampling settings for the next replies (each reply keeps the ones it was made with)")
+                    Popup {
+                        id: samplingPopup
+                        objectName: "chatSamplingPopup"
+                        y: parent.height + 4
+                        x: parent.width - width
+                        width: 340
+                        height: Math.min(page.height - 120, 640)
+                        padding: 12
+                        onOpened: chatSampler.apply(App.chat.generationSettings)
+                        onClosed: App.chat.generationSettings = chatSampler.values()
+                        background: Rectangle {
+                            color: Style.surface
+                            border.color: Style.border
+                            radius: Style.radius
+                        }
+                        ScrollView {
+                            id: samplingScroll
+                            anchors.fill: parent
+                            contentWidth: availableWidth
+                            clip: true
+                            SamplerSettings {
+                                id: chatSampler
+                                objectName: "chatSampler"
+                                width: samplingScroll.availableWidth
+                            }
+                        }
+                    }
+                }
+                Button {
                     objectName: "exportButton"
                     text: qsTr("Export")
                     icon.source: "icons/download.svg"
