@@ -9,6 +9,7 @@
 
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
+#include "services/chatcontroller.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -33,4 +34,26 @@ struct AppSettingsForeign {
   QML_FOREIGN(AppSettings)
   QML_NAMED_ELEMENT(AppSettings)
   QML_UNCREATABLE("AppSettings is reached through App.settings")
+};
+
+// The Chat page's controller and models, reached as App.chat, App.chat.chats and App.chat.messages.
+struct ChatControllerForeign {
+  Q_GADGET
+  QML_FOREIGN(ChatController)
+  QML_NAMED_ELEMENT(ChatController)
+  QML_UNCREATABLE("ChatController is reached through App.chat")
+};
+
+struct ChatListModelForeign {
+  Q_GADGET
+  QML_FOREIGN(ChatListModel)
+  QML_NAMED_ELEMENT(ChatListModel)
+  QML_UNCREATABLE("ChatListModel is reached through App.chat.chats")
+};
+
+struct ChatMessageModelForeign {
+  Q_GADGET
+  QML_FOREIGN(ChatMessageModel)
+  QML_NAMED_ELEMENT(ChatMessageModel)
+  QML_UNCREATABLE("ChatMessageModel is reached through App.chat.messages")
 };

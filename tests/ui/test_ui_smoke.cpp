@@ -27,6 +27,7 @@
 #include "services/appsettings.h"
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
+#include "services/chatcontroller.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -80,6 +81,15 @@ void writeTinyTextModel(const QString& dir) {
   engine::save_hf_directory(model, dir.toStdString(), tokenizerDir.toStdString(), "{}");
 }
 
+// The first visible item of that name (a list's delegates hide the parts they do not need).
+QQuickItem* findVisibleItem(QQuickItem* root, const QString& objectName) {
+  if (!root->isVisible()) return nullptr;
+  if (root->objectName() == objectName) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findVisibleItem(child, objectName)) return found;
+  return nullptr;
+}
+
 // Distinct colours inside `item`'s rectangle of a window grab.
 int distinctColoursIn(const QImage& image, QQuickItem* item, qreal dpr) {
   const QRectF r = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
@@ -104,6 +114,8 @@ class TestUiSmoke : public QObject {
   void darkThemeRenders();
   void playgroundShowsTokens();
   void playgroundGeneratesWithStarterModel();
+  void chatPageConverses();
+  void presetsAndRecentModels();
 
  private:
   QQuickItem* page(const QString& key) const;
@@ -122,6 +134,7 @@ void TestUiSmoke::initTestCase() {
   QVERIFY(m_dir.isValid());
   // No starter model: the app must open and say that no model is loaded.
   qputenv("WB_DATA_DIR", m_dir.filePath(QStringLiteral("share")).toUtf8());
+  qputenv("WB_SESSION_DB", m_dir.filePath(QStringLiteral("sessions.db")).toUtf8());  // a fresh chat database
   // The offscreen platform has no GPU context; the software renderer draws the same scene.
   if (QGuiApplication::platformName() == QLatin1String("offscreen"))
     QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
@@ -428,6 +441,175 @@ void TestUiSmoke::playgroundGeneratesWithStarterModel() {
   auto* stats = findItem(playground, QStringLiteral("generationStatsA"));
   QTRY_VERIFY(stats->property("text").toString().endsWith(QStringLiteral("cancelled")));
   QVERIFY2(tokens->count() < 500, qPrintable(QString::number(tokens->count())));
+}
+
+void TestUiSmoke::chatPageConverses() {
+  m_warnings.clear();  // this test answers for its own warnings (see presetsAndRecentModels too)
+  // Whichever model the tests before left loaded (the starter model, else the tiny text model).
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  QVERIFY(controller);
+  QTRY_VERIFY(chat->property("canSend").toBool());
+  QVERIFY(findItem(chat, QStringLiteral("chatEmptyState"))->isVisible());
+  grab(QStringLiteral("chat-empty"));
+
+  // Ctrl+N makes a chat; Shift+Enter is a new line, Enter sends.
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_N, Qt::ControlModifier);
+  QTRY_VERIFY(controller->currentChatId() != 0);
+  auto* input = findItem(chat, QStringLiteral("chatInput"));
+  QVERIFY(input);
+  QTRY_VERIFY(input->hasActiveFocus());
+  auto type = [&](const char* text) {  // QTest::keyClicks takes widgets only
+    for (const char* c = text; *c; ++c) QTest::keyClick(m_window, *c);
+  };
+  type("Hello");
+  QTest::keyClick(m_window, Qt::Key_Return, Qt::ShiftModifier);
+  type("there");
+  QCOMPARE(input->property("text").toString(), QStringLiteral("Hello\nthere"));
+  QCOMPARE(controller->messages()->rowCount(), 0);
+  QTest::keyClick(m_window, Qt::Key_Return);
+  QTRY_VERIFY(input->property("text").toString().isEmpty());
+  QCOMPARE(controller->messages()->rowCount(), 2);
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
+  const QString stats = controller->messages()->data(controller->messages()->index(1), ChatMessageModel::StatsTextRole).toString();
+  QVERIFY2(stats.contains(QStringLiteral("tok/s")), qPrintable(stats));
+  QCOMPARE(controller->currentTitle(), QStringLiteral("Hello there"));
+  // The context meter counts the rendered chat.
+  QTRY_VERIFY(controller->contextUsed() > 0);
+  QCOMPARE(controller->contextLength(), m_controller->modelContextLength());
+  auto* contextLabel = findItem(chat, QStringLiteral("contextLabel"));
+  QVERIFY(contextLabel && contextLabel->isVisible());
+  QVERIFY(contextLabel->property("text").toString().contains(QString::number(controller->contextLength())));
+
+  // Markdown and a code block with its copy button, as an assistant reply renders them.
+  const qint64 reply = controller->messages()->rowAt(1).message.id;
+  QVERIFY(controller->editMessage(reply, QStringLiteral("Here is **bold** text and code:\n\n```python\nprint(\"hi\")\n```\n\nDone.")));
+  QTRY_VERIFY(findItem(chat, QStringLiteral("codeCopyButton")) != nullptr);
+  auto branchLabel = [&]() -> QString {
+    QQuickItem* label = findVisibleItem(chat, QStringLiteral("branchLabel"));
+    return label ? label->property("text").toString() : QString();
+  };
+  QTRY_COMPARE(branchLabel(), QStringLiteral("2 / 2"));
+  QVERIFY(controller->regenerate(controller->messages()->rowAt(1).message.id));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QTRY_COMPARE(branchLabel(), QStringLiteral("3 / 3"));
+  controller->switchSibling(controller->messages()->rowAt(1).message.id, -1);
+  QTRY_COMPARE(branchLabel(), QStringLiteral("2 / 3"));
+  controller->setSystemPrompt(QStringLiteral("You are a concise assistant."));
+  QTest::qWait(400);
+  QImage image = grab(QStringLiteral("chat"));
+  QQuickItem* list = findItem(chat, QStringLiteral("messageList"));
+  QVERIFY(distinctColoursIn(image, list, m_window->devicePixelRatio()) >= 12);
+
+  // The sampling popup sets the settings of the next replies.
+  auto* samplingPopup = chat->findChild<QObject*>(QStringLiteral("chatSamplingPopup"));
+  QVERIFY(samplingPopup);
+  QVERIFY(QMetaObject::invokeMethod(samplingPopup, "open"));
+  QTRY_VERIFY(samplingPopup->property("opened").toBool());
+  QTest::qWait(300);
+  grab(QStringLiteral("chat-sampling"));
+  auto* popupContent = samplingPopup->property("contentItem").value<QQuickItem*>();
+  QVERIFY(popupContent);
+  QQuickItem* chatTemperature = findItem(popupContent, QStringLiteral("temperatureSlider"));
+  QVERIFY(chatTemperature);
+  QCOMPARE(chatTemperature->property("value").toDouble(), 0.8);  // shows the chat's current settings
+  QVERIFY(chatTemperature->setProperty("value", 0.0));
+  QVERIFY(QMetaObject::invokeMethod(samplingPopup, "close"));
+  QTRY_COMPARE(controller->generationSettings().value(QStringLiteral("temperature")).toDouble(), 0.0);
+
+  // Esc stops a reply.
+  controller->setGenerationSettings({{QStringLiteral("maxTokens"), 4000}});
+  QVERIFY(controller->send(QStringLiteral("Tell me a long story")));
+  QVERIFY(controller->generating());
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_Escape);
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 30000);
+  auto lastReason = [&] {
+    const ChatMessageModel* m = controller->messages();
+    return m->rowAt(m->rowCount() - 1).message.stats.value(QStringLiteral("finishReason")).toString();
+  };
+  // The starter model needs seconds for a context's worth of tokens, so the stop always lands.
+  const bool slowModel = m_controller->modelName() == QLatin1String("starter");
+  if (slowModel) QCOMPARE(lastReason(), QStringLiteral("cancelled"));
+  // The reply keeps the settings it was made with: greedy, from the popup.
+  QCOMPARE(controller->messages()->data(controller->messages()->index(controller->messages()->rowCount() - 1),
+                                        ChatMessageModel::SettingsTextRole)
+               .toString()
+               .left(6),
+           QStringLiteral("greedy"));
+  // The send button turns into a stop button while a reply is written; clicking it stops too.
+  QVERIFY(controller->send(QStringLiteral("And another one")));
+  QQuickItem* stopButton = findVisibleItem(chat, QStringLiteral("stopButton"));
+  QVERIFY(stopButton);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    stopButton->mapToScene(QPointF(stopButton->width() / 2, stopButton->height() / 2)).toPoint());
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 30000);
+  if (slowModel) QCOMPARE(lastReason(), QStringLiteral("cancelled"));
+  QTRY_VERIFY(findVisibleItem(chat, QStringLiteral("sendButton")));
+
+  // Delete with undo.
+  const qint64 id = controller->currentChatId();
+  controller->deleteChat(id);
+  auto* undo = findItem(chat, QStringLiteral("undoBanner"));
+  QTRY_VERIFY(undo->isVisible());
+  grab(QStringLiteral("chat-undo"));
+  auto* undoButton = findItem(chat, QStringLiteral("undoDeleteButton"));
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    undoButton->mapToScene(QPointF(undoButton->width() / 2, undoButton->height() / 2)).toPoint());
+  QTRY_COMPARE(controller->currentChatId(), id);
+  QTRY_VERIFY(!undo->isVisible());
+
+  // Full-text search from the sidebar: a hit shows its chat with the words in context.
+  auto* search = findItem(chat, QStringLiteral("chatSearchField"));
+  QVERIFY(search && search->setProperty("text", QStringLiteral("bold")));
+  QTRY_COMPARE(controller->searchText(), QStringLiteral("bold"));
+  QTRY_COMPARE(controller->chats()->rowCount(), 1);
+  QVERIFY(controller->chats()->data(controller->chats()->index(0), ChatListModel::SnippetRole).toString().contains(QStringLiteral("[bold]")));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-search"));
+  QVERIFY(search->setProperty("text", QString()));
+  QTRY_VERIFY(controller->searchText().isEmpty());
+
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::presetsAndRecentModels() {
+  m_warnings.clear();
+  // Presets saved through App reach the Playground's preset box; choosing one sets the knobs.
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QQuickItem* playground = page(QStringLiteral("playground"));
+  QQuickItem* box = findItem(playground, QStringLiteral("presetBox"));
+  QVERIFY(box);
+  const int before = box->property("count").toInt();
+  QVERIFY(m_controller->savePreset(QStringLiteral("Exact"), {{QStringLiteral("temperature"), 0.0}, {QStringLiteral("topK"), 1}}));
+  QTRY_COMPARE(box->property("count").toInt(), before + 1);
+  QQuickItem* temperature = findItem(playground, QStringLiteral("temperatureSlider"));
+  QVERIFY(temperature);
+  QVERIFY(QMetaObject::invokeMethod(box, "activated", Q_ARG(int, before)));
+  QTRY_COMPARE(temperature->property("value").toDouble(), 0.0);
+  QVERIFY(m_controller->deletePreset(QStringLiteral("Exact")));
+  QTRY_COMPARE(box->property("count").toInt(), before);
+
+  // Every model opened in this run is listed on the Models page, the open one marked.
+  const QVariantList recent = m_controller->recentModels();
+  QVERIFY(recent.size() >= 2);
+  QCOMPARE(recent.first().toMap().value(QStringLiteral("path")).toString(), m_controller->modelPath());
+  QVERIFY(recent.first().toMap().value(QStringLiteral("current")).toBool());
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  QQuickItem* card = findItem(page(QStringLiteral("models")), QStringLiteral("recentModelsCard"));
+  QVERIFY(card && card->isVisible());
+  QTest::qWait(200);
+  grab(QStringLiteral("models-recent"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 
 QTEST_MAIN(TestUiSmoke)

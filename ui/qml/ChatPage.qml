@@ -1,13 +1,391 @@
-// ChatPage: multi-turn chat with the loaded model (later issue); for now it says what it will be.
+// ChatPage: conversations with the loaded model. Chats live in the SessionStore and are saved as
+// they happen; the sidebar lists and searches them, the conversation shows the active branch of the
+// message tree with per-reply stats, and the header shows how much of the model's context is used.
 import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
 import Workbench.Ui
 
-PlaceholderPage {
+Item {
+    id: page
     objectName: "page_chat"
-    title: qsTr("Chat")
-    summary: qsTr("Conversations with the loaded model, saved as you go, with edit, regenerate and branch.")
-    iconName: "chat"
-    plans: [qsTr("Chat templates, system prompts and sampling presets"),
-            qsTr("Live tokens per second and context use for every reply"),
-            qsTr("Search, export to Markdown or JSON, and turn chats into training data")]
+
+    signal goToPlaygroundRequested()
+
+    readonly property bool canSend: App.hasModel && App.modelHasTokenizer && !App.loading && !(App.generating && !App.chat.generating)
+    property bool storageNoticeClosed: false
+    property bool showSystemPrompt: false
+    property var exportChatId: 0
+    property string exportFormat: "md"
+    property string fileMessage
+
+    function copyText(text) {
+        clipboard.text = text
+        clipboard.selectAll()
+        clipboard.copy()
+        clipboard.text = ""
+    }
+    function send(text) {
+        if (!App.chat.send(text)) composer.text = text
+    }
+    function startExport(chatId, format) {
+        if (chatId !== App.chat.currentChatId) App.chat.selectChat(chatId)
+        exportFormat = format
+        exportDialog.open()
+    }
+
+    // QML has no clipboard API of its own; a hidden TextEdit's copy() uses the system clipboard.
+    TextEdit { id: clipboard; visible: false }
+
+    Shortcut {
+        sequence: "Ctrl+N"
+        enabled: page.visible
+        onActivated: {
+            App.chat.newChat()
+            composer.focusInput()
+        }
+    }
+    Shortcut {
+        sequence: "Escape"
+        enabled: page.visible && App.chat.generating
+        onActivated: App.chat.stop()
+    }
+
+    FileDialog {
+        id: exportDialog
+        objectName: "chatExportDialog"
+        title: page.exportFormat === "md" ? qsTr("Export chat as Markdown") : qsTr("Export chat as JSON")
+        fileMode: FileDialog.SaveFile
+        nameFilters: page.exportFormat === "md" ? [qsTr("Markdown (*.md)")] : [qsTr("JSON (*.json)")]
+        defaultSuffix: page.exportFormat
+        onAccepted: {
+            const error = page.exportFormat === "md" ? App.chat.exportMarkdown(selectedFile) : App.chat.exportJson(selectedFile)
+            page.fileMessage = error.length > 0 ? error : qsTr("Exported to %1").arg(selectedFile.toString().replace("file://", ""))
+        }
+    }
+    FileDialog {
+        id: importDialog
+        objectName: "chatImportDialog"
+        title: qsTr("Import a chat (OpenAI messages JSON)")
+        fileMode: FileDialog.OpenFile
+        nameFilters: [qsTr("JSON (*.json)"), qsTr("All files (*)")]
+        onAccepted: page.fileMessage = App.chat.importJson(selectedFile)
+    }
+    Timer {
+        id: undoTimer
+        interval: 8000
+        onTriggered: App.chat.finalizeDelete()
+    }
+    Connections {
+        target: App.chat
+        function onDeletedChanged() { if (App.chat.deletedTitle.length > 0) undoTimer.restart() }
+        function onCurrentChatChanged() { page.showSystemPrompt = App.chat.systemPrompt.length > 0 }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        ChatSidebar {
+            Layout.fillHeight: true
+            Layout.preferredWidth: 268
+            onImportRequested: importDialog.open()
+            onExportRequested: (chatId, format) => page.startExport(chatId, format)
+        }
+
+        ColumnLayout {
+            spacing: Style.gap + 4
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            Layout.margins: Style.pagePadding - 4
+            Layout.bottomMargin: Style.gapLarge
+
+            RowLayout {
+                spacing: Style.gapLarge
+                Layout.fillWidth: true
+                PageHeader {
+                    title: qsTr("Chat")
+                    subtitle: App.chat.currentChatId ? App.chat.currentTitle
+                                                     : qsTr("Talk with the loaded model; every chat is saved as you go.")
+                    Layout.fillWidth: true
+                }
+                // Context use: the rendered chat (template and system prompt included) against the model's window.
+                ColumnLayout {
+                    objectName: "contextMeter"
+                    visible: App.chat.contextLength > 0
+                    spacing: 4
+                    Layout.preferredWidth: 190
+                    Label {
+                        objectName: "contextLabel"
+                        text: qsTr("Context %1 / %2").arg(App.chat.contextUsed.toLocaleString(Qt.locale(), 'f', 0))
+                                                     .arg(App.chat.contextLength.toLocaleString(Qt.locale(), 'f', 0))
+                        color: App.chat.contextExceeded ? Style.error : App.chat.contextWarning.length > 0 ? Style.warn : Style.textMuted
+                        font.pixelSize: Style.fontSmall
+                        Layout.alignment: Qt.AlignRight
+                    }
+                    Rectangle {
+                        color: Style.border
+                        radius: 3
+                        implicitHeight: 6
+                        Layout.fillWidth: true
+                        Rectangle {
+                            width: parent.width * Math.min(1, App.chat.contextUsed / Math.max(1, App.chat.contextLength))
+                            height: parent.height
+                            radius: 3
+                            color: App.chat.contextExceeded ? Style.error : App.chat.contextWarning.length > 0 ? Style.warn : Style.accent
+                        }
+                    }
+                }
+                Button {
+                    objectName: "systemPromptButton"
+                    text: App.chat.systemPrompt.length > 0 ? qsTr("System prompt ●") : qsTr("System prompt")
+                    icon.source: "icons/edit.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    icon.color: page.showSystemPrompt ? Style.accent : Style.textMuted
+                    flat: true
+                    enabled: App.chat.currentChatId !== 0
+                    onClicked: page.showSystemPrompt = !page.showSystemPrompt
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 500
+                    ToolTip.text: qsTr("Instructions the model reads before this chat")
+                }
+                Button {
+                    objectName: "chatSamplingButton"
+                    text: qsTr("Sampling")
+                    icon.source: "icons/settings.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    icon.color: Style.textMuted
+                    flat: true
+                    onClicked: samplingPopup.open()
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 500
+                    ToolTip.text: qsTr("Sampling settings for the next replies (each reply keeps the ones it was made with)")
+                    Popup {
+                        id: samplingPopup
+                        objectName: "chatSamplingPopup"
+                        y: parent.height + 4
+                        x: parent.width - width
+                        width: 340
+                        height: Math.min(page.height - 120, 640)
+                        padding: 12
+                        onOpened: chatSampler.apply(App.chat.generationSettings)
+                        onClosed: App.chat.generationSettings = chatSampler.values()
+                        background: Rectangle {
+                            color: Style.surface
+                            border.color: Style.border
+                            radius: Style.radius
+                        }
+                        ScrollView {
+                            id: samplingScroll
+                            anchors.fill: parent
+                            contentWidth: availableWidth
+                            clip: true
+                            SamplerSettings {
+                                id: chatSampler
+                                objectName: "chatSampler"
+                                width: samplingScroll.availableWidth
+                            }
+                        }
+                    }
+                }
+                Button {
+                    objectName: "exportButton"
+                    text: qsTr("Export")
+                    icon.source: "icons/download.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    flat: true
+                    enabled: App.chat.currentChatId !== 0
+                    onClicked: exportMenu.popup()
+                    Menu {
+                        id: exportMenu
+                        MenuItem { text: qsTr("Markdown…"); onTriggered: page.startExport(App.chat.currentChatId, "md") }
+                        MenuItem { text: qsTr("JSON (OpenAI messages)…"); onTriggered: page.startExport(App.chat.currentChatId, "json") }
+                    }
+                }
+            }
+
+            Rectangle {
+                visible: page.showSystemPrompt && App.chat.currentChatId !== 0
+                color: Style.surface
+                border.color: Style.border
+                radius: Style.radius
+                Layout.fillWidth: true
+                implicitHeight: Math.min(systemArea.implicitHeight + 40, 180)
+                ColumnLayout {
+                    anchors.fill: parent
+                    anchors.margins: 10
+                    spacing: 2
+                    Label {
+                        text: qsTr("System prompt for this chat")
+                        color: Style.textMuted
+                        font.pixelSize: Style.fontSmall
+                    }
+                    ScrollView {
+                        Layout.fillWidth: true
+                        Layout.fillHeight: true
+                        TextArea {
+                            id: systemArea
+                            objectName: "systemPromptArea"
+                            text: App.chat.systemPrompt
+                            placeholderText: qsTr("You are a helpful assistant.")
+                            wrapMode: TextArea.Wrap
+                            selectByMouse: true
+                            background: null
+                            onTextChanged: if (activeFocus) systemTimer.restart()
+                            onActiveFocusChanged: if (!activeFocus) App.chat.systemPrompt = text
+                        }
+                    }
+                    Timer {
+                        id: systemTimer
+                        interval: 600
+                        onTriggered: App.chat.systemPrompt = systemArea.text
+                    }
+                }
+            }
+
+            InlineMessage {
+                objectName: "storageProblem"
+                text: page.storageNoticeClosed ? "" : App.chat.storageProblem
+                isError: false
+                onCloseRequested: page.storageNoticeClosed = true
+                Layout.fillWidth: true
+            }
+            Rectangle {
+                objectName: "undoBanner"
+                visible: App.chat.deletedTitle.length > 0
+                color: Style.infoSoft
+                border.color: Style.infoBorder
+                radius: Style.radius - 2
+                Layout.fillWidth: true
+                implicitHeight: 44
+                RowLayout {
+                    anchors.fill: parent
+                    anchors.leftMargin: 14
+                    anchors.rightMargin: 6
+                    Label {
+                        text: qsTr("Deleted “%1”.").arg(App.chat.deletedTitle)
+                        color: Style.text
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                    }
+                    Button {
+                        objectName: "undoDeleteButton"
+                        text: qsTr("Undo")
+                        flat: true
+                        highlighted: true
+                        onClicked: {
+                            undoTimer.stop()
+                            App.chat.undoDelete()
+                        }
+                    }
+                }
+            }
+            InlineMessage {
+                objectName: "chatError"
+                text: App.chat.lastError
+                onCloseRequested: App.chat.clearError()
+                Layout.fillWidth: true
+            }
+            InlineMessage {
+                objectName: "fileMessage"
+                text: page.fileMessage
+                isError: page.fileMessage.startsWith(qsTr("Cannot"))
+                onCloseRequested: page.fileMessage = ""
+                Layout.fillWidth: true
+            }
+            InlineMessage {
+                objectName: "contextWarning"
+                text: App.chat.contextWarning
+                isError: App.chat.contextExceeded
+                closable: false
+                Layout.fillWidth: true
+            }
+
+            Item {
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+
+                ListView {
+                    id: messageList
+                    objectName: "messageList"
+                    property bool follow: true
+                    anchors.top: parent.top
+                    anchors.bottom: parent.bottom
+                    anchors.horizontalCenter: parent.horizontalCenter
+                    width: Math.min(parent.width, 920)
+                    model: App.chat.messages
+                    clip: true
+                    spacing: 4
+                    boundsBehavior: Flickable.StopAtBounds
+                    ScrollBar.vertical: ScrollBar {}
+                    // Stay at the bottom while a reply streams, unless the user scrolled up to read.
+                    onContentHeightChanged: if (follow) positionViewAtEnd()
+                    onCountChanged: { follow = true; positionViewAtEnd() }
+                    onMovementEnded: follow = atYEnd
+
+                    delegate: ChatMessageDelegate {
+                        isLast: index === messageList.count - 1
+                        busy: App.chat.generating
+                        onCopyRequested: text => page.copyText(text)
+                        onEditSubmitted: (id, text) => App.chat.editMessage(id, text)
+                        onRegenerateRequested: id => App.chat.regenerate(id)
+                        onContinueRequested: id => App.chat.continueReply(id)
+                        onSiblingRequested: (id, delta) => App.chat.switchSibling(id, delta)
+                        onDeleteRequested: id => App.chat.deleteMessage(id)
+                    }
+                }
+
+                // Empty state.
+                ColumnLayout {
+                    objectName: "chatEmptyState"
+                    visible: messageList.count === 0
+                    anchors.centerIn: parent
+                    width: Math.min(parent.width - 40, 460)
+                    spacing: Style.gap
+                    Icon {
+                        iconName: "chat"
+                        color: Style.accent
+                        sourceSize.width: 40
+                        sourceSize.height: 40
+                        Layout.alignment: Qt.AlignHCenter
+                    }
+                    Label {
+                        text: App.hasModel ? qsTr("Chat with %1").arg(App.modelName) : qsTr("No model is loaded")
+                        font.pixelSize: Style.fontSection + 3
+                        font.weight: Font.DemiBold
+                        color: Style.text
+                        horizontalAlignment: Text.AlignHCenter
+                        Layout.fillWidth: true
+                    }
+                    Label {
+                        text: App.hasModel && !App.modelHasTokenizer ? qsTr("This model has no tokenizer, so it cannot chat.")
+                              : App.hasModel ? qsTr("Replies are formatted with the model's chat template and saved as they are written. Edit any message to branch; switch branches with the ‹ › arrows.")
+                              : qsTr("Open a model on the Models page (Ctrl+O) to start chatting. Your saved chats are on the left.")
+                        wrapMode: Text.Wrap
+                        color: Style.textMuted
+                        horizontalAlignment: Text.AlignHCenter
+                        Layout.fillWidth: true
+                    }
+                }
+            }
+
+            ChatComposer {
+                id: composer
+                canSend: page.canSend
+                generating: App.chat.generating
+                hint: page.canSend || App.chat.generating ? qsTr("Message %1…").arg(App.modelName)
+                                                          : App.generating ? qsTr("The Playground is generating…")
+                                                          : qsTr("Open a model to chat")
+                onSendRequested: text => page.send(text)
+                onStopRequested: App.chat.stop()
+                Layout.fillWidth: true
+                Layout.maximumWidth: 920
+                Layout.alignment: Qt.AlignHCenter
+            }
+        }
+    }
 }

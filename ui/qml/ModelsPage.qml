@@ -232,6 +232,69 @@ Item {
                         }
                     }
                 }
+
+                // Models opened before (from the session database), newest first.
+                Card {
+                    objectName: "recentModelsCard"
+                    title: qsTr("Recent models")
+                    subtitle: App.recentModels.length === 0 ? qsTr("Models you open are listed here.") : ""
+                    Layout.fillWidth: true
+                    Layout.columnSpan: page.width > 900 ? 2 : 1
+                    Layout.alignment: Qt.AlignTop
+
+                    Repeater {
+                        model: App.recentModels
+                        delegate: RowLayout {
+                            id: recentRow
+                            required property var modelData
+                            spacing: Style.gap
+                            Layout.fillWidth: true
+                            ColumnLayout {
+                                spacing: 0
+                                Layout.fillWidth: true
+                                Label {
+                                    text: recentRow.modelData.name + (recentRow.modelData.current ? qsTr("  (open)") : "")
+                                    color: Style.text
+                                    font.weight: Font.DemiBold
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
+                                }
+                                Label {
+                                    text: [recentRow.modelData.architecture, recentRow.modelData.parameters + qsTr(" parameters"),
+                                           recentRow.modelData.weights, qsTr("context %1").arg(recentRow.modelData.contextLength),
+                                           recentRow.modelData.format].filter(x => x.length > 0).join(" · ")
+                                    color: Style.textMuted
+                                    font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
+                                }
+                                Label {
+                                    text: recentRow.modelData.exists ? recentRow.modelData.path : qsTr("%1 (missing)").arg(recentRow.modelData.path)
+                                    color: recentRow.modelData.exists ? Style.textFaint : Style.warn
+                                    font.family: Style.monoFont
+                                    font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideMiddle
+                                    Layout.fillWidth: true
+                                }
+                            }
+                            Button {
+                                text: qsTr("Open")
+                                flat: true
+                                enabled: recentRow.modelData.exists && !recentRow.modelData.current && !App.loading
+                                onClicked: App.openModel(recentRow.modelData.path)
+                            }
+                            ToolButton {
+                                icon.source: "icons/close.svg"
+                                icon.width: 14
+                                icon.height: 14
+                                icon.color: Style.textMuted
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Remove from this list (the files stay)")
+                                onClicked: App.forgetRecentModel(recentRow.modelData.path)
+                            }
+                        }
+                    }
+                }
             }
         }
     }

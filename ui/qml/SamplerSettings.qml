@@ -35,8 +35,83 @@ ColumnLayout {
         biasArea.text = ""
     }
 
+    // Sets every knob named in `v` (a saved preset); the others keep their values.
+    function apply(v) {
+        const sliders = { temperature: temperature, topK: topK, topP: topP, minP: minP, repeatPenalty: repeatPenalty,
+                          repeatLastN: repeatLastN, frequencyPenalty: frequencyPenalty, presencePenalty: presencePenalty,
+                          maxTokens: maxTokens, seed: seed, topLogprobs: topLogprobs }
+        for (const key in sliders)
+            if (v[key] !== undefined) sliders[key].value = Number(v[key])
+        if (v.stop !== undefined) stopArea.text = String(v.stop)
+        if (v.logitBias !== undefined) biasArea.text = String(v.logitBias)
+    }
+
     spacing: 2
     Component.onCompleted: reset()
+
+    // Named presets, saved in the session database.
+    RowLayout {
+        spacing: Style.gapSmall
+        Layout.fillWidth: true
+        Layout.bottomMargin: Style.gap
+        ComboBox {
+            id: presetBox
+            objectName: "presetBox"
+            model: [qsTr("Presets…")].concat(App.presets.map(p => p.name))
+            Layout.fillWidth: true
+            onActivated: index => {
+                if (index > 0) panel.apply(App.presets[index - 1].settings)
+            }
+        }
+        ToolButton {
+            objectName: "savePresetButton"
+            icon.source: "icons/plus.svg"
+            icon.width: 16
+            icon.height: 16
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Save these settings as a preset")
+            onClicked: {
+                presetName.text = presetBox.currentIndex > 0 ? presetBox.currentText : ""
+                presetDialog.open()
+            }
+        }
+        ToolButton {
+            objectName: "deletePresetButton"
+            icon.source: "icons/trash.svg"
+            icon.width: 16
+            icon.height: 16
+            enabled: presetBox.currentIndex > 0
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Delete the chosen preset")
+            onClicked: {
+                App.deletePreset(presetBox.currentText)
+                presetBox.currentIndex = 0
+            }
+        }
+        Dialog {
+            id: presetDialog
+            objectName: "presetDialog"
+            title: qsTr("Save preset")
+            anchors.centerIn: Overlay.overlay
+            modal: true
+            width: 340
+            standardButtons: Dialog.Save | Dialog.Cancel
+            TextField {
+                id: presetName
+                width: parent.width
+                placeholderText: qsTr("Name, e.g. Precise or Creative")
+                selectByMouse: true
+                onAccepted: presetDialog.accept()
+            }
+            onOpened: presetName.forceActiveFocus()
+            onAccepted: {
+                const name = presetName.text.trim()
+                if (name.length === 0 || !App.savePreset(name, panel.values())) return
+                const i = App.presets.findIndex(p => p.name === name)
+                presetBox.currentIndex = i + 1
+            }
+        }
+    }
 
     ParameterSlider {
         id: temperature

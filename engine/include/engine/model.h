@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/chat_template.h"
 #include "engine/tokenizer.h"
 #include "engine/weight_ref.h"
 
@@ -142,6 +143,13 @@ class Model {
   const Tokenizer* tokenizer() const { return m_tokenizer.get(); }
   void set_tokenizer(std::unique_ptr<Tokenizer> tok) { m_tokenizer = std::move(tok); }
 
+  // The chat format the model was trained with (set by load_model from the source's template; Plain
+  // when it has none we recognise). Its source() is the template text as found, kept for exports.
+  const ChatTemplate& chat_template() const { return m_chat_template; }
+  void set_chat_template(ChatTemplate t) { m_chat_template = std::move(t); }
+  // Why the template is Plain although the model came with one ("" otherwise): a warning for the app.
+  std::string chat_template_note;
+
   // Human-readable description of where the model came from (path + format).
   std::string source;
 
@@ -154,6 +162,7 @@ class Model {
   std::vector<QuantWeight> m_quant;
   std::vector<std::shared_ptr<const void>> m_keep_alive;
   std::unique_ptr<Tokenizer> m_tokenizer;
+  ChatTemplate m_chat_template;
 };
 
 // Optional outputs of a forward step.

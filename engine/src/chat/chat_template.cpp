@@ -37,11 +37,12 @@ std::optional<ChatTemplate> ChatTemplate::from_name(const std::string& name) {
   if (name == "llama2") return ChatTemplate(ChatTemplateKind::Llama2);
   if (name == "zephyr") return ChatTemplate(ChatTemplateKind::Zephyr);
   if (name == "alpaca") {
-    // Without a source to read it from, the preamble of the multi-turn Alpaca template.
+    // Without a source to read them from, the preamble and BOS of the multi-turn Alpaca template.
     ChatTemplate t(ChatTemplateKind::Alpaca);
     t.m_default_system =
         "Below are some instructions that describe some tasks. Write responses that appropriately complete each "
         "request.\n\n";
+    t.m_alpaca_bos = true;
     return t;
   }
   if (name == "plain") return ChatTemplate(ChatTemplateKind::Plain);

@@ -211,8 +211,9 @@ GgufMetadata gguf_export_metadata(const Model& model, const GgufExportOptions& o
     md.emplace_back(a + "vocab_size", u32(c.vocab_size));
   }
   add_tokenizer_metadata(model, md);
-  if (opts.chat_template && !opts.chat_template->empty())
-    md.emplace_back("tokenizer.chat_template", GgufValue(*opts.chat_template));
+  // The caller's template, else the one the model was loaded with.
+  const std::string& tmpl = opts.chat_template ? *opts.chat_template : model.chat_template().source();
+  if (!tmpl.empty()) md.emplace_back("tokenizer.chat_template", GgufValue(tmpl));
   return md;
 }
 

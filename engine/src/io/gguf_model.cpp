@@ -382,6 +382,7 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
     throw Error(path + ": the tokenizer has " + std::to_string(tok->vocab_size()) + " tokens, more than the model's " +
                 std::to_string(c.vocab_size));
   model->set_tokenizer(std::move(tok));
+  load_gguf_chat_template(*model, f);
   model->source = info.weights_path + (options.dequantize ? " (GGUF, widened to f32 at load)" : " (GGUF)");
   report_progress(progress, 1.0f, "done");
   return model;

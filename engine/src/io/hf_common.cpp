@@ -63,13 +63,25 @@ void write_hf_side_files(const Model& model, const std::string& directory, json 
   const std::string prov = provenance_json.empty() ? std::string("{}\n") : provenance_json + "\n";
   write_file_atomic((fs::path(directory) / "workbench.json").string(), prov.data(), prov.size());
 
+  bool template_written = false;
   if (!tokenizer_source_dir.empty()) {
-    for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json"}) {
+    for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "chat_template.jinja"}) {
       const fs::path src = fs::path(tokenizer_source_dir) / name;
       if (!fs::exists(src)) continue;
       const std::string bytes = read_small_file(src.string());
       write_file_atomic((fs::path(directory) / name).string(), bytes.data(), bytes.size());
+      template_written = template_written || std::string(name) != "tokenizer.json";
     }
+  }
+  // A model whose files are not copied (loaded from GGUF, say) still takes its chat template along, where
+  // HF keeps it.
+  const ChatTemplate& tmpl = model.chat_template();
+  if (!template_written && !tmpl.source().empty()) {
+    json tc = {{"chat_template", tmpl.source()}};
+    if (!tmpl.bos_text().empty()) tc["bos_token"] = tmpl.bos_text();
+    if (!tmpl.eos_text().empty()) tc["eos_token"] = tmpl.eos_text();
+    const std::string text = tc.dump(2) + "\n";
+    write_file_atomic((fs::path(directory) / "tokenizer_config.json").string(), text.data(), text.size());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,15 @@ std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_
 // The ModelConfig of an HF config.json of any supported model_type (gpt2, llama, mistral, qwen2), as
 // load_model reads it (hf_gpt2.cpp); used to start training from random weights.
 ModelConfig parse_hf_model_config(const json& cfg, const std::string& path);
+
+// Model::chat_template() at load (model_chat_template.cpp): from a template source (nullopt = none)
+// with the bos / eos texts its tokenizer config names (nullopt = from the model's tokenizer); from an
+// HF directory; from a GGUF file. Never throw: problems become Model::chat_template_note.
+void set_model_chat_template(Model& model, const std::optional<std::string>& source, std::optional<std::string> bos,
+                             std::optional<std::string> eos);
+void load_hf_chat_template(Model& model, const std::string& directory);
+class GgufFile;
+void load_gguf_chat_template(Model& model, const GgufFile& f);
 
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,

@@ -150,6 +150,7 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   }
   report(0.97f, "loading tokenizer");
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
+  io::load_hf_chat_template(*model, info.directory);
   model->source = info.directory + " (Hugging Face safetensors)";
   report(1.0f, "done");
   return model;
@@ -183,6 +184,7 @@ std::unique_ptr<Model> load_llmc(const ModelFileInfo& info, const LoadProgress& 
     }
   }
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
+  io::load_hf_chat_template(*model, info.directory);
   model->source = info.weights_path + " (llm.c checkpoint)";
   if (progress) progress(1.0f, "done");
   return model;

@@ -142,6 +142,7 @@ std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgre
   }
   report_progress(progress, 0.97f, "loading tokenizer");
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
+  load_hf_chat_template(*model, info.directory);
   model->source = info.directory + " (Hugging Face safetensors)";
   report_progress(progress, 1.0f, "done");
   return model;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 
 #include "engine/error.h"
@@ -84,7 +85,7 @@ bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
                     {"truncation", nullptr},
                     {"padding", nullptr},
                     {"added_tokens", added},
-                    {"normalizer", nullptr},
+                    {"normalizer", e.nfc ? json{{"type", "NFC"}} : json(nullptr)},
                     {"pre_tokenizer", pre},
                     {"post_processor", nullptr},
                     {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
@@ -98,14 +99,41 @@ bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
 }
 
 std::optional<std::string> read_chat_template(const std::string& directory) {
-  const fs::path p = fs::path(directory) / "tokenizer_config.json";
+  // Newer transformers save the template as chat_template.jinja beside tokenizer_config.json.
+  const fs::path jinja = fs::path(directory) / "chat_template.jinja";
   std::error_code ec;
+  if (fs::is_regular_file(jinja, ec)) {
+    constexpr uintmax_t k_max = 16u << 20;
+    const uintmax_t size = fs::file_size(jinja, ec);
+    if (ec || size > k_max) throw Error(jinja.string() + ": unreadable, or larger than 16 MiB");
+    std::string text(static_cast<size_t>(size), '\0');
+    FILE* f = std::fopen(jinja.string().c_str(), "rb");
+    if (!f) throw Error(jinja.string() + ": cannot open");
+    const size_t got = std::fread(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    if (got != text.size()) throw Error(jinja.string() + ": short read");
+    return text;
+  }
+  const fs::path p = fs::path(directory) / "tokenizer_config.json";
   if (!fs::exists(p, ec)) return std::nullopt;
   const json cfg = parse_json_file(p.string(), 16u << 20);
   if (!cfg.is_object()) return std::nullopt;
   auto it = cfg.find("chat_template");
-  if (it == cfg.end() || !it->is_string()) return std::nullopt;  // absent, or a list of named templates
-  return it->get<std::string>();
+  if (it == cfg.end()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  // A list of named templates ([{"name": "default", "template": ...}, {"name": "tool_use", ...}]):
+  // the default one, which is what apply_chat_template uses without a name.
+  if (it->is_array()) {
+    for (const json& named : *it) {
+      if (!named.is_object()) continue;
+      auto name = named.find("name");
+      auto tmpl = named.find("template");
+      if (name != named.end() && tmpl != named.end() && name->is_string() && tmpl->is_string() &&
+          name->get<std::string>() == "default")
+        return tmpl->get<std::string>();
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Lenient UTF-8 stepping for the pre-tokenizer.
+// Lenient UTF-8 stepping for the pre-tokenizer (and encoding one code point back, for NFC and chat).
 //
 // Tokenization is total: any byte string must split without throwing. A well-formed UTF-8 sequence
 // (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF) is one character; any byte that
@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace engine::tokenizer {
 
@@ -39,6 +40,26 @@ inline Utf8Char decode_utf8(const unsigned char* p, std::size_t available) {
     }
   }
   return {k_invalid_code_point, 1};
+}
+
+// Appends the UTF-8 encoding of `cp`, a Unicode scalar value (the caller guarantees it: < 0x110000,
+// not a surrogate).
+inline void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 }  // namespace engine::tokenizer

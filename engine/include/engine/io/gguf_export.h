@@ -35,7 +35,7 @@ std::optional<ExportType> parse_export_type(const std::string& name);  // nullop
 struct GgufExportOptions {
   ExportType type = ExportType::F32;
   std::string name;                          // general.name ("" = none)
-  std::optional<std::string> chat_template;  // tokenizer.chat_template
+  std::optional<std::string> chat_template;  // tokenizer.chat_template (nullopt: the model's own template source)
 };
 
 // fraction in [0,1] and what is being done (no cancelling: a write is short and atomic).

@@ -50,7 +50,9 @@ bool write_gpt2_tokenizer_files(const Tokenizer& tok, const std::string& directo
 // Llama-3, Qwen2); returns false (writing nothing) for any other tokenizer.
 bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory);
 
-// The chat_template string of `directory`/tokenizer_config.json, if there is one.
+// The chat template of an HF directory: chat_template.jinja when present, else tokenizer_config.json's
+// chat_template (a string, or the "default" entry of a list of named templates); nullopt when none.
+// Throws engine::Error for an unreadable or malformed file.
 std::optional<std::string> read_chat_template(const std::string& directory);
 
 }  // namespace engine::io

@@ -1,0 +1,323 @@
+// ChatMessageDelegate: one message of the chat: a bubble for the user, a full-width Markdown reply
+// (code blocks boxed, with a copy button) for the assistant; under it the reply's stats and the
+// actions (copy, edit, regenerate, continue) and the ‹ n/m › arrows between alternative branches.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Workbench.Ui
+
+Item {
+    id: root
+
+    required property int index
+    required property var messageId
+    required property string role
+    required property string content
+    required property bool complete
+    required property bool streaming
+    required property string statsText
+    required property string settingsText
+    required property int siblingIndex
+    required property int siblingCount
+    required property var blocks
+
+    property bool isLast: false
+    property bool busy: false      // a reply is being generated somewhere
+    property bool editing: false
+    readonly property bool isUser: role === "user"
+
+    signal copyRequested(string text)
+    signal editSubmitted(var messageId, string text)
+    signal regenerateRequested(var messageId)
+    signal continueRequested(var messageId)
+    signal siblingRequested(var messageId, int delta)
+    signal deleteRequested(var messageId)
+
+    implicitHeight: column.implicitHeight + 10
+    width: ListView.view ? ListView.view.width : 600
+
+    HoverHandler { id: hover }
+
+    ColumnLayout {
+        id: column
+        anchors.left: parent.left
+        anchors.right: parent.right
+        anchors.top: parent.top
+        anchors.topMargin: 6
+        spacing: 6
+
+        RowLayout {
+            spacing: Style.gap
+            Layout.fillWidth: true
+            layoutDirection: root.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Rectangle {
+                implicitWidth: 26
+                implicitHeight: 26
+                radius: 13
+                color: root.isUser ? Style.accentSoft : (Style.dark ? "#2b3a33" : "#e3f2e8")
+                Label {
+                    anchors.centerIn: parent
+                    text: root.isUser ? qsTr("You").charAt(0) : "AI"
+                    font.pixelSize: 10
+                    font.weight: Font.DemiBold
+                    color: root.isUser ? Style.accent : Style.good
+                }
+            }
+            Label {
+                text: root.isUser ? qsTr("You") : root.role === "system" ? qsTr("System") : qsTr("Assistant")
+                font.weight: Font.DemiBold
+                color: Style.text
+            }
+            Label {
+                visible: root.streaming
+                text: qsTr("writing…")
+                color: Style.textMuted
+                font.pixelSize: Style.fontSmall
+            }
+            Label {
+                objectName: "incompleteLabel"
+                visible: !root.complete && !root.streaming && !root.isUser
+                text: qsTr("incomplete")
+                color: Style.warn
+                font.pixelSize: Style.fontSmall
+            }
+            Item { Layout.fillWidth: true }
+        }
+
+        // The message itself (or its editor).
+        Rectangle {
+            id: bubble
+            visible: !root.editing
+            color: root.isUser ? Style.accentSoft : "transparent"
+            radius: 12
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.leftMargin: root.isUser ? 80 : 34
+            Layout.rightMargin: root.isUser ? 34 : 16
+            Layout.fillWidth: !root.isUser
+            Layout.maximumWidth: root.width - 114
+            implicitWidth: root.isUser ? Math.min(userText.implicitWidth + 28, root.width - 114) : 400
+            implicitHeight: root.isUser ? userText.implicitHeight + 20 : blocksColumn.implicitHeight
+
+            TextEdit {
+                id: userText
+                visible: root.isUser
+                anchors.fill: parent
+                anchors.margins: 10
+                anchors.leftMargin: 14
+                anchors.rightMargin: 14
+                text: root.content
+                readOnly: true
+                selectByMouse: true
+                wrapMode: TextEdit.Wrap
+                color: Style.text
+                selectionColor: Style.accent
+                font.pixelSize: Style.fontBody + 1
+            }
+
+            ColumnLayout {
+                id: blocksColumn
+                visible: !root.isUser
+                anchors.left: parent.left
+                anchors.right: parent.right
+                spacing: 10
+                Repeater {
+                    model: root.isUser ? [] : root.blocks
+                    delegate: Loader {
+                        id: blockLoader
+                        required property var modelData
+                        Layout.fillWidth: true
+                        sourceComponent: modelData.kind === "code" ? codeComponent : textComponent
+                        Component {
+                            id: textComponent
+                            TextEdit {
+                                objectName: "markdownText"
+                                text: blockLoader.modelData.text
+                                textFormat: TextEdit.MarkdownText
+                                readOnly: true
+                                selectByMouse: true
+                                wrapMode: TextEdit.Wrap
+                                color: Style.text
+                                selectionColor: Style.accent
+                                font.pixelSize: Style.fontBody + 1
+                                onLinkActivated: link => Qt.openUrlExternally(link)
+                            }
+                        }
+                        Component {
+                            id: codeComponent
+                            CodeBlock {
+                                code: blockLoader.modelData.text
+                                language: blockLoader.modelData.language
+                                onCopyRequested: text => root.copyRequested(text)
+                            }
+                        }
+                    }
+                }
+                Label {
+                    visible: root.streaming && root.content.length === 0
+                    text: "●  ●  ●"
+                    color: Style.textFaint
+                    font.pixelSize: Style.fontSmall
+                }
+            }
+        }
+
+        // Inline editor: saving makes a new branch; the original stays one arrow away.
+        ColumnLayout {
+            visible: root.editing
+            spacing: Style.gap
+            Layout.fillWidth: true
+            Layout.leftMargin: 34
+            Layout.rightMargin: 16
+            Rectangle {
+                color: Style.surface
+                border.color: Style.accent
+                radius: 10
+                Layout.fillWidth: true
+                implicitHeight: Math.min(editArea.implicitHeight + 16, 320)
+                ScrollView {
+                    anchors.fill: parent
+                    anchors.margins: 4
+                    TextArea {
+                        id: editArea
+                        objectName: "editArea"
+                        wrapMode: TextArea.Wrap
+                        selectByMouse: true
+                        background: null
+                        font.pixelSize: Style.fontBody + 1
+                        Keys.onEscapePressed: root.editing = false
+                    }
+                }
+            }
+            RowLayout {
+                spacing: Style.gap
+                Label {
+                    text: root.isUser ? qsTr("Saving starts a new branch and a new reply.") : qsTr("Saving keeps the original as another branch.")
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                    Layout.fillWidth: true
+                }
+                Button {
+                    text: qsTr("Cancel")
+                    flat: true
+                    onClicked: root.editing = false
+                }
+                Button {
+                    objectName: "saveEditButton"
+                    text: root.isUser ? qsTr("Save and send") : qsTr("Save")
+                    highlighted: true
+                    enabled: editArea.text.trim().length > 0 && !root.busy
+                    onClicked: {
+                        root.editing = false
+                        root.editSubmitted(root.messageId, editArea.text)
+                    }
+                }
+            }
+        }
+
+        // Stats, actions and branch arrows.
+        RowLayout {
+            visible: !root.editing
+            spacing: 2
+            Layout.fillWidth: true
+            Layout.leftMargin: root.isUser ? 0 : 28
+            Layout.rightMargin: root.isUser ? 28 : 0
+            layoutDirection: root.isUser ? Qt.RightToLeft : Qt.LeftToRight
+
+            RowLayout {
+                objectName: "branchArrows"
+                visible: root.siblingCount > 1
+                spacing: 0
+                ToolButton {
+                    objectName: "previousBranch"
+                    icon.source: "icons/chevron-left.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    icon.color: Style.textMuted
+                    enabled: root.siblingIndex > 0 && !root.busy
+                    implicitWidth: 28
+                    implicitHeight: 28
+                    padding: 0
+                    onClicked: root.siblingRequested(root.messageId, -1)
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Previous version")
+                }
+                Label {
+                    objectName: "branchLabel"
+                    text: (root.siblingIndex + 1) + " / " + root.siblingCount
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                }
+                ToolButton {
+                    objectName: "nextBranch"
+                    icon.source: "icons/chevron-right.svg"
+                    icon.width: 16
+                    icon.height: 16
+                    icon.color: Style.textMuted
+                    enabled: root.siblingIndex < root.siblingCount - 1 && !root.busy
+                    implicitWidth: 28
+                    implicitHeight: 28
+                    padding: 0
+                    onClicked: root.siblingRequested(root.messageId, 1)
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Next version")
+                }
+            }
+
+            Label {
+                objectName: "replyStats"
+                visible: !root.isUser && root.statsText.length > 0
+                text: root.statsText
+                color: Style.textFaint
+                font.pixelSize: Style.fontSmall
+                elide: Text.ElideRight
+                Layout.maximumWidth: root.width * 0.55
+                Layout.leftMargin: 6
+                Layout.rightMargin: 4
+                HoverHandler { id: statsHover }
+                ToolTip.visible: statsHover.hovered && root.settingsText.length > 0
+                ToolTip.text: qsTr("Sampling: %1").arg(root.settingsText)
+            }
+            Row {
+                spacing: 0
+                opacity: hover.hovered || root.isLast ? 1 : 0
+                Behavior on opacity { NumberAnimation { duration: 120 } }
+                Repeater {
+                    model: [
+                        { key: "copy", icon: "copy", tip: qsTr("Copy"), show: true },
+                        { key: "edit", icon: "edit", tip: qsTr("Edit (starts a branch)"), show: !root.streaming },
+                        { key: "regenerate", icon: "reload", tip: root.isUser ? qsTr("New reply") : qsTr("Regenerate"),
+                          show: !root.streaming },
+                        { key: "continue", icon: "continue", tip: qsTr("Continue this reply"),
+                          show: !root.isUser && root.isLast && !root.streaming },
+                        { key: "delete", icon: "trash", tip: qsTr("Delete this message and the replies below it"),
+                          show: !root.streaming }
+                    ]
+                    delegate: ToolButton {
+                        required property var modelData
+                        objectName: "action_" + modelData.key
+                        visible: modelData.show
+                        enabled: modelData.key === "copy" || !root.busy
+                        icon.source: "icons/" + modelData.icon + ".svg"
+                        icon.width: 16
+                        icon.height: 16
+                        icon.color: Style.textMuted
+                        implicitWidth: 30
+                        implicitHeight: 28
+                        padding: 0
+                        ToolTip.visible: hovered
+                        ToolTip.text: modelData.tip
+                        onClicked: {
+                            if (modelData.key === "copy") root.copyRequested(root.content)
+                            else if (modelData.key === "edit") { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+                            else if (modelData.key === "regenerate") root.regenerateRequested(root.messageId)
+                            else if (modelData.key === "delete") root.deleteRequested(root.messageId)
+                            else root.continueRequested(root.messageId)
+                        }
+                    }
+                }
+            }
+
+            Item { Layout.fillWidth: true }
+        }
+    }
+}
