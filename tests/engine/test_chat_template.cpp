@@ -15,6 +15,8 @@
 //   * loaders: a GGUF's tokenizer.chat_template and an HF directory's tokenizer_config.json (string or
 //     named list, bos / eos tokens) or chat_template.jinja set Model::chat_template(); an unknown or
 //     unreadable template gives Plain plus a note, never an error; exports write the source back.
+#include <QDateTime>
+#include <QLocale>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -128,6 +130,30 @@ class TestChatTemplate : public QObject {
       }
     }
     QCOMPARE(compared, 9 * 16);
+  }
+
+  void llama32_uses_todays_date() {
+    // Llama-3.2 / 3.3 take date_string from strftime_now("%d %b %Y") when the renderer offers it (transformers
+    // does): the 3.1 reference text with today's date (UTC, English month abbreviations).
+    const json fixture = read_json("chat_templates.json");
+    for (const json& family : fixture.at("families")) {
+      if (family.at("name") != "llama3.1") continue;
+      std::string src = family.at("source");
+      const std::string fixed = "{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n{%- endif %}";
+      const std::string today =
+          "{%- if not date_string is defined %}\n    {%- if strftime_now is defined %}\n        {%- set date_string = "
+          "strftime_now(\"%d %b %Y\") %}\n    {%- else %}\n        {%- set date_string = \"26 Jul 2024\" %}\n    "
+          "{%- endif %}\n{%- endif %}";
+      QVERIFY(src.find(fixed) != std::string::npos);
+      src.replace(src.find(fixed), fixed.size(), today);
+      const ChatTemplate t = *ChatTemplate::detect(src);
+      const QString date = QLocale::c().toString(QDateTime::currentDateTimeUtc().date(), QStringLiteral("dd MMM yyyy"));
+      for (const json& c : family.at("cases")) {
+        std::string expected = c.at("text");
+        expected.replace(expected.find("26 Jul 2024"), 11, date.toStdString());
+        QCOMPARE(t.render(messages_of(c.at("messages")), c.at("add_generation_prompt")).text(), expected);
+      }
+    }
   }
 
   void detect_refuses_other_templates() {
