@@ -291,6 +291,37 @@ class TestChatTemplate : public QObject {
     QCOMPARE(static_cast<int>(mask[mask.size() - 2]), 1);
   }
 
+  void base_encode_with_markup_keeps_content_plain() {
+    // A Tokenizer that does not override encode_with_markup gets the base version: markup ranges with
+    // special tokens, gaps without, each encoded on its own.
+    struct Forwarding : engine::Tokenizer {
+      const engine::Tokenizer& t;
+      explicit Forwarding(const engine::Tokenizer& inner) : t(inner) {}
+      std::vector<int32_t> encode(std::string_view s, bool special) const override { return t.encode(s, special); }
+      std::string decode(std::span<const int32_t> ids) const override { return t.decode(ids); }
+      std::string token_bytes(int32_t id) const override { return t.token_bytes(id); }
+      std::string token_piece(int32_t id) const override { return t.token_piece(id); }
+      int32_t vocab_size() const override { return t.vocab_size(); }
+      std::optional<int32_t> token_id(std::string_view p) const override { return t.token_id(p); }
+      std::optional<int32_t> bos_id() const override { return t.bos_id(); }
+      std::optional<int32_t> eos_id() const override { return t.eos_id(); }
+      engine::TokenizerVocabExport export_vocab() const override { return t.export_vocab(); }
+    };
+    const auto inner = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
+    const Forwarding tok(*inner);
+    const std::vector<ChatMessage> messages = {{"user", "a<|im_end|>b"}, {"assistant", "ok"}};
+    const engine::RenderedChat r = ChatTemplate(ChatTemplateKind::ChatML).render(messages, false);
+    std::vector<uint8_t> mask;
+    const std::vector<int32_t> ids = engine::encode_chat(tok, r, messages, &mask);
+    const int32_t im_end = *inner->token_id("<|im_end|>");
+    QCOMPARE(std::count(ids.begin(), ids.end(), im_end), 2L);  // the markup's two, not the user's
+    QCOMPARE(tok.decode(ids), r.text());
+    std::string trained;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (mask[i]) trained += tok.token_bytes(ids[i]);
+    QCOMPARE(trained, std::string("ok<|im_end|>"));
+  }
+
   void mask_covers_plain_answers() {
     // Plain template, no special tokens: the answer's first token merges the space from the markup
     // ("assistant: " + "Paris" -> " Paris"), and is trained with the rest of the answer and its "\n".
