@@ -7,6 +7,7 @@
 #include "cli_args.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "engine/chat_template.h"
 #include "engine/error.h"
 #include "engine/generator.h"
 
@@ -31,6 +32,9 @@ const std::vector<FlagSpec> kFlags = {
     {"top-logprobs", true, false, "report K alternatives per token (default 0)"},
     {"ignore-eos", false, false, "keep generating after the end-of-text token"},
     {"special", false, false, "parse special tokens like <|endoftext|> in the prompt"},
+    {"chat", false, false, "send --prompt as a user message through the model's chat template"},
+    {"system", true, false, "with --chat: a system message before the prompt"},
+    {"template", true, false, "with --chat: chatml, llama3, llama2, zephyr, alpaca or plain instead of the model's"},
     {"threads", true, false, "CPU threads (default: all cores)"},
     {"json", false, false, "print one JSON object instead of streaming text"},
 };
@@ -54,6 +58,28 @@ std::pair<int32_t, float> parse_bias(const std::string& s) {
   } catch (const std::exception&) {
     throw UsageError("--logit-bias must be ID=BIAS with an integer id and a number, got '" + s + "'");
   }
+}
+
+// The prompt as a chat: the template (the model's, or --template's with the tokenizer's BOS / EOS
+// texts), one optional system and one user message, the assistant's turn opened; its stop strings
+// join --stop. Special tokens come only from the template's markup.
+std::vector<int32_t> chat_prompt_ids(const Args& a, const engine::Model& model, const engine::Tokenizer& tok,
+                                     const std::string& prompt, engine::GenerateParams& gp, std::string& name) {
+  engine::ChatTemplate t = model.chat_template();
+  if (a.has("template")) {
+    t = *engine::ChatTemplate::from_name(a.str("template"));  // checked before the model was loaded
+    const std::string bos = tok.bos_id() ? tok.token_piece(*tok.bos_id()) : std::string();
+    const std::string eos = tok.eos_id() ? tok.token_piece(*tok.eos_id()) : std::string();
+    t.set_special_tokens(bos.empty() ? t.bos_text() : bos, eos.empty() ? t.eos_text() : eos);
+  } else if (!model.chat_template_note.empty()) {
+    std::cerr << "warning: " << model.chat_template_note << "\n";
+  }
+  std::vector<engine::ChatMessage> messages;
+  if (a.has("system")) messages.push_back({"system", a.str("system")});
+  messages.push_back({"user", prompt});
+  for (const std::string& s : t.stop_strings()) gp.stop.push_back(s);
+  name = t.name();
+  return engine::encode_chat(tok, t.render(messages, /*add_generation_prompt=*/true), messages);
 }
 }  // namespace
 
@@ -80,9 +106,18 @@ int cmd_generate(int argc, char** argv) {
   const bool as_json = a.has("json");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
 
+  const bool chat = a.has("chat");
+  if (!chat && (a.has("system") || a.has("template"))) throw UsageError("--system and --template need --chat");
+  if (chat && a.has("special"))
+    throw UsageError("--special cannot be used with --chat (special tokens come only from the chat template)");
+  if (a.has("template") && !engine::ChatTemplate::from_name(a.str("template")))
+    throw UsageError("--template must be chatml, llama3, llama2, zephyr, alpaca or plain, got '" + a.str("template") + "'");
+
   OpenedModel om = open_model(path, threads);
   const engine::Tokenizer& tok = require_tokenizer(*om.model, path);
-  const std::vector<int32_t> ids = tok.encode(prompt, a.has("special"));
+  std::string chat_template_name;
+  const std::vector<int32_t> ids =
+      chat ? chat_prompt_ids(a, *om.model, tok, prompt, gp, chat_template_name) : tok.encode(prompt, a.has("special"));
   if (ids.empty()) throw engine::Error("the prompt encodes to no tokens; give a non-empty --prompt");
   // Size the KV cache for this request, not the model's whole context (which may be huge).
   const int64_t needed = static_cast<int64_t>(ids.size()) + std::max(gp.max_tokens, 1);
@@ -105,18 +140,20 @@ int cmd_generate(int argc, char** argv) {
     tokens.push_back(jt);
   }
   const auto& st = r.stats;
-  print_json({{"prompt_tokens", ids},
-              {"tokens", tokens},
-              {"text", r.text},
-              {"finish_reason", engine::finish_reason_name(r.finish)},
-              {"seed", sp.seed},
-              {"backend", om.backend.backend->description()},
-              {"stats",
-               {{"prompt_tokens", st.prompt_tokens},
-                {"generated_tokens", st.generated_tokens},
-                {"prefill_tokens_per_s", st.prefill_tokens_per_s()},
-                {"decode_tokens_per_s", st.decode_tokens_per_s()},
-                {"time_to_first_token_ms", st.time_to_first_token_ms}}}});
+  nlohmann::json out = {{"prompt_tokens", ids},
+                         {"tokens", tokens},
+                         {"text", r.text},
+                         {"finish_reason", engine::finish_reason_name(r.finish)},
+                         {"seed", sp.seed},
+                         {"backend", om.backend.backend->description()},
+                         {"stats",
+                          {{"prompt_tokens", st.prompt_tokens},
+                           {"generated_tokens", st.generated_tokens},
+                           {"prefill_tokens_per_s", st.prefill_tokens_per_s()},
+                           {"decode_tokens_per_s", st.decode_tokens_per_s()},
+                           {"time_to_first_token_ms", st.time_to_first_token_ms}}}};
+  if (chat) out["chat_template"] = chat_template_name;
+  print_json(out);
   return 0;
 }
 

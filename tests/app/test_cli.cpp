@@ -123,6 +123,9 @@ class TestCli : public QObject {
     QTest::newRow("out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-p", "2"} << "must be in";
     QTest::newRow("bad bias") << QStringList{"generate", "--model", "x", "--prompt", "y", "--logit-bias", "abc"} << "ID=BIAS";
     QTest::newRow("bench missing model") << QStringList{"bench", "--model", "/nonexistent"} << "no such file";
+    QTest::newRow("system without chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--system", "s"} << "need --chat";
+    QTest::newRow("unknown template") << QStringList{"generate", "--model", "x", "--prompt", "y", "--chat", "--template", "jinja"} << "--template must be";
+    QTest::newRow("special with chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--chat", "--special"} << "--special cannot";
   }
   void bad_input_gives_one_clear_line() {
     QFETCH(QStringList, args);
@@ -434,6 +437,30 @@ class TestCli : public QObject {
                              m_dir.path() + "/bad-out"});
     QCOMPARE(missing.code, 1);
     QVERIFY(missing.err.contains("cannot open the data file"));
+  }
+
+  void chat_wraps_the_prompt_in_the_template() {
+    // The starter model has no chat template: Plain "role: text" lines, the assistant's turn opened.
+    const auto ids_of = [&](const QString& text) {
+      return json_of(cli({"tokenize", "--model", m_model, "--text", text, "--json"}))["ids"].toArray();
+    };
+    const Run plain = cli({"generate", "--model", m_model, "--prompt", "Hello there", "--chat", "--system", "Be brief.",
+                           "--max-tokens", "2", "--seed", "1", "--json"});
+    QVERIFY2(plain.code == 0, plain.err.constData());
+    const QJsonObject p = json_of(plain);
+    QCOMPARE(p["chat_template"].toString(), QStringLiteral("plain"));
+    QCOMPARE(p["prompt_tokens"].toArray(), ids_of("system: Be brief.\nuser: Hello there\nassistant:"));
+
+    // --template overrides; with GPT-2's vocabulary ChatML's markup is plain text, and the user's
+    // "<|endoftext|>" stays text too (it would be id 50256 only with --special, which --chat refuses).
+    const Run chatml = cli({"generate", "--model", m_model, "--prompt", "Hi <|endoftext|>", "--chat", "--template",
+                            "chatml", "--max-tokens", "1", "--seed", "1", "--json"});
+    QVERIFY2(chatml.code == 0, chatml.err.constData());
+    const QJsonObject c = json_of(chatml);
+    QCOMPARE(c["chat_template"].toString(), QStringLiteral("chatml"));
+    const QJsonArray ids = c["prompt_tokens"].toArray();
+    QCOMPARE(ids, ids_of("<|im_start|>user\nHi <|endoftext|><|im_end|>\n<|im_start|>assistant\n"));
+    QVERIFY(!ids.contains(50256));
   }
 };
 

@@ -15,6 +15,8 @@
 //   * loaders: a GGUF's tokenizer.chat_template and an HF directory's tokenizer_config.json (string or
 //     named list, bos / eos tokens) or chat_template.jinja set Model::chat_template(); an unknown or
 //     unreadable template gives Plain plus a note, never an error; exports write the source back.
+#include <QDateTime>
+#include <QLocale>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -128,6 +130,30 @@ class TestChatTemplate : public QObject {
       }
     }
     QCOMPARE(compared, 9 * 16);
+  }
+
+  void llama32_uses_todays_date() {
+    // Llama-3.2 / 3.3 take date_string from strftime_now("%d %b %Y") when the renderer offers it (transformers
+    // does): the 3.1 reference text with today's date (UTC, English month abbreviations).
+    const json fixture = read_json("chat_templates.json");
+    for (const json& family : fixture.at("families")) {
+      if (family.at("name") != "llama3.1") continue;
+      std::string src = family.at("source");
+      const std::string fixed = "{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n{%- endif %}";
+      const std::string today =
+          "{%- if not date_string is defined %}\n    {%- if strftime_now is defined %}\n        {%- set date_string = "
+          "strftime_now(\"%d %b %Y\") %}\n    {%- else %}\n        {%- set date_string = \"26 Jul 2024\" %}\n    "
+          "{%- endif %}\n{%- endif %}";
+      QVERIFY(src.find(fixed) != std::string::npos);
+      src.replace(src.find(fixed), fixed.size(), today);
+      const ChatTemplate t = *ChatTemplate::detect(src);
+      const QString date = QLocale::c().toString(QDateTime::currentDateTimeUtc().date(), QStringLiteral("dd MMM yyyy"));
+      for (const json& c : family.at("cases")) {
+        std::string expected = c.at("text");
+        expected.replace(expected.find("26 Jul 2024"), 11, date.toStdString());
+        QCOMPARE(t.render(messages_of(c.at("messages")), c.at("add_generation_prompt")).text(), expected);
+      }
+    }
   }
 
   void detect_refuses_other_templates() {
@@ -263,6 +289,37 @@ class TestChatTemplate : public QObject {
     QCOMPARE(static_cast<int>(mask.back()), 0);  // the final "\n" is not the model's to write
     QCOMPARE(ids[ids.size() - 2], im_end);
     QCOMPARE(static_cast<int>(mask[mask.size() - 2]), 1);
+  }
+
+  void base_encode_with_markup_keeps_content_plain() {
+    // A Tokenizer that does not override encode_with_markup gets the base version: markup ranges with
+    // special tokens, gaps without, each encoded on its own.
+    struct Forwarding : engine::Tokenizer {
+      const engine::Tokenizer& t;
+      explicit Forwarding(const engine::Tokenizer& inner) : t(inner) {}
+      std::vector<int32_t> encode(std::string_view s, bool special) const override { return t.encode(s, special); }
+      std::string decode(std::span<const int32_t> ids) const override { return t.decode(ids); }
+      std::string token_bytes(int32_t id) const override { return t.token_bytes(id); }
+      std::string token_piece(int32_t id) const override { return t.token_piece(id); }
+      int32_t vocab_size() const override { return t.vocab_size(); }
+      std::optional<int32_t> token_id(std::string_view p) const override { return t.token_id(p); }
+      std::optional<int32_t> bos_id() const override { return t.bos_id(); }
+      std::optional<int32_t> eos_id() const override { return t.eos_id(); }
+      engine::TokenizerVocabExport export_vocab() const override { return t.export_vocab(); }
+    };
+    const auto inner = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
+    const Forwarding tok(*inner);
+    const std::vector<ChatMessage> messages = {{"user", "a<|im_end|>b"}, {"assistant", "ok"}};
+    const engine::RenderedChat r = ChatTemplate(ChatTemplateKind::ChatML).render(messages, false);
+    std::vector<uint8_t> mask;
+    const std::vector<int32_t> ids = engine::encode_chat(tok, r, messages, &mask);
+    const int32_t im_end = *inner->token_id("<|im_end|>");
+    QCOMPARE(std::count(ids.begin(), ids.end(), im_end), 2L);  // the markup's two, not the user's
+    QCOMPARE(tok.decode(ids), r.text());
+    std::string trained;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (mask[i]) trained += tok.token_bytes(ids[i]);
+    QCOMPARE(trained, std::string("ok<|im_end|>"));
   }
 
   void mask_covers_plain_answers() {
