@@ -7,6 +7,7 @@
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
 // the run must match the checkpoint's (they are compared and a difference is refused by name).
 #include <charconv>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +74,10 @@ double json_float(float v) {
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
+
+// Ctrl-C: finish the current step, write a checkpoint and the model, then exit (resumable).
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 // The settings that must be equal for a resumed run to continue the same run. The step count may grow
 // only under a constant schedule: the others are shaped by it.
@@ -314,6 +319,7 @@ int cmd_train(int argc, char** argv) {
     metrics.open(a.str("metrics"), resume ? std::ios::app : std::ios::trunc);
     if (!metrics) throw engine::Error(a.str("metrics") + ": cannot open the metrics file for writing");
   }
+  std::signal(SIGINT, on_sigint);
   const engine::TrainResult r = trainer.run([&](const engine::StepMetrics& m) {
     json j = {{"step", m.step},
               {"loss", json_float(m.loss)},
@@ -329,8 +335,9 @@ int cmd_train(int argc, char** argv) {
       metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       metrics.flush();
     }
-    return true;
+    return g_interrupted == 0;
   });
+  std::signal(SIGINT, SIG_DFL);
   if (metrics.is_open() && !metrics) throw engine::Error(a.str("metrics") + ": write error");
 
   const json provenance = {{"created_by", "llm-workbench-cli train"},
@@ -338,6 +345,11 @@ int cmd_train(int argc, char** argv) {
                            {"steps", r.steps_done},
                            {"training", config}};
   save_trained_model(*model, info, out, provenance);
+  if (r.stopped) {
+    std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
+              << " and the model written to " << out << "; continue with --resume\n";
+    return 130;
+  }
   std::cerr << "train: " << r.steps_done << " steps; model written to " << out << "\n";
   return 0;
 }
