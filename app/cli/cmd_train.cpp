@@ -7,6 +7,7 @@
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
 // the run must match the checkpoint's (they are compared and a difference is refused by name).
 #include <charconv>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,13 +20,10 @@
 #include "commands.h"
 #include "engine/chat_template.h"
 #include "engine/error.h"
-#include "engine/io/gguf.h"
 #include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
-#include "engine/train/chat_dataset.h"
 #include "engine/train/init_model.h"
-#include "engine/train/sequence_loader.h"
-#include "engine/train/text_dataset.h"
+#include "engine/train/training_data.h"
 #include "engine/train/trainer.h"
 
 namespace wb::cli {
@@ -35,25 +33,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The chat template SFT renders with: --chat-template NAME, else the model's own (tokenizer_config.json
-// or GGUF metadata), else Plain.
+// The chat template SFT renders with: --chat-template NAME, else the model's own, else Plain.
 engine::ChatTemplate pick_template(const std::string& name, const engine::ModelFileInfo& info) {
   if (!name.empty()) {
     auto t = engine::ChatTemplate::from_name(name);
     if (!t) throw UsageError("unknown --chat-template '" + name + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
     return *t;
   }
-  std::optional<std::string> source;
-  if (info.format == engine::ModelFormat::Gguf) {
-    auto f = engine::io::GgufFile::open(info.weights_path);
-    if (f->has("tokenizer.chat_template")) source = f->get_string("tokenizer.chat_template");
-  } else {
-    source = engine::io::read_chat_template(info.directory);
-  }
-  if (source) {
-    if (auto t = engine::ChatTemplate::detect(*source)) return *t;
+  bool unrecognised = false;
+  if (auto t = engine::model_chat_template(info, &unrecognised)) return *t;
+  if (unrecognised)
     std::cerr << "train: the model's chat template is not one we render; using 'plain' (choose one with --chat-template)\n";
-  }
   return engine::ChatTemplate();
 }
 
@@ -73,6 +63,10 @@ double json_float(float v) {
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
+
+// Ctrl-C: finish the current step, write a checkpoint and the model, then exit (resumable).
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 // The settings that must be equal for a resumed run to continue the same run. The step count may grow
 // only under a constant schedule: the others are shaped by it.
@@ -127,7 +121,7 @@ int cmd_train(int argc, char** argv) {
   };
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
-  if (recipe != "pretrain" && recipe != "sft") {
+  if (!engine::recipe_from_name(recipe)) {
     if (recipe == "reward" || recipe == "ppo" || recipe == "dpo" || recipe == "grpo")
       throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft)");
     throw UsageError("unknown --recipe '" + recipe + "' (pretrain or sft)");
@@ -191,41 +185,18 @@ int cmd_train(int argc, char** argv) {
   engine::BackendChoice backend = engine::choose_backend(engine::BackendPreference::Auto, threads);
 
   // The data.
-  std::unique_ptr<engine::BatchLoader> train_loader, val_loader;
-  if (recipe == "pretrain") {
-    engine::TextDataset d = engine::load_text_dataset(data_path, tok, val_fraction);
-    train_loader = std::make_unique<engine::TokenStreamLoader>(std::move(d.train), B, T, shuffle, seed, data_path);
-    if (!d.val.empty() && val_every > 0) {
-      // A small validation part gets fewer rows per batch rather than none.
-      const int vb = static_cast<int>(std::min<size_t>(size_t(B), (d.val.size() - 1) / size_t(T)));
-      if (vb < 1)
-        throw UsageError(data_path + ": the validation part (" + std::to_string(d.val.size()) +
-                         " tokens) is shorter than one row of --seq " + std::to_string(T) +
-                         "; raise --val-fraction or pass --val-every 0");
-      val_loader = std::make_unique<engine::TokenStreamLoader>(std::move(d.val), vb, T, false, 0, data_path);
-    }
-  } else {
-    const engine::ChatDataset chats = engine::load_chat_dataset(data_path);
-    const engine::ChatTemplate tmpl = pick_template(a.str("chat-template"), info);
-    std::vector<engine::EncodedChat> enc = engine::encode_chat_dataset(chats, tok, tmpl);
-    size_t n_val = val_every > 0 ? static_cast<size_t>(double(enc.size()) * val_fraction) : 0;
-    std::vector<engine::EncodedChat> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(n_val)),
-                                         std::make_move_iterator(enc.end()));
-    enc.resize(enc.size() - n_val);
-    const int32_t pad = tok.eos_id().value_or(0);
-    auto tl = std::make_unique<engine::SequenceLoader>(std::move(enc), B, T, shuffle, seed, pad, data_path);
-    if (tl->dropped() > 0)
-      std::cerr << "train: " << tl->dropped() << " conversation(s) have no assistant token within --seq " << T
-                << " tokens and are skipped\n";
-    train_loader = std::move(tl);
-    if (!val.empty()) {
-      const int vb = static_cast<int>(std::min<size_t>(size_t(B), val.size()));
-      val_loader = std::make_unique<engine::SequenceLoader>(std::move(val), vb, T, false, 0, pad,
-                                                            data_path + " (validation part)");
-    }
-    std::cerr << "train: " << chats.examples.size() << " conversations (" << engine::chat_data_format_name(chats.format)
-              << "), template '" << tmpl.name() << "'\n";
-  }
+  engine::TrainingDataOptions dopt;
+  dopt.recipe = *engine::recipe_from_name(recipe);
+  dopt.path = data_path;
+  dopt.B = B;
+  dopt.T = T;
+  dopt.shuffle = shuffle;
+  dopt.seed = seed;
+  dopt.val_fraction = val_fraction;
+  dopt.validation = val_every > 0;
+  if (dopt.recipe == engine::Recipe::Sft) dopt.chat_template = pick_template(a.str("chat-template"), info);
+  engine::TrainingData data = engine::prepare_training_data(dopt, tok);
+  for (const std::string& note : data.notes) std::cerr << "train: " << note << "\n";
 
   const json config = {{"recipe", recipe},
                        {"model", model_path},
@@ -275,7 +246,7 @@ int cmd_train(int argc, char** argv) {
   o.dropout = static_cast<float>(dropout);
   o.label_smoothing = static_cast<float>(label_smoothing);
   o.seed = seed;
-  o.val_every = val_loader ? val_every : 0;
+  o.val_every = data.val ? val_every : 0;
   o.val_batches = val_batches;
   o.sample_every = sample_every;
   o.sample_tokens = sample_tokens;
@@ -288,7 +259,7 @@ int cmd_train(int argc, char** argv) {
   o.keep_checkpoints = keep;
   o.config_json = config.dump();
   o.max_skipped_steps = max_skipped;
-  engine::Trainer trainer(tm, *train_loader, val_loader.get(), backend.backend.get(), o);
+  engine::Trainer trainer(tm, *data.train, data.val.get(), backend.backend.get(), o);
 
   if (resume) {
     std::vector<std::string> warnings;
@@ -314,6 +285,7 @@ int cmd_train(int argc, char** argv) {
     metrics.open(a.str("metrics"), resume ? std::ios::app : std::ios::trunc);
     if (!metrics) throw engine::Error(a.str("metrics") + ": cannot open the metrics file for writing");
   }
+  std::signal(SIGINT, on_sigint);
   const engine::TrainResult r = trainer.run([&](const engine::StepMetrics& m) {
     json j = {{"step", m.step},
               {"loss", json_float(m.loss)},
@@ -329,8 +301,9 @@ int cmd_train(int argc, char** argv) {
       metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       metrics.flush();
     }
-    return true;
+    return g_interrupted == 0;
   });
+  std::signal(SIGINT, SIG_DFL);
   if (metrics.is_open() && !metrics) throw engine::Error(a.str("metrics") + ": write error");
 
   const json provenance = {{"created_by", "llm-workbench-cli train"},
@@ -338,6 +311,11 @@ int cmd_train(int argc, char** argv) {
                            {"steps", r.steps_done},
                            {"training", config}};
   save_trained_model(*model, info, out, provenance);
+  if (r.stopped) {
+    std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
+              << " and the model written to " << out << "; continue with --resume\n";
+    return 130;
+  }
   std::cerr << "train: " << r.steps_done << " steps; model written to " << out << "\n";
   return 0;
 }

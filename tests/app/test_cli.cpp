@@ -11,6 +11,9 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <csignal>
+#include <sys/types.h>
+
 namespace {
 
 struct Run {
@@ -390,6 +393,24 @@ class TestCli : public QObject {
     const Run bad = cli({"train", "--recipe", "pretrain", "--model", dir + "/vocab.json", "--data", writeStories(), "--out",
                          out + "2", "--steps", "1"});
     QCOMPARE(bad.code, 1);
+  }
+
+  void train_ctrl_c_saves_a_resumable_checkpoint() {
+    const QString out = m_dir.path() + "/interrupted";
+    QProcess p;
+    p.start(QStringLiteral(WB_CLI_PATH), {"train", "--recipe", "pretrain", "--model", m_model, "--data", writeStories(),
+                                          "--out", out, "--steps", "1000", "--batch", "2", "--seq", "16", "--val-every", "0"});
+    QVERIFY(p.waitForStarted());
+    QVERIFY(p.waitForReadyRead(120000));  // the first step is done
+    ::kill(pid_t(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 130);
+    const QList<QJsonObject> lines = jsonLines(p.readAllStandardOutput());
+    QVERIFY(!lines.isEmpty() && lines.size() < 1000);
+    const int last = lines.last()["step"].toInt();
+    QVERIFY(QFileInfo::exists(out + QString("/checkpoints/ckpt_%1.safetensors").arg(last, 8, 10, QChar('0'))));
+    QVERIFY(QFileInfo::exists(out + "/model.safetensors"));
+    QVERIFY(p.readAllStandardError().contains("continue with --resume"));
   }
 
   void train_bad_input_data() {

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <random>
 #include <vector>
 
@@ -17,16 +16,12 @@
 
 #include "engine/train/adamw.h"
 #include "support/error_of.h"
+#include "support/optim_fixture.h"
 
 using nlohmann::json;
 
 namespace {
 
-json load_fixture() {
-  std::ifstream in(WB_TEST_DATA_DIR "/train/optim_fixture.json");
-  if (!in) return {};
-  return json::parse(in);
-}
 
 std::vector<float> floats(const json& a) { return a.get<std::vector<float>>(); }
 
@@ -72,14 +67,14 @@ class TestAdamW : public QObject {
  private slots:
   void matches_torch_adamw_data() {
     QTest::addColumn<int>("index");
-    const json fx = load_fixture();
+    const json fx = load_optim_fixture();
     QVERIFY2(fx.contains("adamw"), "tests/data/train/optim_fixture.json missing");
     for (size_t i = 0; i < fx["adamw"].size(); ++i)
       QTest::newRow(fx["adamw"][i]["name"].get<std::string>().c_str()) << int(i);
   }
   void matches_torch_adamw() {
     QFETCH(int, index);
-    const json c = load_fixture()["adamw"][size_t(index)];
+    const json c = load_optim_fixture()["adamw"][size_t(index)];
     std::vector<float> w = floats(c["w0"]), b = floats(c["b0"]), gw(w.size()), gb(b.size());
     engine::AdamWParams p;
     p.beta1 = c["beta1"].get<double>();

@@ -4,25 +4,15 @@
 #include <QtTest>
 
 #include <cmath>
-#include <fstream>
 #include <numbers>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/train/lr_schedule.h"
 #include "support/error_of.h"
+#include "support/optim_fixture.h"
 
 using nlohmann::json;
-
-namespace {
-
-json load_fixture() {
-  std::ifstream in(WB_TEST_DATA_DIR "/train/optim_fixture.json");
-  if (!in) return {};
-  return json::parse(in);
-}
-
-}  // namespace
 
 class TestLrSchedule : public QObject {
   Q_OBJECT
@@ -30,7 +20,7 @@ class TestLrSchedule : public QObject {
  private slots:
   void matches_reference_tables_data() {
     QTest::addColumn<int>("index");
-    const json fx = load_fixture();
+    const json fx = load_optim_fixture();
     QVERIFY2(fx.contains("schedules"), "tests/data/train/optim_fixture.json missing");
     for (size_t i = 0; i < fx["schedules"].size(); ++i) {
       const json& s = fx["schedules"][i];
@@ -41,7 +31,7 @@ class TestLrSchedule : public QObject {
   }
   void matches_reference_tables() {
     QFETCH(int, index);
-    const json s = load_fixture()["schedules"][size_t(index)];
+    const json s = load_optim_fixture()["schedules"][size_t(index)];
     engine::LrSchedule sch;
     sch.kind = *engine::lr_schedule_from_name(s["kind"].get<std::string>());
     sch.base_lr = s["base_lr"].get<float>();

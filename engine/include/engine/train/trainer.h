@@ -6,7 +6,8 @@
 // One optimizer step k (1-based) = grad_accum micro-batches, each forward_backward with
 // grad_scale 1/grad_accum (so the gradient is that of the mean loss over all of them), then
 //   norm = clip_grad_norm(max = grad_clip), lr = lr_at(schedule, k - 1), AdamW.step(lr), zero_grads().
-// The reported loss is the mean of the micro-batch losses.
+// The reported loss is the mean of the micro-batch losses. Each micro-batch is the loader's next batch,
+// so with grad_accum = 1 and an in-order text loader step k reads tokens [(k-1)*B*T, (k-1)*B*T + B*T].
 //
 // Invariants:
 //   - everything random in a step (dropout masks) is seeded from (seed, step, micro-batch), the learning

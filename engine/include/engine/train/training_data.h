@@ -1,0 +1,52 @@
+// From a data file to the trainer's loaders, for each recipe -- the one place the CLI's `train` and the
+// app's training jobs turn (recipe, file, batch shape, split) into BatchLoaders.
+//   pretrain: plain UTF-8 text, one token stream; the last val_fraction of the tokens is validation
+//             (a short validation part gets fewer rows per batch rather than none).
+//   sft:      JSONL chats / Alpaca rows rendered with `chat_template`; the last val_fraction of the
+//             conversations is validation; loss on assistant tokens only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/chat_template.h"
+#include "engine/model_loader.h"
+#include "engine/train/data_loader.h"
+
+namespace engine {
+
+class Tokenizer;
+
+enum class Recipe { Pretrain, Sft };
+std::optional<Recipe> recipe_from_name(const std::string& name);  // "pretrain", "sft"
+
+struct TrainingDataOptions {
+  Recipe recipe = Recipe::Pretrain;
+  std::string path;
+  int B = 4, T = 128;
+  bool shuffle = true;
+  uint64_t seed = 1;
+  double val_fraction = 0.05;  // 0 = no validation split
+  bool validation = true;      // false: keep all data for training, no validation loader
+  ChatTemplate chat_template;  // sft only
+};
+
+struct TrainingData {
+  std::unique_ptr<BatchLoader> train;
+  std::unique_ptr<BatchLoader> val;  // null when there is none
+  std::vector<std::string> notes;    // one line each, for the user ("6 conversations (messages), template 'chatml'")
+};
+
+// Throws engine::Error naming the file (and line) for unreadable or invalid data, or data too small
+// for one batch.
+TrainingData prepare_training_data(const TrainingDataOptions& options, const Tokenizer& tokenizer);
+
+// The chat template a model's files name (tokenizer_config.json beside it, or GGUF metadata): the
+// family recognised, or nullopt with *unrecognised = true when there is a template we do not render,
+// or nullopt with *unrecognised = false when there is none.
+std::optional<ChatTemplate> model_chat_template(const ModelFileInfo& info, bool* unrecognised = nullptr);
+
+}  // namespace engine
