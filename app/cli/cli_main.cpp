@@ -23,6 +23,8 @@ const char* kUsage =
     "             [--dtype f32|f16|q8_0|q4_0])\n"
     "  quantize   write a quantized GGUF (--in --out --type q8_0|q4_0)\n"
     "  eval       perplexity on a text file (--model --task perplexity --data [--ctx --reference --json])\n"
+    "  attention  attention of every layer x head over a prompt (--model --prompt [--layer --head --json --png])\n"
+    "  lens       logit lens: each layer's top next tokens per position (--model --prompt [--top-k --json])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace
@@ -41,6 +43,8 @@ int main(int argc, char** argv) {
     if (cmd == "convert") return wb::cli::cmd_convert(argc, argv);
     if (cmd == "quantize") return wb::cli::cmd_quantize(argc, argv);
     if (cmd == "eval") return wb::cli::cmd_eval(argc, argv);
+    if (cmd == "attention") return wb::cli::cmd_attention(argc, argv);
+    if (cmd == "lens") return wb::cli::cmd_lens(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
   } catch (const wb::cli::HelpRequested& h) {

@@ -10,5 +10,7 @@ int cmd_init(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+int cmd_attention(int argc, char** argv);
+int cmd_lens(int argc, char** argv);
 
 }  // namespace wb::cli
