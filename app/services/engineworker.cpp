@@ -68,6 +68,7 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<TokenRecord>();
   qRegisterMetaType<QList<TokenRecord>>();
   qRegisterMetaType<QList<int>>();
+  qRegisterMetaType<InspectionPtr>();
 }
 
 EngineWorker::~EngineWorker() = default;
