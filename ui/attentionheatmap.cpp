@@ -37,7 +37,7 @@ void AttentionHeatmap::setInspection(const QVariant& v) {
   rebuild();
 }
 
-void AttentionHeatmap::setLayer(int layer) {
+void AttentionHeatmap::setLayerIndex(int layer) {
   if (layer == m_layer) return;
   m_layer = layer;
   Q_EMIT selectionChanged();
@@ -91,14 +91,8 @@ void AttentionHeatmap::resetView() {
 }
 
 void AttentionHeatmap::rebuild() {
-  const InspectionPtr in = inspectionFrom(m_inspectionVariant);
-  if (!in) {
-    setMatrixData({}, 0, {});
-    return;
-  }
-  std::vector<float> m = inspectview::selectedMatrix(*in, m_layer, m_head);
-  const int T = m.empty() ? 0 : in->T;
-  setMatrixData(std::move(m), T, T ? inspectview::tokenLabels(*in) : QStringList());
+  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspectionVariant, m_layer, m_head);
+  setMatrixData(std::move(c.values), c.T, std::move(c.labels));
 }
 
 void AttentionHeatmap::setMatrix(std::vector<float> m, int T, QStringList labels) {
@@ -147,7 +141,12 @@ QString AttentionHeatmap::hoverText() const {
       .arg(hoverValue(), 0, 'f', 4);
 }
 
-double AttentionHeatmap::margin() const { return m_showLabels && m_T > 0 ? kLabelMargin : 0.0; }
+// Room for labels only while they can be drawn: a long sequence shown whole gets every pixel.
+double AttentionHeatmap::margin() const {
+  if (!m_showLabels || m_T == 0) return 0.0;
+  const double side = std::max(0.0, std::min(width(), height()) - kLabelMargin);
+  return side / m_T * m_zoom >= kMinLabelCell ? kLabelMargin : 0.0;
+}
 
 double AttentionHeatmap::cellSize() const {
   if (m_T == 0) return 0;
@@ -155,9 +154,11 @@ double AttentionHeatmap::cellSize() const {
   return side / m_T * m_zoom;
 }
 
+// Centred horizontally while it is narrower than the item; panned within it once zoomed past it.
 QRectF AttentionHeatmap::matrixRect() const {
   const double s = cellSize() * m_T;
-  return QRectF(margin() + m_pan.x(), margin() + m_pan.y(), s, s);
+  const double centre = std::max(0.0, (width() - margin() - s) / 2);
+  return QRectF(margin() + centre + m_pan.x(), margin() + m_pan.y(), s, s);
 }
 
 void AttentionHeatmap::clampPan() {
@@ -225,17 +226,18 @@ void AttentionHeatmap::paint(QPainter* p) {
     p->setFont(f);
     p->setPen(m_labelColor);
     p->save();
-    p->setClipRect(QRectF(0, m, m, height() - m));
+    const double lx = std::max(0.0, area.left() - m + std::max(0.0, r.left() - area.left()));  // labels hug the matrix
+    p->setClipRect(QRectF(lx, m, m, height() - m));
     for (int q = q0; q < q1; ++q) {
       QFont bold = f;
       bold.setBold(q == m_selected || q == m_hoverQ);
       p->setFont(bold);
-      p->drawText(QRectF(0, r.top() + q * cs, m - 6, cs), Qt::AlignRight | Qt::AlignVCenter,
+      p->drawText(QRectF(lx, r.top() + q * cs, m - 6, cs), Qt::AlignRight | Qt::AlignVCenter,
                   p->fontMetrics().elidedText(m_labels.value(q), Qt::ElideRight, static_cast<int>(m - 8)));
     }
     p->restore();
     p->save();
-    p->setClipRect(QRectF(m, 0, width() - m, m));
+    p->setClipRect(QRectF(std::max(m, r.left()), 0, width() - m, m));
     for (int k = k0; k < k1; ++k) {
       QFont bold = f;
       bold.setBold(k == m_selected || k == m_hoverK);

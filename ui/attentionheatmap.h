@@ -5,7 +5,7 @@
 // Zoom with the wheel (around the pointer) or `zoom`; drag to pan. Token labels appear on both axes
 // once a cell is tall enough to read one. Hover sets hoverQuery/hoverKey/hoverValue; a click emits
 // cellClicked (the page uses it to pick a token for the lines view).
-// The matrix comes from `inspection` + `layer` + `head` (a head index, or MeanOfHeads / MaxOfHeads),
+// The matrix comes from `inspection` + `layerIndex` + `head` (a head index, or MeanOfHeads / MaxOfHeads),
 // or directly from setMatrix() (tests, other views).
 #pragma once
 
@@ -22,7 +22,7 @@ class AttentionHeatmap : public QQuickPaintedItem {
   Q_OBJECT
   QML_ELEMENT
   Q_PROPERTY(QVariant inspection READ inspection WRITE setInspection NOTIFY inspectionChanged)
-  Q_PROPERTY(int layer READ layer WRITE setLayer NOTIFY selectionChanged)
+  Q_PROPERTY(int layerIndex READ layerIndex WRITE setLayerIndex NOTIFY selectionChanged)
   Q_PROPERTY(int head READ head WRITE setHead NOTIFY selectionChanged)
   Q_PROPERTY(int tokenCount READ tokenCount NOTIFY matrixChanged)
   Q_PROPERTY(bool showLabels READ showLabels WRITE setShowLabels NOTIFY viewChanged)
@@ -42,8 +42,8 @@ class AttentionHeatmap : public QQuickPaintedItem {
 
   QVariant inspection() const { return m_inspectionVariant; }
   void setInspection(const QVariant& v);
-  int layer() const { return m_layer; }
-  void setLayer(int layer);
+  int layerIndex() const { return m_layer; }
+  void setLayerIndex(int layer);
   int head() const { return m_head; }
   void setHead(int head);
   int tokenCount() const { return m_T; }

@@ -23,7 +23,7 @@ void AttentionLines::setInspection(const QVariant& v) {
   rebuild();
 }
 
-void AttentionLines::setLayer(int l) {
+void AttentionLines::setLayerIndex(int l) {
   if (l == m_layer) return;
   m_layer = l;
   Q_EMIT selectionChanged();
@@ -56,11 +56,11 @@ void AttentionLines::setContentY(double y) {
 }
 
 void AttentionLines::rebuild() {
-  const InspectionPtr in = inspectionFrom(m_inspection);
   const int oldT = m_T;
-  m_matrix = in ? inspectview::selectedMatrix(*in, m_layer, m_head) : std::vector<float>();
-  m_T = m_matrix.empty() ? 0 : in->T;
-  m_labels = m_T ? inspectview::tokenLabels(*in) : QStringList();
+  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspection, m_layer, m_head);
+  m_matrix = std::move(c.values);
+  m_T = c.T;
+  m_labels = std::move(c.labels);
   if (m_T != oldT) {
     m_selected = -1;
     m_contentY = 0;

@@ -20,7 +20,7 @@ class AttentionLines : public QQuickPaintedItem {
   Q_OBJECT
   QML_ELEMENT
   Q_PROPERTY(QVariant inspection READ inspection WRITE setInspection NOTIFY inspectionChanged)
-  Q_PROPERTY(int layer READ layer WRITE setLayer NOTIFY selectionChanged)
+  Q_PROPERTY(int layerIndex READ layerIndex WRITE setLayerIndex NOTIFY selectionChanged)
   Q_PROPERTY(int head READ head WRITE setHead NOTIFY selectionChanged)
   Q_PROPERTY(int selectedToken READ selectedToken WRITE setSelectedToken NOTIFY selectedTokenChanged)
   Q_PROPERTY(double contentY READ contentY WRITE setContentY NOTIFY scrollChanged)
@@ -34,8 +34,8 @@ class AttentionLines : public QQuickPaintedItem {
 
   QVariant inspection() const { return m_inspection; }
   void setInspection(const QVariant& v);
-  int layer() const { return m_layer; }
-  void setLayer(int l);
+  int layerIndex() const { return m_layer; }
+  void setLayerIndex(int l);
   int head() const { return m_head; }
   void setHead(int h);
   int selectedToken() const { return m_selected; }

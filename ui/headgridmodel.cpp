@@ -81,6 +81,6 @@ QVariant HeadGridModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 QHash<int, QByteArray> HeadGridModel::roleNames() const {
-  return {{Qt::DisplayRole, "display"}, {LayerRole, "layer"}, {HeadRole, "head"}, {ThumbnailRole, "thumbnail"},
+  return {{Qt::DisplayRole, "display"}, {LayerRole, "layerIndex"}, {HeadRole, "headIndex"}, {ThumbnailRole, "thumbnail"},
           {EntropyRole, "entropy"}};
 }

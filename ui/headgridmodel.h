@@ -1,7 +1,7 @@
 // HeadGridModel: the model view, every layer x head of an inspection as a table (rows = layers,
 // columns = heads) of thumbnails, for a grid of small heatmaps to click into.
 //
-// Roles: layer, head, thumbnail (a QImage of at most thumbnailSize pixels a side, block maxima so thin
+// Roles: layerIndex, headIndex, thumbnail (a QImage of at most thumbnailSize pixels a side, block maxima so thin
 // patterns survive shrinking), entropy (mean over queries of the row's entropy in bits: low = the head
 // looks at few tokens, high = it spreads out), display ("layer L, head H").
 // Thumbnails are computed once per inspection, on the GUI thread (L*NH*T^2 reads; ~40 ms for GPT-2

@@ -16,6 +16,17 @@ std::vector<float> selectedMatrix(const engine::Inspection& in, int layer, int h
   return {m.begin(), m.end()};
 }
 
+MatrixChoice chooseMatrix(const QVariant& inspection, int layer, int head) {
+  MatrixChoice c;
+  const InspectionPtr in = inspectionFrom(inspection);
+  if (!in) return c;
+  c.values = selectedMatrix(*in, layer, head);
+  if (c.values.empty()) return c;
+  c.T = in->T;
+  c.labels = tokenLabels(*in);
+  return c;
+}
+
 QStringList tokenLabels(const engine::Inspection& in) {
   QStringList labels;
   labels.reserve(in.T);

@@ -21,6 +21,15 @@ constexpr int kMaxOfHeads = -2;
 // inspection has no attention or the choice is out of range.
 std::vector<float> selectedMatrix(const engine::Inspection& in, int layer, int head);
 
+// What a view of `inspection` (an InspectionPtr in a QVariant) shows for (layer, head): the matrix,
+// its size and the token labels; T = 0 when there is nothing to show.
+struct MatrixChoice {
+  std::vector<float> values;
+  int T = 0;
+  QStringList labels;
+};
+MatrixChoice chooseMatrix(const QVariant& inspection, int layer, int head);
+
 // The inspected tokens as labels (see inspectionTokenLabel).
 QStringList tokenLabels(const engine::Inspection& in);
 

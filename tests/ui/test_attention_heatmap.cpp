@@ -149,7 +149,7 @@ class TestAttentionHeatmap : public QObject {
     in->attention = {1, 0, 0.2f, 0.8f,   // head 0
                      1, 0, 0.6f, 0.4f};  // head 1
     m_map->setInspection(QVariant::fromValue(InspectionPtr(in)));
-    m_map->setLayer(0);
+    m_map->setLayerIndex(0);
     m_map->setHead(1);
     QCOMPARE(m_map->tokenCount(), 2);
     QCOMPARE(m_map->valueAt(1, 0), double(0.6f));
