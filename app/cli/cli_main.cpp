@@ -26,6 +26,8 @@ const char* kUsage =
     "  train      pretrain or fine-tune (--recipe pretrain|sft --model --data --out [--steps --lr --batch --seq\n"
     "             --resume --metrics ...]); one JSON line per step\n"
     "  data       data synth --kind stories --n N --seed S --out FILE: training text from our own generator\n"
+    "  attention  attention of every layer x head over a prompt (--model --prompt [--layer --head --json --png])\n"
+    "  lens       logit lens: each layer's top next tokens per position (--model --prompt [--top-k --json])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace
@@ -46,6 +48,8 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return wb::cli::cmd_eval(argc, argv);
     if (cmd == "train") return wb::cli::cmd_train(argc, argv);
     if (cmd == "data") return wb::cli::cmd_data(argc, argv);
+    if (cmd == "attention") return wb::cli::cmd_attention(argc, argv);
+    if (cmd == "lens") return wb::cli::cmd_lens(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
   } catch (const wb::cli::HelpRequested& h) {

@@ -12,5 +12,7 @@ int cmd_quantize(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_data(int argc, char** argv);
+int cmd_attention(int argc, char** argv);
+int cmd_lens(int argc, char** argv);
 
 }  // namespace wb::cli

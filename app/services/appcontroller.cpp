@@ -30,6 +30,7 @@ AppController::AppController(QObject* parent)
   connect(this, &AppController::generateRequested, m_worker, &EngineWorker::generate, Qt::QueuedConnection);
   connect(this, &AppController::continueRequested, m_worker, &EngineWorker::continueGeneration, Qt::QueuedConnection);
   connect(this, &AppController::tokenizeRequested, m_worker, &EngineWorker::tokenizePrompt, Qt::QueuedConnection);
+  connectInspection();
 
   // Results: explicitly queued back to the GUI thread.
   connect(m_worker, &EngineWorker::backendChanged, this, &AppController::handleBackendChanged, Qt::QueuedConnection);
@@ -210,6 +211,7 @@ void AppController::shutdown() {
   // Stop first: the thread can only quit once the running engine call returns.
   m_worker->requestStopGeneration();
   m_worker->requestCancelLoad();
+  m_worker->requestCancelInspect();
   m_thread.quit();
   m_thread.wait();
 }

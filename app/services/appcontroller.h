@@ -60,6 +60,12 @@ class AppController : public QObject {
   Q_PROPERTY(QString generationLane READ generationLane NOTIFY generatingChanged)
   // The prompt's tokens from the last tokenizePrompt(): [{id, text}], for the chips under the prompt.
   Q_PROPERTY(QVariantList promptTokens READ promptTokens NOTIFY promptTokensChanged)
+  // The Inspect page: the newest inspection (an InspectionPtr in a QVariant, see inspectiontypes.h;
+  // invalid until the first one arrives), whether one is running, its progress and its last error.
+  Q_PROPERTY(QVariant inspection READ inspection NOTIFY inspectionChanged)
+  Q_PROPERTY(bool inspecting READ inspecting NOTIFY inspectingChanged)
+  Q_PROPERTY(double inspectProgress READ inspectProgress NOTIFY inspectingChanged)
+  Q_PROPERTY(QString inspectError READ inspectError NOTIFY inspectingChanged)
 
  public:
   // Starts the worker thread at once; no model is loaded until start() or openModel().
@@ -111,6 +117,20 @@ class AppController : public QObject {
   QString generationError() const { return m_generationError; }
   QString generationLane() const { return m_lane; }
   QVariantList promptTokens() const { return m_promptTokens; }
+  QVariant inspection() const { return m_inspection; }
+  bool inspecting() const { return m_inspectRequest != 0; }
+  double inspectProgress() const { return m_inspectProgress; }
+  QString inspectError() const { return m_inspectError; }
+
+  // Inspects `text` as the model tokenizes it, or exactly `ids` (e.g. a prompt and its output) when
+  // given. The newest request wins: a running one is cancelled (appcontroller_inspect.cpp).
+  Q_INVOKABLE void inspectText(const QString& text);
+  Q_INVOKABLE void inspectIds(const QVariantList& ids);
+  Q_INVOKABLE void cancelInspect();
+  // The current inspection as a snapshot file (engine/inspect/snapshot.h), and back: it reopens
+  // without the model and without recomputing. Accept a path or a file: URL; return "" or the error.
+  Q_INVOKABLE QString saveInspection(const QString& pathOrUrl) const;
+  Q_INVOKABLE QString openInspection(const QString& pathOrUrl);
 
   // Accepts a local path or a file: URL (what QML's file dialogs return). A load already running
   // is cancelled: the newest request wins.
@@ -153,6 +173,9 @@ class AppController : public QObject {
   // timeToFirstTokenMs, finishReason, seed, summary}; error empty on success.
   void generationDone(const QString& lane, const QVariantMap& stats, const QString& error);
   void promptTokensChanged();
+  void inspectRequested(const QString& text, const QList<int>& ids, quint64 requestId);
+  void inspectionChanged();
+  void inspectingChanged();
 
   void modelChanged();
   void backendChanged();
@@ -178,6 +201,8 @@ class AppController : public QObject {
   void beginGeneration(const QString& lane);
   void connectChat();
   bool chatLane() const { return m_lane == QLatin1String("chat"); }
+  void connectInspection();  // called once by the constructor
+  void requestInspection(const QString& text, const QList<int>& ids);
 
   AppSettings* m_settings;  // owned (child)
   QString m_dataDir;
@@ -202,4 +227,8 @@ class AppController : public QObject {
   QString m_lane = QStringLiteral("main");
   QVariantList m_promptTokens;
   quint64 m_tokenizeRequest = 0;
+  QVariant m_inspection;
+  quint64 m_inspectRequest = 0;  // the running request, 0 when idle
+  double m_inspectProgress = 0;
+  QString m_inspectError;
 };

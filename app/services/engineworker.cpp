@@ -73,6 +73,7 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<QList<int>>();
   qRegisterMetaType<ChatTurn>();
   qRegisterMetaType<QList<ChatTurn>>();
+  qRegisterMetaType<InspectionPtr>();
 }
 
 EngineWorker::~EngineWorker() = default;

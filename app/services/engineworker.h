@@ -19,6 +19,7 @@
 
 #include "chattypes.h"
 #include "generationtypes.h"
+#include "inspectiontypes.h"
 #include "modelinfo.h"
 #include "requestgate.h"
 
@@ -40,6 +41,9 @@ class EngineWorker : public QObject {
   void requestCancelLoad() { m_loadGate.cancelIssued(); }
   quint64 issueGenerationTicket() { return m_generationGate.issue(); }
   void requestStopGeneration() { m_generationGate.cancelIssued(); }
+  // Thread-safe: a request id for inspect(); cancel every inspection issued so far.
+  quint64 issueInspectTicket() { return m_inspectGate.issue(); }
+  void requestCancelInspect() { m_inspectGate.cancelIssued(); }
   // Thread-safe: how long text and token records are gathered before one signal carries them.
   void setTokenFlushInterval(int ms) { m_flushMs.store(ms); }
 
@@ -68,6 +72,9 @@ class EngineWorker : public QObject {
   // Tokens of `turns` as generateChat would feed them (for the context meter). Answers with
   // chatTokensCounted; -1 when there is no model or tokenizer.
   void countChatTokens(const QList<ChatTurn>& turns, quint64 requestId);
+  // Attention, logit lens and next-token top-k over `ids` (or, when empty, `text` tokenized as the
+  // model reads it). Ends in exactly one of inspectionReady or inspectionFailed (engineworker_inspect.cpp).
+  void inspect(const QString& text, const QList<int>& ids, quint64 requestId);
 
  Q_SIGNALS:
   void backendChanged(const QString& name, const QString& reason, const QString& description);
@@ -90,6 +97,9 @@ class EngineWorker : public QObject {
   void chatTokensCounted(quint64 requestId, int tokens);
   void generationFinished(const GenerationStats& stats);
   void generationFailed(const QString& message);
+  void inspectionProgress(quint64 requestId, double fraction);
+  void inspectionReady(quint64 requestId, const InspectionPtr& inspection);
+  void inspectionFailed(quint64 requestId, const QString& message);
 
  private:
   void ensureBackend(int threads);
@@ -113,5 +123,6 @@ class EngineWorker : public QObject {
 
   RequestGate m_loadGate;
   RequestGate m_generationGate;
+  RequestGate m_inspectGate;
   std::atomic<int> m_flushMs{16};  // about one screen refresh
 };

@@ -1,5 +1,6 @@
 // Generator: prefix reuse, prefill, decode loop, stop strings and streaming hold-back.
 #include "engine/generator.h"
+#include "engine/inspect/top_k.h"
 
 #include <algorithm>
 #include <chrono>
@@ -104,13 +105,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Gene
     log_softmax(logits, logprobs);
     gt.logprob = logprobs[id];
     if (params.top_logprobs > 0) {
-      const int k = std::min(params.top_logprobs, V);
-      std::vector<int32_t> idx(V);
-      for (int j = 0; j < V; ++j) idx[j] = j;
-      std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
-        return logprobs[a] > logprobs[b] || (logprobs[a] == logprobs[b] && a < b);
-      });
-      for (int j = 0; j < k; ++j) gt.top.push_back({idx[j], logprobs[idx[j]]});
+      for (const int32_t j : top_k_indices(logprobs, params.top_logprobs)) gt.top.push_back({j, logprobs[j]});
     }
     if (i == 0) {
       st.time_to_first_token_ms = seconds_since(t0) * 1000.0;

@@ -150,9 +150,15 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
   };
 
   if (opts.capture_attention) m_attention.assign(static_cast<size_t>(L) * NH * T * (P + T), 0.0f);
+  // Off by default: one predictable branch per layer and no copy when nobody asked.
+  if (opts.capture_residual) m_residual_stream.resize(static_cast<size_t>(L + 1) * T * C);
+  auto capture = [&](int row, const float* src) {
+    if (opts.capture_residual) std::copy(src, src + TC, m_residual_stream.data() + static_cast<size_t>(row) * TC);
+  };
 
   float* x = m_residual.data();
   be.encoder_forward_typed(x, tokens.data(), lin.wte, w.wpe, P, T, C);
+  capture(0, x);
 
   for (int l = 0; l < L; ++l) {
     const LayerLinears& lw = lin.layers[static_cast<size_t>(l)];
@@ -193,16 +199,29 @@ std::span<const float> Runner::forward(std::span<const int32_t> tokens, KVCache&
     }
     be.matmul_forward_typed(m_proj.data(), m_fch_gelu.data(), lw.w_down, at(w.b_down, l, C), T, F, C);
     be.residual_forward(x, x, m_proj.data(), TC);
+    capture(l + 1, x);
   }
   cache.advance(T);
 
   // Final norm and the output head (wte when tied), only for the rows the caller wants.
   const int first = opts.all_logits ? 0 : T - 1;
   const int rows = T - first;
-  norm(m_ln.data(), x + static_cast<int64_t>(first) * C, w.normf_w, w.normf_b, rows);
   m_logits.resize(static_cast<size_t>(rows) * V);
-  be.matmul_forward_typed(m_logits.data(), m_ln.data(), lin.head, nullptr, rows, C, V);
+  head_forward(m_logits.data(), x + static_cast<int64_t>(first) * C, rows);
   return {m_logits.data(), m_logits.size()};
+}
+
+void Runner::head_forward(float* logits, const float* x, int rows) {
+  const ModelConfig& c = m_model.config();
+  const ArchSpec spec = arch_spec(c);
+  const Weights w = resolve(m_model, spec);
+  const WeightRef head = spec.tied_head ? m_model.weight("wte") : m_model.weight("lm_head.weight");
+  ensure_scratch(rows);  // m_ln holds the normed rows; a no-op inside forward (rows <= T)
+  if (spec.norm == ArchSpec::Norm::RMSNorm)
+    m_backend.rmsnorm_forward(m_ln.data(), nullptr, x, w.normf_w, rows, c.n_embd, c.norm_eps);
+  else
+    m_backend.layernorm_forward(m_ln.data(), nullptr, nullptr, x, w.normf_w, w.normf_b, rows, c.n_embd, c.norm_eps);
+  m_backend.matmul_forward_typed(logits, m_ln.data(), head, nullptr, rows, c.n_embd, c.vocab_size);
 }
 
 }  // namespace engine

@@ -10,6 +10,9 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QImage>
+
+#include <cmath>
 
 #include <csignal>
 #include <sys/types.h>
@@ -482,6 +485,129 @@ class TestCli : public QObject {
     const QJsonArray ids = c["prompt_tokens"].toArray();
     QCOMPARE(ids, ids_of("<|im_start|>user\nHi <|endoftext|><|im_end|>\n<|im_start|>assistant\n"));
     QVERIFY(!ids.contains(50256));
+  }
+
+  void attention_json_contract() {
+    const QString prompt = "The cat sat on the mat";
+    const Run r = cli({"attention", "--model", m_model, "--prompt", prompt, "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = json_of(r);
+    const QJsonArray ids = o["ids"].toArray();
+    const int T = ids.size(), L = o["n_layer"].toInt(), NH = o["n_head"].toInt();
+    QCOMPARE(T, 6);
+    QCOMPARE(o["tokens"].toArray().size(), T);
+    QCOMPARE(o["tokens"].toArray()[1].toString(), QString(" cat"));
+    const QJsonArray att = o["attention"].toArray();
+    QCOMPARE(att.size(), L);
+    QVERIFY(L >= 1 && NH >= 1);
+    for (const auto& layer : att) {
+      QCOMPARE(layer.toArray().size(), NH);
+      for (const auto& head : layer.toArray()) {
+        QCOMPARE(head.toArray().size(), T);
+        for (int q = 0; q < T; ++q) {
+          const QJsonArray row = head.toArray()[q].toArray();
+          QCOMPARE(row.size(), T);
+          double sum = 0;
+          for (int k = 0; k < T; ++k) {
+            if (k > q) QCOMPARE(row[k].toDouble(), 0.0);
+            sum += row[k].toDouble();
+          }
+          QVERIFY(std::abs(sum - 1.0) < 1e-5);
+        }
+      }
+    }
+    // One layer and head: just that (query x key) matrix.
+    const Run one = cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", QString::number(L - 1), "--head", "1", "--json"});
+    QVERIFY2(one.code == 0, one.err.constData());
+    QCOMPARE(json_of(one)["attention"].toArray(), att[L - 1].toArray()[1].toArray());
+    // The mean over heads.
+    const Run mean = cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", "0", "--head", "mean", "--json"});
+    QVERIFY2(mean.code == 0, mean.err.constData());
+    const double got = json_of(mean)["attention"].toArray()[T - 1].toArray()[2].toDouble();
+    double want = 0;
+    for (int h = 0; h < NH; ++h) want += att[0].toArray()[h].toArray()[T - 1].toArray()[2].toDouble() / NH;
+    QVERIFY(std::abs(got - want) < 1e-6);
+  }
+
+  void attention_png() {
+    QTemporaryDir d;
+    const QString png = d.path() + "/att.png";
+    const Run r = cli({"attention", "--model", m_model, "--prompt", "a b c d", "--layer", "0", "--head", "0", "--png", png});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(r.out.contains("wrote"));
+    const QImage img(png);
+    QVERIFY(!img.isNull());
+    // 4 tokens: 8 px cells (at most 8) and a 4 px border. Query 0 attends only to itself: weight 1
+    // is the top of the viridis scale (#fde725), the zeros above the diagonal its bottom (#440154).
+    QCOMPARE(img.size(), QSize(4 + 32 + 4, 4 + 32 + 4));
+    QCOMPARE(img.pixel(4 + 4, 4 + 4) & 0xFFFFFF, 0xfde725u);
+    QCOMPARE(img.pixel(4 + 3 * 8 + 4, 4 + 4) & 0xFFFFFF, 0x440154u);
+    // Without --layer/--head: every layer (down) x head (across).
+    const Run all = cli({"attention", "--model", m_model, "--prompt", "a b c d", "--png", png, "--json"});
+    QVERIFY2(all.code == 0, all.err.constData());
+    const QJsonObject o = json_of(all);
+    const int L = o["n_layer"].toInt(), NH = o["n_head"].toInt();
+    QCOMPARE(QImage(png).size(), QSize(NH * 32 + (NH + 1) * 4, L * 32 + (L + 1) * 4));
+  }
+
+  void lens_json_contract() {
+    const QString prompt = "Once upon a time there";
+    const Run r = cli({"lens", "--model", m_model, "--prompt", prompt, "--top-k", "3", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = json_of(r);
+    const int T = o["ids"].toArray().size();
+    const QJsonArray layers = o["layers"].toArray(), lens = o["lens"].toArray();
+    QCOMPARE(layers.first().toString(), QString("embed"));
+    QCOMPARE(lens.size(), layers.size());
+    for (const auto& row : lens) {
+      QCOMPARE(row.toArray().size(), T);
+      for (const auto& pos : row.toArray()) {
+        const QJsonArray top = pos.toArray();
+        QCOMPARE(top.size(), 3);
+        double sum = 0;
+        for (int j = 0; j < 3; ++j) {
+          const double p = top[j].toObject()["prob"].toDouble();
+          QVERIFY(p >= 0 && p <= 1);
+          if (j > 0) QVERIFY(p <= top[j - 1].toObject()["prob"].toDouble());
+          sum += p;
+        }
+        QVERIFY(sum <= 1.0 + 1e-6);
+      }
+    }
+    // The last layer is the model's real next-token distribution: generate's top logprobs (a separate
+    // code path: prefill through the KV cache) must name the same tokens with the same probabilities.
+    const Run g = cli({"generate", "--model", m_model, "--prompt", prompt, "--max-tokens", "1", "--temperature", "0",
+                       "--top-logprobs", "3", "--ignore-eos", "--json"});
+    QVERIFY2(g.code == 0, g.err.constData());
+    const QJsonArray want = json_of(g)["tokens"].toArray()[0].toObject()["top_logprobs"].toArray();
+    const QJsonArray got = lens.last().toArray()[T - 1].toArray();
+    for (int j = 0; j < 3; ++j) {
+      QCOMPARE(got[j].toObject()["id"].toInt(), want[j].toObject()["id"].toInt());
+      QVERIFY(std::abs(got[j].toObject()["prob"].toDouble() - std::exp(want[j].toObject()["logprob"].toDouble())) < 1e-5);
+    }
+    QCOMPARE(o["token_logprob"].toArray().size(), T);
+  }
+
+  void inspect_commands_reject_bad_flags_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("layer out of range") << QStringList{"attention", "--prompt", "a b", "--layer", "99"} << 2 << "must be in";
+    QTest::newRow("head not a number") << QStringList{"attention", "--prompt", "a b", "--head", "avg"} << 2 << "--head";
+    QTest::newRow("negative layer") << QStringList{"attention", "--prompt", "a b", "--layer", "-1"} << 2 << "must be in";
+    QTest::newRow("no prompt") << QStringList{"lens"} << 2 << "missing required flag --prompt";
+    QTest::newRow("top-k zero") << QStringList{"lens", "--prompt", "a", "--top-k", "0"} << 2 << "must be in";
+    QTest::newRow("png unwritable") << QStringList{"attention", "--prompt", "a", "--png", "/nonexistent/dir/x.png"} << 1 << "x.png";
+  }
+  void inspect_commands_reject_bad_flags() {
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, needle);
+    args << "--model" << m_model;
+    const Run r = cli(args);
+    QCOMPARE(r.code, code);
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY2(QString::fromUtf8(r.err).contains(needle), r.err.constData());
   }
 };
 

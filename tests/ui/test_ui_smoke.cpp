@@ -113,6 +113,7 @@ class TestUiSmoke : public QObject {
   void loadErrorIsShown();
   void darkThemeRenders();
   void playgroundShowsTokens();
+  void inspectPageShowsAnInspection();
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
   void presetsAndRecentModels();
@@ -400,6 +401,62 @@ void TestUiSmoke::playgroundShowsTokens() {
   grab(QStringLiteral("playground-tokens-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::inspectPageShowsAnInspection() {
+  // The tiny text model of playgroundShowsTokens is loaded.
+  QVERIFY(m_controller->hasModel() && m_controller->modelHasTokenizer());
+  QVERIFY(m_window->setProperty("currentPage", 2));
+  QQuickItem* inspect = page(QStringLiteral("inspect"));
+  QVERIFY(inspect->setProperty("inputText", QStringLiteral("abc def, a cab fed. abc def")));
+  QVERIFY(QMetaObject::invokeMethod(inspect, "inspect"));
+  QVERIFY(m_controller->inspecting());
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->inspecting(), 30000);
+  QVERIFY2(m_controller->inspectError().isEmpty(), qPrintable(m_controller->inspectError()));
+  QQuickItem* heatmap = findItem(inspect, QStringLiteral("attentionHeatmap"));
+  QVERIFY(heatmap);
+  QTRY_VERIFY(heatmap->property("tokenCount").toInt() > 4);
+  QTest::qWait(300);
+  const qreal dpr = m_window->devicePixelRatio();
+  QImage image = grab(QStringLiteral("inspect-attention"));
+  QVERIFY(distinctColoursIn(image, heatmap, dpr) > 6);
+  QQuickItem* lines = findItem(inspect, QStringLiteral("attentionLines"));
+  QVERIFY(lines);
+  QVERIFY(lines->setProperty("selectedToken", 3));
+  QCOMPARE(heatmap->property("selectedToken").toInt(), 3);  // the two views select together
+  grab(QStringLiteral("inspect-attention-selected"));
+
+  QVERIFY(inspect->setProperty("currentView", 1));
+  QQuickItem* grid = findItem(inspect, QStringLiteral("headGrid"));
+  QTRY_VERIFY(grid && grid->isVisible());
+  image = grab(QStringLiteral("inspect-heads"));
+  QVERIFY(distinctColoursIn(image, grid, dpr) > 6);
+
+  QVERIFY(inspect->setProperty("currentView", 2));
+  QQuickItem* lens = findItem(inspect, QStringLiteral("lensView"));
+  QTRY_VERIFY(lens && lens->isVisible());
+  QTest::qWait(200);
+  image = grab(QStringLiteral("inspect-lens"));
+  QVERIFY(distinctColoursIn(image, lens, dpr) > 4);
+  QVERIFY(inspect->setProperty("currentView", 0));
+
+  // A snapshot reopens the same inspection without the engine; a corrupt one is refused by name.
+  const int tokens = heatmap->property("tokenCount").toInt();
+  const QString snap = m_dir.filePath(QStringLiteral("x.wbinspect"));
+  QCOMPARE(m_controller->saveInspection(QUrl::fromLocalFile(snap).toString()), QString());
+  QVERIFY(inspect->setProperty("inputText", QStringLiteral("abc")));
+  QVERIFY(QMetaObject::invokeMethod(inspect, "inspect"));
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->inspecting(), 30000);
+  QTRY_VERIFY(heatmap->property("tokenCount").toInt() < tokens);
+  QCOMPARE(m_controller->openInspection(snap), QString());
+  QTRY_COMPARE(heatmap->property("tokenCount").toInt(), tokens);
+  QFile f(snap);
+  QVERIFY(f.open(QIODevice::ReadWrite));
+  f.seek(40);
+  f.write("\xff\xff");
+  f.close();
+  QVERIFY(m_controller->openInspection(snap).contains(QStringLiteral("checksum")));
+  QCOMPARE(heatmap->property("tokenCount").toInt(), tokens);  // the failed open changed nothing
 }
 
 void TestUiSmoke::playgroundGeneratesWithStarterModel() {

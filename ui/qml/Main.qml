@@ -131,8 +131,11 @@ ApplicationWindow {
                 Layout.fillHeight: true
 
                 ChatPage { onGoToPlaygroundRequested: window.showPage("playground") }
-                PlaygroundPage {}
-                InspectPage { onGoToPlaygroundRequested: window.showPage("playground") }
+                PlaygroundPage { id: playgroundPage }
+                InspectPage {
+                    playgroundText: playgroundPage.runPrompt + App.generatedText
+                    onGoToPlaygroundRequested: window.showPage("playground")
+                }
                 TrainPage { onGoToPlaygroundRequested: window.showPage("playground") }
                 RunsPage { onGoToPlaygroundRequested: window.showPage("playground") }
                 ModelsPage {

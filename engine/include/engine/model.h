@@ -169,6 +169,7 @@ class Model {
 struct ForwardOptions {
   bool all_logits = false;           // logits for every new position (else only the last)
   bool capture_attention = false;    // post-softmax probabilities per layer x head
+  bool capture_residual = false;     // the residual stream after the embeddings and after each layer
 };
 
 // Runs a model on a backend with its own scratch memory. Not thread-safe; one per thread.
@@ -183,6 +184,14 @@ class Runner {
 
   // After a forward with capture_attention: (L, NH, T, P+T) probabilities of that step.
   const std::vector<float>& attention() const { return m_attention; }
+  // After a forward with capture_residual: (L+1, T, C); row 0 is the embedding output, row l the
+  // stream after layer l-1 (row L is what the final norm and head turn into the logits).
+  const std::vector<float>& residual_stream() const { return m_residual_stream; }
+
+  // The final norm and the output head: x (rows, C) -> logits (rows, V). forward() ends with exactly
+  // this call, so applied to residual_stream() row L it gives the model's logits bit for bit (the
+  // logit lens applies it to every row).
+  void head_forward(float* logits, const float* x, int rows);
 
   const Model& model() const { return m_model; }
   Backend& backend() { return m_backend; }
@@ -198,6 +207,7 @@ class Runner {
   // m_fch / m_fch_gelu: GPT-2's fc output and its GELU, or Llama's gate and up projections (T,F).
   std::vector<float> m_residual, m_ln, m_qkv, m_atty, m_proj, m_fch, m_fch_gelu, m_logits, m_att_layer;
   std::vector<float> m_attention;
+  std::vector<float> m_residual_stream;
 };
 
 }  // namespace engine

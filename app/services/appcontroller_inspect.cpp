@@ -1,0 +1,100 @@
+// AppController's side of the Inspect page (see appcontroller.h): requests go to the worker queued;
+// results and progress come back queued, and only the newest request's answers are kept.
+#include "appcontroller.h"
+
+#include <QFile>
+
+#include "engine/error.h"
+#include "engine/inspect/snapshot.h"
+#include "engineworker.h"
+#include "localfile.h"
+
+namespace {
+
+constexpr qint64 kMaxSnapshotBytes = qint64(4) << 30;
+
+}  // namespace
+
+void AppController::connectInspection() {
+  connect(this, &AppController::inspectRequested, m_worker, &EngineWorker::inspect, Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::inspectionProgress, this,
+      [this](quint64 id, double fraction) {
+        if (id != m_inspectRequest) return;
+        m_inspectProgress = fraction;
+        Q_EMIT inspectingChanged();
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::inspectionReady, this,
+      [this](quint64 id, const InspectionPtr& inspection) {
+        if (id != m_inspectRequest) return;
+        m_inspectRequest = 0;
+        m_inspection = QVariant::fromValue(inspection);
+        m_inspectError.clear();
+        Q_EMIT inspectionChanged();
+        Q_EMIT inspectingChanged();
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::inspectionFailed, this,
+      [this](quint64 id, const QString& message) {
+        if (id != m_inspectRequest) return;
+        m_inspectRequest = 0;
+        m_inspectError = message;
+        Q_EMIT inspectingChanged();
+      },
+      Qt::QueuedConnection);
+}
+
+void AppController::requestInspection(const QString& text, const QList<int>& ids) {
+  if (m_shutDown) return;
+  m_worker->requestCancelInspect();  // the newest request wins
+  m_inspectRequest = m_worker->issueInspectTicket();
+  m_inspectProgress = 0;
+  m_inspectError.clear();
+  Q_EMIT inspectingChanged();
+  Q_EMIT inspectRequested(text, ids, m_inspectRequest);
+}
+
+void AppController::inspectText(const QString& text) { requestInspection(text, {}); }
+
+void AppController::inspectIds(const QVariantList& ids) {
+  QList<int> list;
+  list.reserve(ids.size());
+  for (const QVariant& v : ids) list << v.toInt();
+  requestInspection(QString(), list);
+}
+
+void AppController::cancelInspect() {
+  if (m_inspectRequest == 0) return;
+  m_worker->requestCancelInspect();
+}
+
+QString AppController::saveInspection(const QString& pathOrUrl) const {
+  const InspectionPtr in = inspectionFrom(m_inspection);
+  if (!in) return tr("Nothing to save yet: inspect some text first.");
+  const std::string blob = engine::serialize_inspection(*in);
+  return writeFileAtomically(pathOrUrl, QByteArray(blob.data(), static_cast<qsizetype>(blob.size())));
+}
+
+QString AppController::openInspection(const QString& pathOrUrl) {
+  const QString path = localPathOf(pathOrUrl);
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return tr("Could not open %1: %2").arg(path, f.errorString());
+  if (f.size() > kMaxSnapshotBytes) return tr("%1 is too large to be an inspection snapshot.").arg(path);
+  const QByteArray bytes = f.readAll();
+  try {
+    auto in = std::make_shared<engine::Inspection>(
+        engine::deserialize_inspection(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), path.toStdString()));
+    m_inspection = QVariant::fromValue(InspectionPtr(std::move(in)));
+  } catch (const engine::Error& e) {
+    return QString::fromUtf8(e.what());
+  } catch (const std::bad_alloc&) {
+    return tr("Not enough memory to open %1.").arg(path);
+  }
+  m_inspectError.clear();
+  Q_EMIT inspectionChanged();
+  Q_EMIT inspectingChanged();
+  return {};
+}

@@ -1,0 +1,359 @@
+// AttentionHeatmap (see attentionheatmap.h).
+#include "attentionheatmap.h"
+
+#include <QCursor>
+#include <QPainter>
+#include <QSaveFile>
+
+#include <algorithm>
+#include <cmath>
+
+#include "services/localfile.h"
+#include "inspectmatrix.h"
+
+namespace {
+
+constexpr double kLabelMargin = 88;     // pixels left of and above the matrix for token labels
+constexpr double kMinLabelCell = 11;    // a label is drawn only when a cell is at least this tall
+constexpr double kMaxZoom = 64;
+
+QString csvField(const QString& s) {
+  QString q = s;
+  q.replace(QLatin1Char('"'), QLatin1String("\"\""));
+  return QLatin1Char('"') + q + QLatin1Char('"');
+}
+
+}  // namespace
+
+AttentionHeatmap::AttentionHeatmap(QQuickItem* parent) : QQuickPaintedItem(parent) {
+  setAcceptHoverEvents(true);
+  setAcceptedMouseButtons(Qt::LeftButton);
+  setAntialiasing(false);
+}
+
+void AttentionHeatmap::setInspection(const QVariant& v) {
+  m_inspectionVariant = v;
+  Q_EMIT inspectionChanged();
+  rebuild();
+}
+
+void AttentionHeatmap::setLayerIndex(int layer) {
+  if (layer == m_layer) return;
+  m_layer = layer;
+  Q_EMIT selectionChanged();
+  rebuild();
+}
+
+void AttentionHeatmap::setHead(int head) {
+  if (head == m_head) return;
+  m_head = head;
+  Q_EMIT selectionChanged();
+  rebuild();
+}
+
+void AttentionHeatmap::setShowLabels(bool on) {
+  if (on == m_showLabels) return;
+  m_showLabels = on;
+  clampPan();
+  Q_EMIT viewChanged();
+  update();
+}
+
+void AttentionHeatmap::setZoom(double zoom) {
+  zoom = std::clamp(zoom, 1.0, kMaxZoom);
+  if (zoom == m_zoom) return;
+  m_zoom = zoom;
+  clampPan();
+  Q_EMIT viewChanged();
+  update();
+}
+
+void AttentionHeatmap::setLabelColor(const QColor& c) {
+  if (c == m_labelColor) return;
+  m_labelColor = c;
+  Q_EMIT viewChanged();
+  update();
+}
+
+void AttentionHeatmap::setSelectedToken(int t) {
+  t = (t >= 0 && t < m_T) ? t : -1;
+  if (t == m_selected) return;
+  m_selected = t;
+  Q_EMIT selectedTokenChanged();
+  update();
+}
+
+void AttentionHeatmap::resetView() {
+  m_zoom = 1.0;
+  m_pan = {};
+  Q_EMIT viewChanged();
+  update();
+}
+
+void AttentionHeatmap::rebuild() {
+  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspectionVariant, m_layer, m_head);
+  setMatrixData(std::move(c.values), c.T, std::move(c.labels));
+}
+
+void AttentionHeatmap::setMatrix(std::vector<float> m, int T, QStringList labels) {
+  if (T < 0 || m.size() != static_cast<size_t>(T) * static_cast<size_t>(T)) {
+    m.clear();
+    T = 0;
+  }
+  setMatrixData(std::move(m), T, std::move(labels));
+}
+
+void AttentionHeatmap::setMatrixData(std::vector<float> m, int T, QStringList labels) {
+  const bool sameSize = T == m_T;
+  m_matrix = std::move(m);
+  m_T = T;
+  m_labels = std::move(labels);
+  while (m_labels.size() < m_T) m_labels << QString::number(m_labels.size());
+  m_image = m_T ? inspectview::matrixImage(m_matrix, m_T) : QImage();
+  if (!sameSize) {  // a new sequence: start from the whole matrix; a new head keeps the view
+    m_zoom = 1.0;
+    m_pan = {};
+    m_selected = -1;
+    Q_EMIT viewChanged();
+    Q_EMIT selectedTokenChanged();
+  }
+  setHover(-1, -1);
+  Q_EMIT matrixChanged();
+  update();
+}
+
+double AttentionHeatmap::valueAt(int q, int k) const {
+  if (q < 0 || k < 0 || q >= m_T || k >= m_T) return 0.0;
+  return m_matrix[static_cast<size_t>(q) * m_T + k];
+}
+
+QColor AttentionHeatmap::colourAt(double value) const { return inspectview::qcolourOf(static_cast<float>(value)); }
+
+double AttentionHeatmap::hoverValue() const { return valueAt(m_hoverQ, m_hoverK); }
+
+QString AttentionHeatmap::hoverText() const {
+  if (m_hoverQ < 0) return {};
+  return tr("“%1” (%2) → “%3” (%4): %5")
+      .arg(m_labels.value(m_hoverQ))
+      .arg(m_hoverQ)
+      .arg(m_labels.value(m_hoverK))
+      .arg(m_hoverK)
+      .arg(hoverValue(), 0, 'f', 4);
+}
+
+// Room for labels only while they can be drawn: a long sequence shown whole gets every pixel.
+double AttentionHeatmap::margin() const {
+  if (!m_showLabels || m_T == 0) return 0.0;
+  const double side = std::max(0.0, std::min(width(), height()) - kLabelMargin);
+  return side / m_T * m_zoom >= kMinLabelCell ? kLabelMargin : 0.0;
+}
+
+double AttentionHeatmap::cellSize() const {
+  if (m_T == 0) return 0;
+  const double side = std::max(0.0, std::min(width(), height()) - margin());
+  return side / m_T * m_zoom;
+}
+
+// Centred horizontally while it is narrower than the item; panned within it once zoomed past it.
+QRectF AttentionHeatmap::matrixRect() const {
+  const double s = cellSize() * m_T;
+  const double centre = std::max(0.0, (width() - margin() - s) / 2);
+  return QRectF(margin() + centre + m_pan.x(), margin() + m_pan.y(), s, s);
+}
+
+void AttentionHeatmap::clampPan() {
+  const double s = cellSize() * m_T;
+  const double roomX = width() - margin(), roomY = height() - margin();
+  m_pan.setX(std::clamp(m_pan.x(), std::min(0.0, roomX - s), 0.0));
+  m_pan.setY(std::clamp(m_pan.y(), std::min(0.0, roomY - s), 0.0));
+}
+
+bool AttentionHeatmap::cellAt(QPointF pos, int* q, int* k) const {
+  const double m = margin();
+  if (m_T == 0 || pos.x() < m || pos.y() < m) return false;
+  const QRectF r = matrixRect();
+  const double cs = cellSize();
+  const int kk = static_cast<int>(std::floor((pos.x() - r.left()) / cs));
+  const int qq = static_cast<int>(std::floor((pos.y() - r.top()) / cs));
+  if (qq < 0 || kk < 0 || qq >= m_T || kk >= m_T) return false;
+  *q = qq;
+  *k = kk;
+  return true;
+}
+
+void AttentionHeatmap::setHover(int q, int k) {
+  if (q == m_hoverQ && k == m_hoverK) return;
+  m_hoverQ = q;
+  m_hoverK = k;
+  Q_EMIT hoverChanged();
+  update();
+}
+
+void AttentionHeatmap::paint(QPainter* p) {
+  if (m_T == 0 || m_image.isNull()) return;
+  const double m = margin(), cs = cellSize();
+  const QRectF area(m, m, std::max(0.0, width() - m), std::max(0.0, height() - m));
+  const QRectF r = matrixRect();
+  // Only the visible cells are scaled: at high zoom the whole matrix would be a huge image.
+  const int k0 = std::max(0, static_cast<int>(std::floor((area.left() - r.left()) / cs)));
+  const int q0 = std::max(0, static_cast<int>(std::floor((area.top() - r.top()) / cs)));
+  const int k1 = std::min(m_T, static_cast<int>(std::ceil((area.right() - r.left()) / cs)));
+  const int q1 = std::min(m_T, static_cast<int>(std::ceil((area.bottom() - r.top()) / cs)));
+  if (k1 <= k0 || q1 <= q0) return;
+  p->save();
+  p->setClipRect(area);
+  // Crisp cells when magnified; averaged when a long sequence is shrunk below a pixel per cell.
+  p->setRenderHint(QPainter::SmoothPixmapTransform, cs < 1.0);
+  const QRectF target(r.left() + k0 * cs, r.top() + q0 * cs, (k1 - k0) * cs, (q1 - q0) * cs);
+  p->drawImage(target, m_image, QRectF(k0, q0, k1 - k0, q1 - q0));
+  p->setRenderHint(QPainter::Antialiasing, false);
+  if (m_selected >= 0) {  // the token's row (where it attends) and column (what attends to it)
+    p->setPen(QPen(QColor(255, 255, 255, 200), 1.5));
+    p->setBrush(Qt::NoBrush);
+    p->drawRect(QRectF(r.left(), r.top() + m_selected * cs, r.width(), cs));
+    p->drawRect(QRectF(r.left() + m_selected * cs, r.top(), cs, r.height()));
+  }
+  if (m_hoverQ >= 0 && cs >= 4) {
+    p->setPen(QPen(QColor(255, 255, 255), 2));
+    p->setBrush(Qt::NoBrush);
+    p->drawRect(QRectF(r.left() + m_hoverK * cs, r.top() + m_hoverQ * cs, cs, cs));
+  }
+  p->restore();
+
+  if (m > 0 && cs >= kMinLabelCell) {
+    QFont f = p->font();
+    f.setPixelSize(static_cast<int>(std::clamp(cs * 0.7, 9.0, 13.0)));
+    p->setFont(f);
+    p->setPen(m_labelColor);
+    p->save();
+    const double lx = std::max(0.0, area.left() - m + std::max(0.0, r.left() - area.left()));  // labels hug the matrix
+    p->setClipRect(QRectF(lx, m, m, height() - m));
+    for (int q = q0; q < q1; ++q) {
+      QFont bold = f;
+      bold.setBold(q == m_selected || q == m_hoverQ);
+      p->setFont(bold);
+      p->drawText(QRectF(lx, r.top() + q * cs, m - 6, cs), Qt::AlignRight | Qt::AlignVCenter,
+                  p->fontMetrics().elidedText(m_labels.value(q), Qt::ElideRight, static_cast<int>(m - 8)));
+    }
+    p->restore();
+    p->save();
+    p->setClipRect(QRectF(std::max(m, r.left()), 0, width() - m, m));
+    for (int k = k0; k < k1; ++k) {
+      QFont bold = f;
+      bold.setBold(k == m_selected || k == m_hoverK);
+      p->setFont(bold);
+      p->save();
+      p->translate(r.left() + k * cs, m - 6);
+      p->rotate(-90);
+      p->drawText(QRectF(0, 0, m - 8, cs), Qt::AlignLeft | Qt::AlignVCenter,
+                  p->fontMetrics().elidedText(m_labels.value(k), Qt::ElideRight, static_cast<int>(m - 8)));
+      p->restore();
+    }
+    p->restore();
+  }
+}
+
+void AttentionHeatmap::hoverMoveEvent(QHoverEvent* event) {
+  int q = -1, k = -1;
+  if (!cellAt(event->position(), &q, &k)) q = k = -1;
+  setHover(q, k);
+}
+
+void AttentionHeatmap::hoverLeaveEvent(QHoverEvent*) { setHover(-1, -1); }
+
+void AttentionHeatmap::mousePressEvent(QMouseEvent* event) {
+  m_dragFrom = event->position();
+  m_dragging = true;
+  m_dragMoved = false;
+  event->accept();
+}
+
+void AttentionHeatmap::mouseMoveEvent(QMouseEvent* event) {
+  if (!m_dragging) return;
+  const QPointF d = event->position() - m_dragFrom;
+  if (!m_dragMoved && d.manhattanLength() < 4) return;  // a click that wobbled is still a click
+  m_dragMoved = true;
+  m_pan += d;
+  m_dragFrom = event->position();
+  clampPan();
+  update();
+}
+
+void AttentionHeatmap::mouseReleaseEvent(QMouseEvent* event) {
+  const bool click = m_dragging && !m_dragMoved;
+  m_dragging = false;
+  int q = -1, k = -1;
+  if (click && cellAt(event->position(), &q, &k)) {
+    setSelectedToken(q == m_selected ? -1 : q);
+    Q_EMIT cellClicked(q, k);
+  }
+}
+
+void AttentionHeatmap::wheelEvent(QWheelEvent* event) {
+  if (m_T == 0) return;
+  const double oldCell = cellSize();
+  const double factor = std::pow(1.0015, event->angleDelta().y());
+  const double zoom = std::clamp(m_zoom * factor, 1.0, kMaxZoom);
+  if (zoom == m_zoom) return;
+  // Keep the point under the pointer where it is.
+  const QPointF at = event->position(), origin = matrixRect().topLeft();
+  m_zoom = zoom;
+  const double ratio = cellSize() / oldCell;
+  const QPointF newOrigin = at - (at - origin) * ratio;
+  m_pan = newOrigin - QPointF(margin(), margin());
+  clampPan();
+  Q_EMIT viewChanged();
+  update();
+  event->accept();
+}
+
+void AttentionHeatmap::geometryChange(const QRectF& newGeometry, const QRectF& oldGeometry) {
+  QQuickPaintedItem::geometryChange(newGeometry, oldGeometry);
+  clampPan();
+}
+
+QString AttentionHeatmap::exportPng(const QString& pathOrUrl) const {
+  if (m_T == 0) return tr("Nothing to export yet.");
+  const int cell = std::clamp(1024 / m_T, 2, 24);
+  const int margin = cell >= 10 ? 120 : 0;
+  const int side = margin + cell * m_T;
+  QImage img(side, side, QImage::Format_RGB32);
+  if (img.isNull()) return tr("The image would be too large.");
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    p.drawImage(QRect(margin, margin, cell * m_T, cell * m_T), m_image);
+    if (margin > 0) {
+      QFont f = p.font();
+      f.setPixelSize(std::min(13, cell - 2));
+      p.setFont(f);
+      p.setPen(Qt::black);
+      for (int t = 0; t < m_T; ++t) {
+        const QString label = p.fontMetrics().elidedText(m_labels.value(t), Qt::ElideRight, margin - 8);
+        p.drawText(QRect(0, margin + t * cell, margin - 4, cell), Qt::AlignRight | Qt::AlignVCenter, label);
+        p.save();
+        p.translate(margin + t * cell, margin - 4);
+        p.rotate(-90);
+        p.drawText(QRect(0, 0, margin - 8, cell), Qt::AlignLeft | Qt::AlignVCenter, label);
+        p.restore();
+      }
+    }
+  }
+  QSaveFile f(localPathOf(pathOrUrl));
+  if (!f.open(QIODevice::WriteOnly) || !img.save(&f, "PNG") || !f.commit())
+    return tr("Could not write %1: %2").arg(localPathOf(pathOrUrl), f.errorString());
+  return {};
+}
+
+QString AttentionHeatmap::exportCsv(const QString& pathOrUrl) const {
+  if (m_T == 0) return tr("Nothing to export yet.");
+  QByteArray out = csvField(QStringLiteral("query \\ key")).toUtf8();
+  for (int k = 0; k < m_T; ++k) out += ',' + csvField(m_labels.value(k)).toUtf8();
+  out += '\n';
+  for (int q = 0; q < m_T; ++q) {
+    out += csvField(m_labels.value(q)).toUtf8();
+    for (int k = 0; k < m_T; ++k) out += ',' + QByteArray::number(m_matrix[static_cast<size_t>(q) * m_T + k], 'g', 7);
+    out += '\n';
+  }
+  return writeFileAtomically(pathOrUrl, out);
+}

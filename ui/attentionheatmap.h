@@ -1,0 +1,120 @@
+// AttentionHeatmap: one (T, T) attention matrix as a heatmap, query tokens down, key tokens across,
+// in the shared colour scale (inspectmatrix.h). Painted from a cached one-pixel-per-cell QImage, so a
+// 512+ token matrix costs one scaled drawImage per frame however many cells it has.
+//
+// Zoom with the wheel (around the pointer) or `zoom`; drag to pan. Token labels appear on both axes
+// once a cell is tall enough to read one. Hover sets hoverQuery/hoverKey/hoverValue; a click emits
+// cellClicked (the page uses it to pick a token for the lines view).
+// The matrix comes from `inspection` + `layerIndex` + `head` (a head index, or MeanOfHeads / MaxOfHeads),
+// or directly from setMatrix() (tests, other views).
+#pragma once
+
+#include <QColor>
+#include <QImage>
+#include <QQuickPaintedItem>
+#include <QStringList>
+#include <QVariant>
+#include <QtQml/qqml.h>
+
+#include <vector>
+
+class AttentionHeatmap : public QQuickPaintedItem {
+  Q_OBJECT
+  QML_ELEMENT
+  Q_PROPERTY(QVariant inspection READ inspection WRITE setInspection NOTIFY inspectionChanged)
+  Q_PROPERTY(int layerIndex READ layerIndex WRITE setLayerIndex NOTIFY selectionChanged)
+  Q_PROPERTY(int head READ head WRITE setHead NOTIFY selectionChanged)
+  Q_PROPERTY(int tokenCount READ tokenCount NOTIFY matrixChanged)
+  Q_PROPERTY(bool showLabels READ showLabels WRITE setShowLabels NOTIFY viewChanged)
+  Q_PROPERTY(double zoom READ zoom WRITE setZoom NOTIFY viewChanged)
+  Q_PROPERTY(int hoverQuery READ hoverQuery NOTIFY hoverChanged)
+  Q_PROPERTY(int hoverKey READ hoverKey NOTIFY hoverChanged)
+  Q_PROPERTY(double hoverValue READ hoverValue NOTIFY hoverChanged)
+  Q_PROPERTY(QString hoverText READ hoverText NOTIFY hoverChanged)
+  Q_PROPERTY(int selectedToken READ selectedToken WRITE setSelectedToken NOTIFY selectedTokenChanged)
+  Q_PROPERTY(QColor labelColor READ labelColor WRITE setLabelColor NOTIFY viewChanged)
+
+ public:
+  enum HeadChoice { MeanOfHeads = -1, MaxOfHeads = -2 };
+  Q_ENUM(HeadChoice)
+
+  explicit AttentionHeatmap(QQuickItem* parent = nullptr);
+
+  QVariant inspection() const { return m_inspectionVariant; }
+  void setInspection(const QVariant& v);
+  int layerIndex() const { return m_layer; }
+  void setLayerIndex(int layer);
+  int head() const { return m_head; }
+  void setHead(int head);
+  int tokenCount() const { return m_T; }
+  bool showLabels() const { return m_showLabels; }
+  void setShowLabels(bool on);
+  double zoom() const { return m_zoom; }
+  void setZoom(double zoom);
+  int hoverQuery() const { return m_hoverQ; }
+  int hoverKey() const { return m_hoverK; }
+  double hoverValue() const;
+  QString hoverText() const;
+  int selectedToken() const { return m_selected; }
+  void setSelectedToken(int t);
+  QColor labelColor() const { return m_labelColor; }
+  void setLabelColor(const QColor& c);
+
+  // Shows `m` (T, T) row-major with `labels` (T entries, or empty), instead of an inspection's matrix.
+  void setMatrix(std::vector<float> m, int T, QStringList labels = {});
+  // The value at (query, key), 0 outside.
+  Q_INVOKABLE double valueAt(int query, int key) const;
+  // The colour of `value` in the shared scale (for legends).
+  Q_INVOKABLE QColor colourAt(double value) const;
+  // Back to zoom 1 (the whole matrix fits) and no pan.
+  Q_INVOKABLE void resetView();
+  // The matrix at a readable resolution with token labels (PNG) / as numbers with token headers
+  // (CSV). Accept a path or a file: URL; write atomically. Return "" or the reason it failed.
+  Q_INVOKABLE QString exportPng(const QString& pathOrUrl) const;
+  Q_INVOKABLE QString exportCsv(const QString& pathOrUrl) const;
+
+  void paint(QPainter* painter) override;
+
+ Q_SIGNALS:
+  void inspectionChanged();
+  void selectionChanged();
+  void matrixChanged();
+  void viewChanged();
+  void hoverChanged();
+  void selectedTokenChanged();
+  void cellClicked(int query, int key);
+
+ protected:
+  void hoverMoveEvent(QHoverEvent* event) override;
+  void hoverLeaveEvent(QHoverEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void geometryChange(const QRectF& newGeometry, const QRectF& oldGeometry) override;
+
+ private:
+  void rebuild();                 // matrix + image from the inspection and the selection
+  void setMatrixData(std::vector<float> m, int T, QStringList labels);
+  double margin() const;          // room for labels on the left and top (0 without labels)
+  double cellSize() const;        // pixels per cell at the current zoom
+  QRectF matrixRect() const;      // where the whole matrix is drawn (may extend past the item)
+  bool cellAt(QPointF pos, int* q, int* k) const;
+  void clampPan();
+  void setHover(int q, int k);
+
+  QVariant m_inspectionVariant;
+  int m_layer = 0, m_head = MeanOfHeads;
+  std::vector<float> m_matrix;
+  int m_T = 0;
+  QStringList m_labels;
+  QImage m_image;
+  bool m_showLabels = true;
+  double m_zoom = 1.0;
+  QPointF m_pan;                  // offset of the matrix from its fitted position, in pixels
+  QPointF m_dragFrom;
+  bool m_dragging = false, m_dragMoved = false;
+  int m_hoverQ = -1, m_hoverK = -1;
+  int m_selected = -1;
+  QColor m_labelColor = QColor(0x1c, 0x20, 0x27);
+};
