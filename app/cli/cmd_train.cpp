@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli_args.h"
 #include "cli_common.h"
@@ -23,6 +24,7 @@
 #include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
 #include "engine/train/init_model.h"
+#include "engine/train/lora_io.h"
 #include "engine/train/training_data.h"
 #include "engine/train/trainer.h"
 
@@ -87,6 +89,9 @@ int cmd_train(int argc, char** argv) {
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
       {"lora-alpha", true, false, "LoRA alpha (default 16)"},
+      {"lora-dropout", true, false, "LoRA: dropout on the adapter input (default 0)"},
+      {"lora-targets", true, false, "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
+                                    "(default: PEFT's defaults for the architecture)"},
       {"batch", true, false, "rows per micro-batch (default 4)"},
       {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
       {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
@@ -131,6 +136,16 @@ int cmd_train(int argc, char** argv) {
   const std::string out = a.required("out");
   const int lora_rank = static_cast<int>(a.integer("lora-rank", 0, 0, 4096));
   const double lora_alpha = a.number("lora-alpha", 16.0, 1e-6, 1e6);
+  const double lora_dropout = a.number("lora-dropout", 0.0, 0.0, 0.95);
+  std::vector<std::string> lora_targets;
+  if (a.has("lora-targets")) {
+    std::stringstream list(a.str("lora-targets"));
+    for (std::string t; std::getline(list, t, ',');)
+      if (!t.empty()) lora_targets.push_back(t);
+    if (lora_targets.empty()) throw UsageError("--lora-targets names no weight group");
+  }
+  if (lora_rank == 0 && (a.has("lora-alpha") || a.has("lora-dropout") || a.has("lora-targets")))
+    throw UsageError("--lora-alpha, --lora-dropout and --lora-targets need --lora-rank > 0");
   const int B = static_cast<int>(a.integer("batch", 4, 1, 1 << 16));
   const int grad_accum = static_cast<int>(a.integer("grad-accum", 1, 1, 1 << 16));
   const int64_t steps = a.integer("steps", 100, 1, int64_t(1) << 40);
@@ -221,11 +236,15 @@ int cmd_train(int argc, char** argv) {
                        {"seed", seed},
                        {"val_fraction", val_fraction},
                        {"lora_rank", lora_rank},
-                       {"lora_alpha", lora_alpha}};
+                       {"lora_alpha", lora_alpha},
+                       {"lora_dropout", lora_dropout},
+                       {"lora_targets", lora_targets}};
 
   engine::LoraConfig lora;
   lora.rank = lora_rank;
   lora.alpha = static_cast<float>(lora_alpha);
+  lora.dropout = static_cast<float>(lora_dropout);
+  lora.targets = lora_targets;
   lora.seed = seed;
   engine::TrainModel tm(*model, *backend.backend, lora);
 
@@ -310,6 +329,13 @@ int cmd_train(int argc, char** argv) {
                            {"base_model", model_path},
                            {"steps", r.steps_done},
                            {"training", config}};
+  // LoRA: the adapters alone (PEFT layout, in OUT/adapter) and the model with them merged (in OUT), so
+  // the result both loads in PEFT and runs here or in llama.cpp without an adapter loader. The merge
+  // is the last thing done to the weights: a --resume restarts from the checkpoint, never from OUT.
+  if (lora_rank > 0) {
+    engine::save_lora_adapters(tm, out + "/adapter", model_path);
+    tm.merge_lora();
+  }
   save_trained_model(*model, info, out, provenance);
   if (r.stopped) {
     std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint

@@ -317,6 +317,33 @@ class TestCli : public QObject {
     QVERIFY(json_of(g)["perplexity"].toDouble() < json_of(g0)["perplexity"].toDouble() / 3);
   }
 
+  void train_lora_writes_adapters_and_a_merged_model() {
+    const QString data = writeStories(), out = m_dir.path() + "/lora";
+    const Run r = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out", out, "--steps", "8",
+                       "--batch", "2", "--seq", "32", "--lr", "1e-2", "--schedule", "constant", "--shuffle", "off",
+                       "--val-every", "0", "--lora-rank", "4", "--lora-alpha", "8"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> lines = jsonLines(r.out);
+    QCOMPARE(lines.size(), 8);
+    QVERIFY(lines[7]["loss"].toDouble() < lines[0]["loss"].toDouble());
+    // The adapters in PEFT's layout...
+    QFile cfg(out + "/adapter/adapter_config.json");
+    QVERIFY(cfg.open(QIODevice::ReadOnly));
+    const QJsonObject c = QJsonDocument::fromJson(cfg.readAll()).object();
+    QCOMPARE(c["r"].toInt(), 4);
+    QCOMPARE(c["lora_alpha"].toDouble(), 8.0);
+    QVERIFY(QFileInfo(out + "/adapter/adapter_model.safetensors").size() > 0);
+    // ...and the merged model, which is no longer the base model: its perplexity on the training text fell.
+    const QStringList eval = {"eval", "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"};
+    const Run merged = cli(QStringList(eval) << "--model" << out), base = cli(QStringList(eval) << "--model" << m_model);
+    QVERIFY2(merged.code == 0, merged.err.constData());
+    QVERIFY(json_of(merged)["perplexity"].toDouble() < json_of(base)["perplexity"].toDouble());
+    // LoRA options without a rank are a usage error.
+    const Run bad = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out", out + "-x",
+                         "--lora-alpha", "8"});
+    QCOMPARE(bad.code, 2);
+  }
+
   void train_resume_continues_exactly() {
     const QString data = writeStories(), a = m_dir.path() + "/run-a", b = m_dir.path() + "/run-b";
     const QStringList common = {"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--steps", "4",
