@@ -3,14 +3,21 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <QUrl>
 
 #include "appsettings.h"
 #include "engineworker.h"
+#include "sessionstore.h"
 #include "startupmodel.h"
 
 AppController::AppController(QObject* parent)
-    : QObject(parent), m_settings(new AppSettings(this)), m_dataDir(workbenchDataDir()), m_worker(new EngineWorker) {
+    : QObject(parent),
+      m_settings(new AppSettings(this)),
+      m_dataDir(workbenchDataDir()),
+      m_worker(new EngineWorker),
+      m_store(new SessionStore(this)),
+      m_chat(nullptr) {
   // The worker has no parent so it can move; the thread deletes it on its own thread at the end,
   // which is where the engine objects it owns must be destroyed.
   m_worker->moveToThread(&m_thread);
@@ -37,6 +44,7 @@ AppController::AppController(QObject* parent)
   connect(
       m_worker, &EngineWorker::tokenGenerated, this,
       [this](const QString& text) {
+        if (chatLane()) return m_chat->handleText(text);
         m_generatedText += text;
         Q_EMIT generatedTextChanged();
       },
@@ -44,6 +52,7 @@ AppController::AppController(QObject* parent)
   connect(
       m_worker, &EngineWorker::tokensGenerated, this,
       [this](const QList<TokenRecord>& tokens) {
+        if (chatLane()) return;  // the chat shows text only
         QVariantList list;
         list.reserve(tokens.size());
         for (const TokenRecord& t : tokens) list << t.toVariantMap();
@@ -53,6 +62,10 @@ AppController::AppController(QObject* parent)
   connect(
       m_worker, &EngineWorker::generationFinished, this,
       [this](const GenerationStats& stats) {
+        if (chatLane()) {
+          setGenerating(false);
+          return m_chat->handleFinished(stats);
+        }
         m_generationStats = stats.summary();
         m_generationError.clear();
         Q_EMIT generationStatsChanged();
@@ -63,6 +76,10 @@ AppController::AppController(QObject* parent)
   connect(
       m_worker, &EngineWorker::generationFailed, this,
       [this](const QString& message) {
+        if (chatLane()) {
+          setGenerating(false);
+          return m_chat->handleFailed(message);
+        }
         m_generationStats.clear();
         m_generationError = message;
         Q_EMIT generationStatsChanged();
@@ -81,8 +98,83 @@ AppController::AppController(QObject* parent)
       },
       Qt::QueuedConnection);
 
+  // WB_SESSION_DB: another database file (tests, or a second profile).
+  QString dbPath = qEnvironmentVariable("WB_SESSION_DB");
+  if (dbPath.isEmpty())
+    dbPath = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/workbench.db");
+  m_store->open(dbPath);
+  if (!m_store->problem().isEmpty()) qWarning("%s", qPrintable(m_store->problem()));
+  m_chat = new ChatController(m_store, this);
+  connectChat();
+
   m_thread.start();
   Q_EMIT prepareBackendRequested(m_settings->threads());
+}
+
+void AppController::connectChat() {
+  connect(this, &AppController::chatGenerateRequested, m_worker, &EngineWorker::generateChat, Qt::QueuedConnection);
+  connect(this, &AppController::chatCountRequested, m_worker, &EngineWorker::countChatTokens, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::chatTokensCounted, m_chat, &ChatController::handleTokenCount, Qt::QueuedConnection);
+  connect(m_chat, &ChatController::generateRequested, this,
+          [this](const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings) {
+            if (m_shutDown) return;
+            if (m_generating) {
+              m_chat->handleFailed(tr("The engine is busy with another generation; try again when it has finished."));
+              return;
+            }
+            // Not beginGeneration(): the Playground's output stays as it is.
+            m_lane = QStringLiteral("chat");
+            setGenerating(true);
+            Q_EMIT chatGenerateRequested(turns, continuation, settings, m_worker->issueGenerationTicket());
+          });
+  connect(m_chat, &ChatController::stopRequested, this, &AppController::stopGeneration);
+  connect(m_chat, &ChatController::countTokensRequested, this, [this](const QList<ChatTurn>& turns, quint64 id) {
+    if (!m_shutDown) Q_EMIT chatCountRequested(turns, id);
+  });
+}
+
+QVariantList AppController::recentModels() const {
+  QVariantList out;
+  for (const RecentModel& m : m_store->recentModels())
+    out << QVariantMap{{QStringLiteral("path"), m.path},
+                       {QStringLiteral("name"), m.name},
+                       {QStringLiteral("architecture"), m.architecture},
+                       {QStringLiteral("format"), m.format},
+                       {QStringLiteral("weights"), m.weights},
+                       {QStringLiteral("parameters"), ModelInfo::formatCount(m.parameterCount)},
+                       {QStringLiteral("contextLength"), m.contextLength},
+                       {QStringLiteral("exists"), QFileInfo::exists(m.path)},
+                       {QStringLiteral("current"), m.path == m_model.path}};
+  return out;
+}
+
+void AppController::forgetRecentModel(const QString& path) {
+  if (m_store->forgetModel(path)) Q_EMIT recentModelsChanged();
+}
+
+QVariantList AppController::presets() const {
+  QVariantList out;
+  for (const StoredPreset& p : m_store->presets())
+    out << QVariantMap{{QStringLiteral("name"), p.name}, {QStringLiteral("settings"), p.settings}};
+  return out;
+}
+
+bool AppController::savePreset(const QString& name, const QVariantMap& settings) {
+  if (!m_store->savePreset(name, settings)) {
+    setLastError(m_store->lastError());
+    return false;
+  }
+  Q_EMIT presetsChanged();
+  return true;
+}
+
+bool AppController::deletePreset(const QString& name) {
+  if (!m_store->deletePreset(name)) {
+    setLastError(m_store->lastError());
+    return false;
+  }
+  Q_EMIT presetsChanged();
+  return true;
 }
 
 AppController::~AppController() { shutdown(); }
@@ -254,7 +346,11 @@ void AppController::handleLoadProgress(double fraction, const QString& stage) {
 void AppController::handleModelLoaded(const ModelInfo& info) {
   m_model = info;
   m_settings->setLastModelPath(info.path);
+  m_store->recordModel({info.path, info.name, info.architecture, info.format, info.weights, info.parameterCount,
+                        info.contextLength, 0});
   Q_EMIT modelChanged();
+  Q_EMIT recentModelsChanged();
+  m_chat->handleModelChanged(info.contextLength);
   const QString took = info.loadMilliseconds < 1000 ? tr("%1 ms").arg(info.loadMilliseconds)
                                                     : tr("%1 s").arg(info.loadMilliseconds / 1000.0, 0, 'f', 1);
   setStatusMessage(m_modelOrigin.isEmpty() ? tr("Loaded %1 in %2").arg(info.name, took)

@@ -10,16 +10,25 @@
 #include <QVariantList>
 
 #include "appsettings.h"  // complete type: it is a Q_PROPERTY
+#include "chatcontroller.h"  // complete type: it is a Q_PROPERTY
 #include "generationtypes.h"
 #include "modelinfo.h"
 
 class EngineWorker;
+class SessionStore;
 
 class AppController : public QObject {
   Q_OBJECT
   Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
   Q_PROPERTY(QString version READ version CONSTANT)
   Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
+  // The Chat page (sessions saved in the SessionStore).
+  Q_PROPERTY(ChatController* chat READ chat CONSTANT)
+  // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
+  // contextLength, lastOpened}] from the SessionStore.
+  Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
+  // Playground presets: [{name, settings}].
+  Q_PROPERTY(QVariantList presets READ presets NOTIFY presetsChanged)
 
   Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
   Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
@@ -66,6 +75,14 @@ class AppController : public QObject {
   AppSettings* settings() const { return m_settings; }
   QString version() const;
   QString dataDir() const { return m_dataDir; }
+  ChatController* chat() const { return m_chat; }
+  SessionStore* store() const { return m_store; }
+  QVariantList recentModels() const;
+  QVariantList presets() const;
+  // Saves the Playground's settings under `name` (replacing one of that name); false + lastError on failure.
+  Q_INVOKABLE bool savePreset(const QString& name, const QVariantMap& settings);
+  Q_INVOKABLE bool deletePreset(const QString& name);
+  Q_INVOKABLE void forgetRecentModel(const QString& path);
 
   bool hasModel() const { return m_model.isValid(); }
   QString modelName() const { return m_model.name; }
@@ -124,6 +141,11 @@ class AppController : public QObject {
   void continueRequested(const QString& prompt, const QList<int>& forcedIds, const GenerationSettings& settings,
                          quint64 ticket);
   void tokenizeRequested(const QString& text, quint64 requestId);
+  void chatGenerateRequested(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
+                             quint64 ticket);
+  void chatCountRequested(const QList<ChatTurn>& turns, quint64 requestId);
+  void recentModelsChanged();
+  void presetsChanged();
 
   // Per-token records of the running generation ([{id, text, logprob, prob, alternatives}]).
   void tokensArrived(const QString& lane, const QVariantList& tokens);
@@ -154,11 +176,15 @@ class AppController : public QObject {
   void setStatusMessage(const QString& message);
   void setGenerating(bool generating);
   void beginGeneration(const QString& lane);
+  void connectChat();
+  bool chatLane() const { return m_lane == QLatin1String("chat"); }
 
   AppSettings* m_settings;  // owned (child)
   QString m_dataDir;
   QThread m_thread;
   EngineWorker* m_worker;  // lives on m_thread; deleted there when the thread finishes
+  SessionStore* m_store;   // owned (child)
+  ChatController* m_chat;  // owned (child)
   bool m_shutDown = false;
 
   ModelInfo m_model;

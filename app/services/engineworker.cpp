@@ -7,9 +7,12 @@
 #include <QRandomGenerator>
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 #include <new>
 
 #include "engine/backend.h"
+#include "engine/chat_template.h"
 #include "engine/error.h"
 #include "engine/generator.h"
 #include "engine/model.h"
@@ -59,6 +62,18 @@ QString displayBytes(const std::string& bytes) {
   return out;
 }
 
+// The model's chat template. Model::chat_template() arrives with the loaders' template support
+// (templates branch, next step); until a model carries one, chats render with the Plain template.
+template <typename M>
+const engine::ChatTemplate& chatTemplateOf(const M& model) {
+  if constexpr (requires { model.chat_template(); }) {
+    return model.chat_template();
+  } else {
+    static const engine::ChatTemplate plain;
+    return plain;
+  }
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
@@ -68,6 +83,8 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<TokenRecord>();
   qRegisterMetaType<QList<TokenRecord>>();
   qRegisterMetaType<QList<int>>();
+  qRegisterMetaType<ChatTurn>();
+  qRegisterMetaType<QList<ChatTurn>>();
 }
 
 EngineWorker::~EngineWorker() = default;
@@ -143,12 +160,59 @@ std::vector<int32_t> EngineWorker::promptIds(const QString& prompt) const {
 }
 
 void EngineWorker::generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket) {
-  run(prompt, {}, settings, ticket);
+  run([&] { return promptIds(prompt); }, {}, settings, ticket);
 }
 
 void EngineWorker::continueGeneration(const QString& prompt, const QList<int>& forcedIds,
                                       const GenerationSettings& settings, quint64 ticket) {
-  run(prompt, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+  run([&] { return promptIds(prompt); }, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+}
+
+std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const QString& continuation) const {
+  std::vector<engine::ChatMessage> messages;
+  messages.reserve(static_cast<size_t>(turns.size()));
+  for (const ChatTurn& t : turns) messages.push_back({t.role.toStdString(), t.content.toStdString()});
+  const engine::ChatTemplate& chatTemplate = chatTemplateOf(*m_model);
+  const engine::RenderedChat rendered = chatTemplate.render(messages, /*add_generation_prompt=*/true);
+  std::vector<int32_t> ids = engine::encode_chat(*m_model->tokenizer(), rendered, messages);
+  // The reply so far is content, never markup: special-token text in it stays text.
+  if (!continuation.isEmpty()) {
+    const std::vector<int32_t> more = m_model->tokenizer()->encode(continuation.toStdString(), /*allow_special=*/false);
+    ids.insert(ids.end(), more.begin(), more.end());
+  }
+  return ids;
+}
+
+void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& continuation,
+                                const GenerationSettings& settings, quint64 ticket) {
+  std::vector<std::string> stops;
+  if (m_model) stops = chatTemplateOf(*m_model).stop_strings();
+  run(
+      [&] {
+        std::vector<int32_t> ids = chatIds(turns, continuation);
+        const int context = m_info.contextLength;
+        // No silent truncation: a chat that does not fit is refused, with the numbers.
+        if (context > 0 && static_cast<int64_t>(ids.size()) >= context)
+          throw std::runtime_error(tr("This chat is %1 tokens, but the model reads at most %2. Delete or edit earlier "
+                                      "messages, shorten the system prompt, or start a new chat.")
+                                       .arg(ids.size())
+                                       .arg(context)
+                                       .toStdString());
+        return ids;
+      },
+      {}, settings, ticket, stops);
+}
+
+void EngineWorker::countChatTokens(const QList<ChatTurn>& turns, quint64 requestId) {
+  int count = -1;
+  if (m_model && m_model->tokenizer()) {
+    try {
+      count = static_cast<int>(std::min<size_t>(chatIds(turns, {}).size(), std::numeric_limits<int>::max()));
+    } catch (const std::exception&) {
+      count = -1;
+    }
+  }
+  Q_EMIT chatTokensCounted(requestId, count);
 }
 
 void EngineWorker::tokenizePrompt(const QString& text, quint64 requestId) {
@@ -169,8 +233,8 @@ void EngineWorker::tokenizePrompt(const QString& text, quint64 requestId) {
   Q_EMIT promptTokenized(requestId, pieces);
 }
 
-void EngineWorker::run(const QString& prompt, const std::vector<int32_t>& forced, const GenerationSettings& settings,
-                       quint64 ticket) {
+void EngineWorker::run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
+                       const GenerationSettings& settings, quint64 ticket, const std::vector<std::string>& extraStops) {
   if (ticket == 0) ticket = m_generationGate.issue();
   if (!m_model || !m_backend) {
     Q_EMIT generationFailed(tr("No model is loaded. Open one on the Models page."));
@@ -186,7 +250,7 @@ void EngineWorker::run(const QString& prompt, const std::vector<int32_t>& forced
   }
 
   try {
-    std::vector<int32_t> ids = promptIds(prompt);
+    std::vector<int32_t> ids = makeIds();
     if (ids.empty()) {
       Q_EMIT generationFailed(tr("Type a prompt first: this model has no start-of-text token to begin from."));
       return;
@@ -220,6 +284,7 @@ void EngineWorker::run(const QString& prompt, const std::vector<int32_t>& forced
     params.sampler.logit_bias = bias.entries;
     for (const QString& s : settings.stop)
       if (!s.isEmpty()) params.stop.push_back(s.toStdString());
+    params.stop.insert(params.stop.end(), extraStops.begin(), extraStops.end());
     params.top_logprobs = std::clamp(settings.topLogprobs, 0, 100);
 
     Q_EMIT generationStarted();

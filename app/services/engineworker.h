@@ -12,9 +12,12 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
+#include "chattypes.h"
 #include "generationtypes.h"
 #include "modelinfo.h"
 #include "requestgate.h"
@@ -56,6 +59,15 @@ class EngineWorker : public QObject {
                           quint64 ticket = 0);
   // Splits `text` into the model's tokens, as generate() would. Answers with promptTokenized.
   void tokenizePrompt(const QString& text, quint64 requestId);
+  // A chat reply: `turns` rendered with the model's chat template (special tokens only from its
+  // markup), generation stopping at the template's end-of-turn strings. `continuation`: the reply so
+  // far, to be continued (its text is not emitted again). A chat longer than the model's context
+  // fails with a message saying so; it is never cut to fit.
+  void generateChat(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
+                    quint64 ticket = 0);
+  // Tokens of `turns` as generateChat would feed them (for the context meter). Answers with
+  // chatTokensCounted; -1 when there is no model or tokenizer.
+  void countChatTokens(const QList<ChatTurn>& turns, quint64 requestId);
 
  Q_SIGNALS:
   void backendChanged(const QString& name, const QString& reason, const QString& description);
@@ -75,13 +87,19 @@ class EngineWorker : public QObject {
   // matching tokenGenerated). Records carry ids, text pieces, logprobs and the top alternatives.
   void tokensGenerated(const QList<TokenRecord>& tokens);
   void promptTokenized(quint64 requestId, const QList<TokenRecord>& pieces);
+  void chatTokensCounted(quint64 requestId, int tokens);
   void generationFinished(const GenerationStats& stats);
   void generationFailed(const QString& message);
 
  private:
   void ensureBackend(int threads);
-  // Shared by generate and continueGeneration: `forced` is appended to the prompt's ids.
-  void run(const QString& prompt, const std::vector<int32_t>& forced, const GenerationSettings& settings, quint64 ticket);
+  // Shared by generate, continueGeneration and generateChat: `makeIds` gives the prompt's ids (it
+  // may throw; the message is reported), `forced` is appended to them, `extraStops` join the
+  // settings' stop strings.
+  void run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
+           const GenerationSettings& settings, quint64 ticket, const std::vector<std::string>& extraStops = {});
+  // The chat's ids as the model's template renders them, with the generation prompt.
+  std::vector<int32_t> chatIds(const QList<ChatTurn>& turns, const QString& continuation) const;
   // Prompt ids as generate() feeds them (an empty prompt starts from the boundary token).
   std::vector<int32_t> promptIds(const QString& prompt) const;
 

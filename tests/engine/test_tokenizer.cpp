@@ -504,6 +504,10 @@ class TestTokenizer : public QObject {
     row("added token id mismatch", with([](json& j) { j["added_tokens"][0]["content"] = "ab"; }), "\"ab\" has id 6 but the vocabulary gives it id 2");
     row("added token id collision", with([](json& j) { j["added_tokens"][0]["id"] = 3; }), "id 3 is given to two tokens");
     row("added token twice", with([](json& j) { j["added_tokens"].push_back({{"id", 7}, {"content", "<|endoftext|>"}}); }), "has id 7 but the vocabulary gives it id 6");
+    row("added token lstrip", with([](json& j) { j["added_tokens"][0]["lstrip"] = true; }), "added_tokens[0]: \"<|endoftext|>\" has lstrip = true, which is not supported");
+    row("added token rstrip", with([](json& j) { j["added_tokens"][0]["rstrip"] = true; }), "has rstrip = true");
+    row("added token single_word", with([](json& j) { j["added_tokens"][0]["single_word"] = true; }), "has single_word = true");
+    row("added token lstrip not bool", with([](json& j) { j["added_tokens"][0]["lstrip"] = 1; }), ".lstrip: expected a boolean");
     row("no pre_tokenizer", with([](json& j) { j["pre_tokenizer"] = nullptr; }), "pre_tokenizer is missing");
     row("Metaspace", with([](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }), "pre_tokenizer type \"Metaspace\" is not supported");
     // [Split, ByteLevel] is supported for the Llama-3 / Qwen2 patterns only (test_tokenizer_llama.cpp).
@@ -515,7 +519,10 @@ class TestTokenizer : public QObject {
         }), "pattern.Regex \"x\" is not a supported split pattern");
     row("pre_tokenizer no type", with([](json& j) { j["pre_tokenizer"].erase("type"); }), "pre_tokenizer: missing \"type\"");
     row("add_prefix_space string", with([](json& j) { j["pre_tokenizer"]["add_prefix_space"] = "no"; }), "add_prefix_space: expected a boolean");
-    row("normalizer NFC", with([](json& j) { j["normalizer"] = {{"type", "NFC"}}; }), "normalizer type \"NFC\" is not supported");
+    row("normalizer NFKC", with([](json& j) { j["normalizer"] = {{"type", "NFKC"}}; }), "normalizer type \"NFKC\" is not supported (only NFC)");
+    row("normalizer [NFC, Lowercase]", with([](json& j) {
+          j["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array({{{"type", "NFC"}}, {{"type", "Lowercase"}}})}};
+        }), "normalizer type \"Sequence\" is not supported");
     row("decoder WordPiece", with([](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }), "decoder type \"WordPiece\"");
     row("byte_fallback", with([](json& j) { j["model"]["byte_fallback"] = true; }), "byte_fallback is not supported");
     row("subword prefix", with([](json& j) { j["model"]["continuing_subword_prefix"] = "##"; }), "continuing_subword_prefix \"##\" is not supported");

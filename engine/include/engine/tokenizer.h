@@ -2,7 +2,7 @@
 // SentencePiece-style BPE (GGUF "llama" vocabularies, see from_spm_vocab).
 //
 // Byte-level BPE:
-// Encoding = pre-tokenize with the GPT-2 split pattern
+// Encoding = [NFC-normalize, when tokenizer.json asks for it (Qwen2)], pre-tokenize with the GPT-2 split pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // or, for a tokenizer.json with a Split pre-tokenizer, the Llama-3 or Qwen2 pattern (recognised by
 // its exact text; any other pattern is refused) -- each a hand-written scanner over Unicode
@@ -42,6 +42,7 @@ struct TokenizerVocabExport {
   std::string pre_tokenizer;
   bool add_space_prefix = false;     // SentencePiece: one U+2581 is prepended to the text
   bool add_prefix_space = false;     // byte-level BPE: HF's ByteLevel add_prefix_space (GGUF cannot say it)
+  bool nfc = false;                  // byte-level BPE: tokenizer.json's NFC normalizer (GGUF cannot say it)
   std::optional<int32_t> bos, eos, unk;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/error.h"
+#include "tokenizer/nfc.h"
 
 namespace engine::tokenizer {
 
@@ -62,6 +63,14 @@ std::vector<int32_t> ByteLevelBpeTokenizer::encode_with_markup(std::string_view 
 void ByteLevelBpeTokenizer::encode_segment(std::string_view segment, std::size_t at, std::vector<int32_t>& out,
                                            std::vector<std::size_t>* offsets) const {
   if (segment.empty()) return;
+  // NFC (Qwen2): the pieces are cut from the normalized text; `normalized_source` maps its bytes back.
+  const std::size_t raw_size = segment.size();
+  std::string normalized;
+  std::vector<std::size_t> normalized_source;
+  if (m_options.nfc) {
+    normalized = nfc(segment, offsets ? &normalized_source : nullptr);
+    segment = normalized;
+  }
   std::string prefixed;
   std::size_t shift = 0;  // bytes added in front of the segment
   if (m_options.add_prefix_space && segment.front() != ' ') {
@@ -81,8 +90,11 @@ void ByteLevelBpeTokenizer::encode_segment(std::string_view segment, std::size_t
     std::size_t o = static_cast<std::size_t>(w.data() - segment.data());
     const std::size_t word_end = o + w.size();
     for (std::size_t k = first; k < out.size(); ++k) {
-      const std::size_t in_text = o > shift ? o - shift : 0;
-      offsets->push_back(at + in_text);
+      std::size_t in_segment = o > shift ? o - shift : 0;
+      if (m_options.nfc) in_segment = in_segment < normalized_source.size() ? normalized_source[in_segment] : raw_size;
+      // Reordered combining marks can map back out of order; offsets stay non-decreasing.
+      const std::size_t offset = at + in_segment;
+      offsets->push_back(offsets->empty() ? offset : std::max(offsets->back(), offset));
       o = std::min(word_end, o + m_model.vocab().bytes(out[k]).size());
     }
   }
@@ -127,6 +139,7 @@ TokenizerVocabExport ByteLevelBpeTokenizer::export_vocab() const {
   for (const auto& [l, r] : merges) e.merges.push_back(v.piece(l) + " " + v.piece(r));
   e.pre_tokenizer = std::string(m_pre_tokenizer->gguf_name());
   e.add_prefix_space = m_options.add_prefix_space;
+  e.nfc = m_options.nfc;
   e.bos = m_bos_id;
   e.eos = m_eos_id;
   return e;

@@ -25,6 +25,7 @@ inline constexpr std::size_t k_max_encode_bytes = std::size_t{1} << 30;
 
 struct ByteLevelOptions {
   bool add_prefix_space = false;  // HF ByteLevel: prepend ' ' to a segment not starting with one
+  bool nfc = false;               // tokenizer.json normalizer NFC: each segment is NFC-normalized first
 };
 
 class ByteLevelBpeTokenizer final : public Tokenizer {

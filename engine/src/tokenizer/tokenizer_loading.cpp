@@ -4,8 +4,8 @@
 // engine::Error naming the file and, for merges, the line or entry (reliability.md §1.7 cases 25-26).
 // What is accepted on purpose: a UTF-8 BOM, CRLF line endings, a missing "#version" line, blank
 // lines, and id gaps (bounded, see vocabulary.h). What is refused: anything else malformed, and
-// tokenizer.json features this implementation does not reproduce (other models, normalizers,
-// pre-tokenizers) -- silently tokenizing differently from the model's training would be worse than
+// tokenizer.json features this implementation does not reproduce (other models, normalizers than
+// NFC, pre-tokenizers) -- silently tokenizing differently from the model's training would be worse than
 // a clear "not supported".
 // The pre-tokenizer is chosen here; supporting a new family means recognising its pre_tokenizer in
 // parse_pre_tokenizer() and returning its PreTokenizer. Split patterns (Llama-3, Qwen2) are
@@ -241,14 +241,19 @@ void check_decoder(const json* d, const std::string& source) {
   fail(source, "decoder type " + quote_for_message(type) + " is not supported (only ByteLevel)");
 }
 
-void check_normalizer(const json* n, const std::string& source) {
-  if (!n || n->is_null()) return;
+// Whether the text is NFC-normalized first: null / an empty Sequence -> false, NFC or [NFC] -> true;
+// anything else is refused.
+bool parse_normalizer(const json* n, const std::string& source) {
+  if (!n || n->is_null()) return false;
   const std::string type = type_of(*n, source, "normalizer");
+  if (type == "NFC") return true;
   if (type == "Sequence") {
     const json* list = member(*n, "normalizers");
-    if (list && list->is_array() && list->empty()) return;
+    if (list && list->is_array() && list->empty()) return false;
+    if (list && list->is_array() && list->size() == 1 && type_of((*list)[0], source, "normalizer.normalizers[0]") == "NFC")
+      return true;
   }
-  fail(source, "normalizer type " + quote_for_message(type) + " is not supported (byte-level BPE takes raw text)");
+  fail(source, "normalizer type " + quote_for_message(type) + " is not supported (only NFC)");
 }
 
 // A string option that this implementation only supports when null or empty.
@@ -281,6 +286,13 @@ std::vector<AddedToken> parse_added_tokens(const json* list, const std::string& 
     expect(content->is_string(), *content, "a string", source, path + ".content");
     AddedToken a{content->get<std::string>(), id_value(*id, source, path + ".id"),
                  bool_member(t, "special", false, source, path)};
+    // Matching that eats neighbouring whitespace or needs word boundaries would change where the text
+    // is cut; no byte-level family we load uses it, so it is refused rather than ignored. ("normalized"
+    // is accepted: without a normalizer, normalized and raw text are the same.)
+    for (const char* flag : {"lstrip", "rstrip", "single_word"})
+      if (bool_member(t, flag, false, source, path))
+        fail(source, path + ": " + quote_for_message(a.content) + " has " + flag +
+                         " = true, which is not supported (added tokens are matched exactly)");
     if (a.content.empty()) fail(source, path + ": empty content");
     if (a.content.size() > tokenizer::k_max_added_token_bytes)
       fail(source, path + ": content is " + std::to_string(a.content.size()) + " bytes, more than the " +
@@ -324,8 +336,9 @@ std::unique_ptr<Tokenizer> build_tokenizer_json(std::string_view text, const std
   if (const json* dropout = member(m, "dropout"); dropout && !dropout->is_null())
     expect(dropout->is_number(), *dropout, "a number or null", source, "model.dropout");
   // (dropout only randomises training-time segmentation; inference ignores it.)
-  check_normalizer(member(root, "normalizer"), source);
+  const bool nfc = parse_normalizer(member(root, "normalizer"), source);
   PreTokenizerChoice pre = parse_pre_tokenizer(member(root, "pre_tokenizer"), source);
+  pre.options.nfc = nfc;
   check_decoder(member(root, "decoder"), source);
   // post_processor (e.g. TemplateProcessing adding BOS) is left to the caller's prompt assembly.
 

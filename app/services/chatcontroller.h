@@ -1,0 +1,184 @@
+// ChatController: the Chat page's state and commands, on the GUI thread. It owns the sidebar and
+// message models, keeps them in step with the SessionStore, and turns send / regenerate / continue /
+// edit into generation requests.
+//
+// It knows no engine: generation leaves as generateRequested / stopRequested and results come back
+// through the handleXxx slots (AppController wires them to the EngineWorker; tests to a fake).
+//
+// Persistence: the user's message is saved when sent; the reply's row is created when generation
+// starts and its text is written as it streams (at most every flushIntervalMs, one transaction each),
+// so a crash loses at most the last fraction of a second of the reply in flight. A reply left
+// incomplete by a crash is shown as such when the chat is opened again.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QStringList>
+#include <QTimer>
+#include <QVariantMap>
+
+#include "chatlistmodel.h"
+#include "chatmessagemodel.h"
+#include "chattypes.h"
+#include "generationtypes.h"
+
+class SessionStore;
+
+class ChatController : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(ChatListModel* chats READ chats CONSTANT)
+  Q_PROPERTY(ChatMessageModel* messages READ messages CONSTANT)
+  Q_PROPERTY(qint64 currentChatId READ currentChatId NOTIFY currentChatChanged)
+  Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChatChanged)
+  Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY currentChatChanged)
+  Q_PROPERTY(QString currentFolder READ currentFolder NOTIFY currentChatChanged)
+  Q_PROPERTY(QStringList currentTags READ currentTags NOTIFY currentChatChanged)
+  Q_PROPERTY(QStringList folders READ folders NOTIFY foldersChanged)
+  Q_PROPERTY(QString folderFilter READ folderFilter WRITE setFolderFilter NOTIFY folderFilterChanged)
+  Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  // Sampling settings for new replies (GenerationSettings keys); saved with each reply.
+  Q_PROPERTY(QVariantMap generationSettings READ generationSettings WRITE setGenerationSettings NOTIFY generationSettingsChanged)
+  // Context use: tokens of the rendered chat (system prompt and template markup included).
+  Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
+  Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY contextChanged)
+  // Non-empty when the chat is near or past the model's context; says what will happen.
+  Q_PROPERTY(QString contextWarning READ contextWarning NOTIFY contextChanged)
+  Q_PROPERTY(bool contextExceeded READ contextExceeded NOTIFY contextChanged)
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  // The store's startup problem (read-only, locked, recovered from corruption), for a banner.
+  Q_PROPERTY(QString storageProblem READ storageProblem NOTIFY storageProblemChanged)
+  // The chat deleted last, while its undo is still possible.
+  Q_PROPERTY(QString deletedTitle READ deletedTitle NOTIFY deletedChanged)
+
+ public:
+  explicit ChatController(SessionStore* store, QObject* parent = nullptr);
+
+  ChatListModel* chats() { return &m_chats; }
+  ChatMessageModel* messages() { return &m_messages; }
+  qint64 currentChatId() const { return m_chatId; }
+  QString currentTitle() const { return m_chat.title; }
+  QString systemPrompt() const { return m_chat.systemPrompt; }
+  void setSystemPrompt(const QString& text);
+  QString currentFolder() const { return m_chat.folder; }
+  QStringList currentTags() const { return m_chat.tags; }
+  QStringList folders() const { return m_folders; }
+  QString folderFilter() const { return m_folderFilter; }
+  void setFolderFilter(const QString& folder);
+  QString searchText() const { return m_searchText; }
+  void setSearchText(const QString& text);
+  bool generating() const { return m_generating; }
+  QVariantMap generationSettings() const { return m_settings; }
+  void setGenerationSettings(const QVariantMap& settings);
+  int contextUsed() const { return m_contextUsed; }
+  int contextLength() const { return m_contextLength; }
+  void setContextLength(int tokens);
+  QString contextWarning() const;
+  bool contextExceeded() const { return m_contextLength > 0 && m_contextUsed >= m_contextLength; }
+  QString lastError() const { return m_lastError; }
+  QString storageProblem() const;
+  QString deletedTitle() const { return m_deleted.title; }
+
+  // How often a streaming reply is written to the store.
+  void setFlushInterval(int ms) { m_flushMs = ms; }
+
+  // Sidebar.
+  Q_INVOKABLE qint64 newChat();
+  Q_INVOKABLE void selectChat(qint64 chatId);
+  Q_INVOKABLE void renameChat(qint64 chatId, const QString& title);
+  Q_INVOKABLE void setChatFolder(qint64 chatId, const QString& folder);
+  Q_INVOKABLE void setChatTags(qint64 chatId, const QString& commaSeparated);
+  // Hides the chat at once; undoDelete() brings it back until the next delete or finalizeDelete().
+  Q_INVOKABLE void deleteChat(qint64 chatId);
+  Q_INVOKABLE void undoDelete();
+  Q_INVOKABLE void finalizeDelete();
+
+  // Conversation. Each returns false (and sets lastError) when it cannot start.
+  Q_INVOKABLE bool send(const QString& text);
+  Q_INVOKABLE void stop();
+  // A new reply in place of this assistant message (a sibling), or to this user message.
+  Q_INVOKABLE bool regenerate(qint64 messageId);
+  // Generates more of this (last) assistant reply, appending to it.
+  Q_INVOKABLE bool continueReply(qint64 messageId);
+  // Edit = branch: the new text becomes a sibling, the original stays one arrow away. An edited user
+  // message gets a new reply; an edited assistant message is just kept.
+  Q_INVOKABLE bool editMessage(qint64 messageId, const QString& text);
+  // The ‹ › arrows: delta -1 / +1 among the message's siblings.
+  Q_INVOKABLE void switchSibling(qint64 messageId, int delta);
+  Q_INVOKABLE void deleteMessage(qint64 messageId);
+  Q_INVOKABLE void clearError();
+
+  // Files. Accept local paths or file: URLs; return an error message, empty on success.
+  Q_INVOKABLE QString exportMarkdown(const QString& pathOrUrl);
+  Q_INVOKABLE QString exportJson(const QString& pathOrUrl);
+  Q_INVOKABLE QString importJson(const QString& pathOrUrl);
+
+  // The active path as the worker needs it: system prompt first, then every message.
+  QList<ChatTurn> turnsForCurrentChat() const;
+
+ public Q_SLOTS:
+  // From the engine side, for the request this controller issued last.
+  void handleGenerationStarted();
+  void handleText(const QString& text);
+  void handleFinished(const GenerationStats& stats);
+  void handleFailed(const QString& message);
+  void handleTokenCount(quint64 requestId, int tokens);
+  // The model changed: counts are stale (another tokenizer, another template).
+  void handleModelChanged(int contextLength);
+
+ Q_SIGNALS:
+  // `continuation`: text of the assistant turn so far (continue); empty for a new reply.
+  void generateRequested(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings);
+  void stopRequested();
+  void countTokensRequested(const QList<ChatTurn>& turns, quint64 requestId);
+
+  void currentChatChanged();
+  void foldersChanged();
+  void folderFilterChanged();
+  void searchTextChanged();
+  void generatingChanged();
+  void generationSettingsChanged();
+  void contextChanged();
+  void lastErrorChanged();
+  void storageProblemChanged();
+  void deletedChanged();
+  // A reply finished (stats empty and error set when it failed).
+  void replyFinished(qint64 messageId, const QString& error);
+
+ private:
+  void reloadChats();
+  void reloadMessages();
+  void setCurrentChat(qint64 chatId);
+  void setError(const QString& message);
+  void setGenerating(bool on);
+  bool startReply(qint64 parentId, qint64 continueId);
+  void flushStream(bool force);
+  void requestTokenCount();
+  QString localPath(const QString& pathOrUrl) const;
+
+  SessionStore* m_store;
+  ChatListModel m_chats;
+  ChatMessageModel m_messages;
+  qint64 m_chatId = 0;
+  StoredChat m_chat;
+  QStringList m_folders;
+  QString m_folderFilter, m_searchText;
+  QVariantMap m_settings;
+  QString m_lastError;
+  StoredChat m_deleted;
+
+  bool m_generating = false;
+  qint64 m_replyId = 0;       // the assistant message being written
+  qint64 m_replyChatId = 0;
+  QString m_replyText;        // its whole text so far
+  bool m_replyDirty = false;  // text not yet written to the store
+  QVariantMap m_replySettings;
+  QElapsedTimer m_sinceFlush;
+  QTimer m_flushTimer;
+  int m_flushMs = 250;
+
+  int m_contextUsed = 0;
+  int m_contextLength = 0;
+  quint64 m_countRequest = 0;
+  QTimer m_countTimer;  // coalesces the recounts of quick edits
+};

@@ -1,0 +1,180 @@
+// SessionStore: the app's SQLite database (QtSql, QSQLITE): chats as message trees, folders and
+// tags, full-text search, Playground presets and recently opened models. Training runs, metrics and
+// inspection snapshots will live here too: they arrive as new migrations (see sessionstore.cpp).
+//
+// Invariants
+// - Every connection: busy_timeout first (journal_mode=WAL may itself meet a lock), then WAL,
+//   synchronous=FULL (a reply the user saw survives a power loss), foreign_keys=ON, secure_delete=ON
+//   (deleting a chat removes its text from the file).
+// - The schema version is PRAGMA user_version. Each migration runs in one transaction that also sets
+//   user_version, so a database is never half-migrated; an existing database is copied aside
+//   (VACUUM INTO <file>.v<N>.bak) before it is upgraded; a database newer than this app is never
+//   modified.
+// - Every write is one BEGIN IMMEDIATE … COMMIT transaction, rolled back on any error; data is saved
+//   as it happens, never at quit.
+// - Opening never fails the app. A corrupt file is moved aside and a fresh database started; a
+//   read-only, locked or too-new file leaves the store running on an in-memory database, so the app
+//   works but nothing is saved. Either way `problem()` says what happened in one readable sentence.
+// - Roles and other persisted enums are stored as strings ("user", "assistant"), never renumbered.
+//
+// Lives on the GUI thread (one connection per store; the statements are small and indexed).
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVariantMap>
+
+#include "chattypes.h"
+
+struct StoredChat {
+  qint64 id = 0;
+  QString title;
+  QString systemPrompt;
+  QString folder;  // empty: no folder
+  QStringList tags;
+  qint64 createdMs = 0;
+  qint64 updatedMs = 0;
+};
+
+struct StoredMessage {
+  qint64 id = 0;
+  qint64 chatId = 0;
+  qint64 parentId = 0;  // 0: a first message of the chat
+  QString role;         // "system", "user" or "assistant"
+  QString content;
+  qint64 createdMs = 0;
+  bool complete = true;  // false while a reply streams in (and for one cut off by a crash)
+  QVariantMap stats;     // per reply: tokens, tok/s, time to first token, finish reason, seed
+  QVariantMap settings;  // the sampling settings the reply was generated with
+};
+
+struct SearchHit {
+  qint64 chatId = 0;
+  qint64 messageId = 0;  // 0: the chat's title matched
+  QString chatTitle;
+  QString snippet;  // matched words wrapped in [ and ]
+};
+
+struct StoredPreset {
+  QString name;
+  QVariantMap settings;
+  qint64 updatedMs = 0;
+};
+
+struct RecentModel {
+  QString path;
+  QString name;
+  QString architecture;
+  QString format;
+  QString weights;
+  qint64 parameterCount = 0;
+  int contextLength = 0;
+  qint64 lastOpenedMs = 0;
+};
+
+class SessionStore : public QObject {
+  Q_OBJECT
+
+ public:
+  enum class OpenState {
+    Closed,
+    Ok,           // the file at path() is in use
+    Recovered,    // it was unreadable; moved to movedAsidePath(), a fresh database is in use
+    MemoryOnly,   // it could not be used (read-only, locked, too new): nothing is saved this session
+  };
+
+  explicit SessionStore(QObject* parent = nullptr);
+  ~SessionStore() override;
+
+  // Opens (creating if needed) and migrates the database at `path`. Always leaves a usable store;
+  // see OpenState. busyTimeoutMs: how long a statement waits for another connection's lock.
+  OpenState open(const QString& path, int busyTimeoutMs = 3000);
+  void close();
+
+  OpenState state() const { return m_state; }
+  bool isPersistent() const { return m_state == OpenState::Ok || m_state == OpenState::Recovered; }
+  QString path() const { return m_path; }
+  QString movedAsidePath() const { return m_movedAside; }
+  // Why the store is not simply Ok, for the UI; empty when it is.
+  QString problem() const { return m_problem; }
+  // The last failed operation's message ("Could not save the message: database is locked"); cleared
+  // by the next successful write.
+  QString lastError() const { return m_lastError; }
+  int schemaVersion() const;
+  static int latestSchemaVersion();
+
+  // Chats. Trashed chats are hidden everywhere until restored or purged; purge deletes for real.
+  qint64 createChat(const QString& title, const QString& systemPrompt = {});
+  // A whole chat (one chain of messages) in one transaction: all of it or nothing.
+  qint64 importChat(const QString& title, const QString& systemPrompt, const QList<ChatTurn>& turns);
+  bool renameChat(qint64 chatId, const QString& title);
+  bool setSystemPrompt(qint64 chatId, const QString& systemPrompt);
+  bool setChatFolder(qint64 chatId, const QString& folder);  // empty: none; the folder is created on use
+  bool setChatTags(qint64 chatId, const QStringList& tags);
+  bool trashChat(qint64 chatId);
+  bool restoreChat(qint64 chatId);
+  bool purgeTrash();  // deletes trashed chats, their messages and their search index entries
+  QList<StoredChat> chats(const QString& folder = {}) const;  // most recently updated first
+  StoredChat chat(qint64 chatId) const;                        // id 0 when there is none
+  QStringList folders() const;
+  QStringList tags() const;
+
+  // Messages: a tree per chat. Adding a message makes it the active child of its parent, so the
+  // active path always ends in the newest branch the user worked on.
+  qint64 addMessage(qint64 chatId, qint64 parentId, const QString& role, const QString& content, bool complete = true,
+                    const QVariantMap& stats = {}, const QVariantMap& settings = {});
+  bool updateMessage(qint64 messageId, const QString& content, bool complete);
+  bool finishMessage(qint64 messageId, const QString& content, const QVariantMap& stats, const QVariantMap& settings);
+  // Makes `messageId` the active child of its parent (the ‹ n/m › arrows).
+  bool setActiveMessage(qint64 messageId);
+  // Deletes the message and every reply below it; its parent's active child moves to a sibling.
+  bool deleteMessage(qint64 messageId);
+  StoredMessage message(qint64 messageId) const;
+  // From the active first message down the active children to a leaf.
+  QList<StoredMessage> activePath(qint64 chatId) const;
+  // The message's siblings (itself included), oldest first.
+  QList<qint64> siblings(qint64 messageId) const;
+
+  // Full-text search over message content (FTS5) and chat titles. Any text is accepted: it is
+  // split into words, each matched as a prefix.
+  QList<SearchHit> search(const QString& text, int limit = 50) const;
+
+  bool savePreset(const QString& name, const QVariantMap& settings);  // replaces one of that name
+  bool deletePreset(const QString& name);
+  QList<StoredPreset> presets() const;
+
+  bool recordModel(const RecentModel& model);  // upserts by path, stamped now
+  bool forgetModel(const QString& path);
+  QList<RecentModel> recentModels(int limit = 20) const;
+
+  // PRAGMA quick_check == "ok" (tests and diagnostics).
+  bool quickCheck() const;
+
+ Q_SIGNALS:
+  // A write failed (lastError() says why); the UI shows it. Not emitted for read errors.
+  void writeFailed(const QString& message);
+  // Chats were added, renamed, moved, trashed or restored.
+  void chatsChanged();
+
+ private:
+  struct Tx;  // RAII write transaction
+  bool openAt(const QString& path, int busyTimeoutMs, QString* error, int* sqliteCode);
+  bool configure(QString* error, int* sqliteCode);
+  bool migrate(QString* error, int* sqliteCode);
+  void openInMemory();
+  bool fail(const QString& what, const QString& detail);       // a write failed: record, signal
+  void readFailed(const QString& what, const QString& detail) const;
+  qint64 nowMs() const;
+  bool touchChat(qint64 chatId);
+  // One statement in its own write transaction; on failure records `what` and the reason.
+  bool execWrite(const QString& what, const QString& sql, const QVariantList& values);
+
+  QString m_connection;
+  QString m_path;
+  QString m_movedAside;
+  QString m_problem;
+  mutable QString m_lastError;
+  OpenState m_state = OpenState::Closed;
+};

@@ -1,0 +1,558 @@
+// ChatController against a fake engine: the fake records each generation request and answers with
+// pieces of text and a result, as the EngineWorker does. Both item models run under
+// QAbstractItemModelTester the whole time; the store underneath is a real SQLite file.
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include <memory>
+
+#include "services/chatcontroller.h"
+#include "services/chatexport.h"
+#include "services/sessionstore.h"
+
+namespace {
+
+// Stands in for AppController + EngineWorker.
+class FakeEngine : public QObject {
+  Q_OBJECT
+ public:
+  explicit FakeEngine(ChatController* chat) : m_chat(chat) {
+    connect(chat, &ChatController::generateRequested, this,
+            [this](const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings) {
+              requests << Request{turns, continuation, settings};
+            });
+    connect(chat, &ChatController::stopRequested, this, [this] { ++stops; });
+  }
+  struct Request {
+    QList<ChatTurn> turns;
+    QString continuation;
+    GenerationSettings settings;
+  };
+  void piece(const QString& text) { m_chat->handleText(text); }
+  void finish(const QString& reason = QStringLiteral("eos"), int tokens = 3) {
+    GenerationStats s;
+    s.promptTokens = 10;
+    s.generatedTokens = tokens;
+    s.decodeTokensPerSecond = 21.5;
+    s.timeToFirstTokenMs = 42;
+    s.finishReason = reason;
+    s.seed = 1234;
+    m_chat->handleFinished(s);
+  }
+  // One whole reply.
+  void reply(const QString& text) {
+    piece(text);
+    finish();
+  }
+  QList<Request> requests;
+  int stops = 0;
+
+ private:
+  ChatController* m_chat;
+};
+
+QStringList contents(const ChatMessageModel& m) {
+  QStringList out;
+  for (const auto& r : m.rows()) out << r.message.content;
+  return out;
+}
+
+QStringList roles(const QList<ChatTurn>& turns) {
+  QStringList out;
+  for (const ChatTurn& t : turns) out << t.role + QLatin1Char(':') + t.content;
+  return out;
+}
+
+QVariant roleValue(const QAbstractItemModel& m, int row, const char* name) {
+  const QHash<int, QByteArray> names = m.roleNames();
+  return m.data(m.index(row, 0), names.key(name));
+}
+
+}  // namespace
+
+class TestChatController : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void init();
+  void cleanup();
+  void sendStreamsAndPersists();
+  void systemPromptLeadsTheTurns();
+  void regenerateMakesSiblingsWithArrows();
+  void editBranches();
+  void continueAppendsToTheReply();
+  void stopAndFailures();
+  void busyWhileGenerating();
+  void deleteWithUndo();
+  void renameSearchAndFolders();
+  void contextUseAndWarnings();
+  void exportAndImport();
+  void importRejectsBadFiles_data();
+  void importRejectsBadFiles();
+  void interruptedReplyShowsAfterRestart();
+  void markdownBlocksSplitCode_data();
+  void markdownBlocksSplitCode();
+
+ private:
+  void makeController();
+  std::unique_ptr<QTemporaryDir> m_dir;
+  std::unique_ptr<SessionStore> m_store;
+  std::unique_ptr<ChatController> m_chat;
+  std::unique_ptr<FakeEngine> m_engine;
+  std::unique_ptr<QAbstractItemModelTester> m_listTester, m_messageTester;
+};
+
+void TestChatController::init() {
+  m_dir = std::make_unique<QTemporaryDir>();
+  m_store = std::make_unique<SessionStore>();
+  QCOMPARE(m_store->open(m_dir->filePath(QStringLiteral("chats.db"))), SessionStore::OpenState::Ok);
+  makeController();
+}
+
+void TestChatController::makeController() {
+  m_messageTester.reset();
+  m_listTester.reset();
+  m_engine.reset();
+  m_chat = std::make_unique<ChatController>(m_store.get());
+  m_chat->setFlushInterval(40);
+  m_engine = std::make_unique<FakeEngine>(m_chat.get());
+  m_listTester = std::make_unique<QAbstractItemModelTester>(m_chat->chats(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+  m_messageTester =
+      std::make_unique<QAbstractItemModelTester>(m_chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+}
+
+void TestChatController::cleanup() {
+  m_messageTester.reset();
+  m_listTester.reset();
+  m_engine.reset();
+  m_chat.reset();
+  m_store.reset();
+}
+
+void TestChatController::sendStreamsAndPersists() {
+  ChatMessageModel* messages = m_chat->messages();
+  QSignalSpy generating(m_chat.get(), &ChatController::generatingChanged);
+  QSignalSpy finished(m_chat.get(), &ChatController::replyFinished);
+  QVERIFY(!m_chat->send(QStringLiteral("   ")));  // nothing to send
+  QVERIFY(m_chat->send(QStringLiteral("Hello there, how are you today?")));
+  QVERIFY(m_chat->generating());
+  QCOMPARE(generating.count(), 1);
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(m_chat->currentTitle(), QStringLiteral("Hello there, how are you today?"));
+  QCOMPARE(messages->rowCount(), 2);
+  QCOMPARE(roleValue(*messages, 0, "role").toString(), QStringLiteral("user"));
+  QCOMPARE(roleValue(*messages, 1, "role").toString(), QStringLiteral("assistant"));
+  QVERIFY(roleValue(*messages, 1, "streaming").toBool());
+  QCOMPARE(m_engine->requests.size(), 1);
+  QCOMPARE(roles(m_engine->requests[0].turns), QStringList{QStringLiteral("user:Hello there, how are you today?")});
+  QCOMPARE(m_engine->requests[0].settings.maxTokens, 512);
+
+  // The reply's row exists in the store from the start, and its text reaches the store as it streams.
+  const qint64 replyId = roleValue(*messages, 1, "messageId").toLongLong();
+  QVERIFY(replyId > 0);
+  QVERIFY(!m_store->message(replyId).complete);
+  QSignalSpy changed(messages, &QAbstractItemModel::dataChanged);
+  m_engine->piece(QStringLiteral("I am"));
+  m_engine->piece(QStringLiteral(" fine"));
+  QCOMPARE(changed.count(), 2);
+  QCOMPARE(roleValue(*messages, 1, "content").toString(), QStringLiteral("I am fine"));
+  QTRY_COMPARE(m_store->message(replyId).content, QStringLiteral("I am fine"));
+  QVERIFY(!m_store->message(replyId).complete);
+  m_engine->piece(QStringLiteral(", thanks."));
+  m_engine->finish();
+  QVERIFY(!m_chat->generating());
+  QCOMPARE(finished.count(), 1);
+  QCOMPARE(finished.first().at(0).toLongLong(), replyId);
+
+  const StoredMessage stored = m_store->message(replyId);
+  QVERIFY(stored.complete);
+  QCOMPARE(stored.content, QStringLiteral("I am fine, thanks."));
+  QCOMPARE(stored.stats.value(QStringLiteral("generatedTokens")).toInt(), 3);
+  QCOMPARE(stored.settings.value(QStringLiteral("seed")).toString(), QStringLiteral("1234"));
+  QCOMPARE(stored.settings.value(QStringLiteral("temperature")).toDouble(), 0.8);
+  QVERIFY(!roleValue(*messages, 1, "streaming").toBool());
+  const QString stats = roleValue(*messages, 1, "statsText").toString();
+  QVERIFY2(stats.contains(QStringLiteral("3 tokens")) && stats.contains(QStringLiteral("21.5 tok/s")) &&
+               stats.contains(QStringLiteral("first token 42 ms")),
+           qPrintable(stats));
+  const QString settings = roleValue(*messages, 1, "settingsText").toString();
+  QVERIFY2(settings.contains(QStringLiteral("temperature 0.8")) && settings.contains(QStringLiteral("seed 1234")), qPrintable(settings));
+
+  // The next message follows the reply.
+  QVERIFY(m_chat->send(QStringLiteral("Great")));
+  QCOMPARE(roles(m_engine->requests[1].turns),
+           (QStringList{QStringLiteral("user:Hello there, how are you today?"), QStringLiteral("assistant:I am fine, thanks."),
+                        QStringLiteral("user:Great")}));
+  m_engine->reply(QStringLiteral("Indeed."));
+  QCOMPARE(contents(*messages).size(), 4);
+}
+
+void TestChatController::systemPromptLeadsTheTurns() {
+  QVERIFY(m_chat->newChat() > 0);
+  QCOMPARE(m_chat->newChat(), m_chat->currentChatId());  // an untouched new chat is reused
+  m_chat->setSystemPrompt(QStringLiteral("You are a pirate."));
+  QCOMPARE(m_store->chat(m_chat->currentChatId()).systemPrompt, QStringLiteral("You are a pirate."));
+  QVERIFY(m_chat->send(QStringLiteral("Hi")));
+  QCOMPARE(roles(m_engine->requests[0].turns), (QStringList{QStringLiteral("system:You are a pirate."), QStringLiteral("user:Hi")}));
+  m_engine->reply(QStringLiteral("Arr"));
+}
+
+void TestChatController::regenerateMakesSiblingsWithArrows() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("Tell me a joke")));
+  m_engine->reply(QStringLiteral("Joke one"));
+  const qint64 first = roleValue(*messages, 1, "messageId").toLongLong();
+  QVERIFY(m_chat->regenerate(first));
+  // The request holds the conversation up to the question, not the reply being replaced.
+  QCOMPARE(roles(m_engine->requests[1].turns), QStringList{QStringLiteral("user:Tell me a joke")});
+  m_engine->reply(QStringLiteral("Joke two"));
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke two")}));
+  QCOMPARE(roleValue(*messages, 1, "siblingCount").toInt(), 2);
+  QCOMPARE(roleValue(*messages, 1, "siblingIndex").toInt(), 1);
+  QCOMPARE(roleValue(*messages, 0, "siblingCount").toInt(), 1);
+  const qint64 second = roleValue(*messages, 1, "messageId").toLongLong();
+
+  m_chat->switchSibling(second, -1);
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke one")}));
+  QCOMPARE(roleValue(*messages, 1, "siblingIndex").toInt(), 0);
+  m_chat->switchSibling(first, -1);  // already the first: nothing happens
+  QCOMPARE(roleValue(*messages, 1, "messageId").toLongLong(), first);
+  m_chat->switchSibling(first, +1);
+  QCOMPARE(roleValue(*messages, 1, "messageId").toLongLong(), second);
+  // Regenerating from the user message adds a third reply.
+  QVERIFY(m_chat->regenerate(roleValue(*messages, 0, "messageId").toLongLong()));
+  m_engine->reply(QStringLiteral("Joke three"));
+  QCOMPARE(roleValue(*messages, 1, "siblingCount").toInt(), 3);
+  QCOMPARE(roleValue(*messages, 1, "siblingIndex").toInt(), 2);
+  // A restart shows the same branch.
+  makeController();
+  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke three")}));
+}
+
+void TestChatController::editBranches() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("Capital of France?")));
+  m_engine->reply(QStringLiteral("Paris."));
+  QVERIFY(m_chat->send(QStringLiteral("And Spain?")));
+  m_engine->reply(QStringLiteral("Madrid."));
+  const qint64 question2 = roleValue(*messages, 2, "messageId").toLongLong();
+
+  // Editing a user message branches there and asks again.
+  QVERIFY(m_chat->editMessage(question2, QStringLiteral("And Italy?")));
+  QCOMPARE(roles(m_engine->requests.last().turns),
+           (QStringList{QStringLiteral("user:Capital of France?"), QStringLiteral("assistant:Paris."), QStringLiteral("user:And Italy?")}));
+  m_engine->reply(QStringLiteral("Rome."));
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Capital of France?"), QStringLiteral("Paris."),
+                                              QStringLiteral("And Italy?"), QStringLiteral("Rome.")}));
+  QCOMPARE(roleValue(*messages, 2, "siblingCount").toInt(), 2);
+  m_chat->switchSibling(roleValue(*messages, 2, "messageId").toLongLong(), -1);
+  QCOMPARE(contents(*messages).mid(2), (QStringList{QStringLiteral("And Spain?"), QStringLiteral("Madrid.")}));
+
+  // Editing an assistant message keeps the edit as a sibling and generates nothing.
+  const int requestsBefore = int(m_engine->requests.size());
+  const qint64 madrid = roleValue(*messages, 3, "messageId").toLongLong();
+  QVERIFY(m_chat->editMessage(madrid, QStringLiteral("Madrid, since 1561.")));
+  QCOMPARE(m_engine->requests.size(), requestsBefore);
+  QVERIFY(!m_chat->generating());
+  QCOMPARE(contents(*messages).last(), QStringLiteral("Madrid, since 1561."));
+  QCOMPARE(roleValue(*messages, 3, "siblingCount").toInt(), 2);
+  QVERIFY(!m_chat->editMessage(madrid, QStringLiteral("Madrid.")));  // unchanged text: no branch
+}
+
+void TestChatController::continueAppendsToTheReply() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("Count to five")));
+  m_engine->piece(QStringLiteral("one two"));
+  m_engine->finish(QStringLiteral("length"));
+  const qint64 reply = roleValue(*messages, 1, "messageId").toLongLong();
+  QVERIFY(roleValue(*messages, 1, "statsText").toString().contains(QStringLiteral("token limit")));
+  QVERIFY(m_chat->continueReply(reply));
+  const FakeEngine::Request& r = m_engine->requests.last();
+  QCOMPARE(r.continuation, QStringLiteral("one two"));
+  QCOMPARE(roles(r.turns), QStringList{QStringLiteral("user:Count to five")});
+  m_engine->piece(QStringLiteral(" three four five"));
+  m_engine->finish();
+  QCOMPARE(messages->rowCount(), 2);
+  QCOMPARE(roleValue(*messages, 1, "messageId").toLongLong(), reply);
+  QCOMPARE(m_store->message(reply).content, QStringLiteral("one two three four five"));
+  QVERIFY(m_store->message(reply).complete);
+  QVERIFY(!m_chat->continueReply(roleValue(*messages, 0, "messageId").toLongLong()));  // not a reply
+}
+
+void TestChatController::stopAndFailures() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("Write a long story")));
+  m_engine->piece(QStringLiteral("Once upon"));
+  m_chat->stop();
+  QCOMPARE(m_engine->stops, 1);
+  m_engine->finish(QStringLiteral("cancelled"), 2);
+  QVERIFY(roleValue(*messages, 1, "statsText").toString().contains(QStringLiteral("stopped by you")));
+  QCOMPARE(roleValue(*messages, 1, "content").toString(), QStringLiteral("Once upon"));
+  m_chat->stop();
+  QCOMPARE(m_engine->stops, 1);  // nothing running
+
+  // A failure before any text: no empty reply stays, the error is shown.
+  QVERIFY(m_chat->send(QStringLiteral("Again")));
+  QCOMPARE(messages->rowCount(), 4);
+  m_chat->handleFailed(QStringLiteral("The chat is 300 tokens; the model's context is 256."));
+  QCOMPARE(messages->rowCount(), 3);
+  QVERIFY(m_chat->lastError().contains(QStringLiteral("context")));
+  QVERIFY(!m_chat->generating());
+  // A failure after some text keeps the text.
+  QVERIFY(m_chat->regenerate(roleValue(*messages, 2, "messageId").toLongLong()));
+  m_engine->piece(QStringLiteral("Partial"));
+  m_chat->handleFailed(QStringLiteral("Not enough memory"));
+  QCOMPARE(contents(*messages).last(), QStringLiteral("Partial"));
+  QVERIFY(m_chat->lastError().contains(QStringLiteral("memory")));
+  m_chat->clearError();
+  QVERIFY(m_chat->lastError().isEmpty());
+}
+
+void TestChatController::busyWhileGenerating() {
+  QVERIFY(m_chat->send(QStringLiteral("First")));
+  QVERIFY(!m_chat->send(QStringLiteral("Second")));
+  QVERIFY(m_chat->lastError().contains(QStringLiteral("still being written")));
+  const qint64 user = roleValue(*m_chat->messages(), 0, "messageId").toLongLong();
+  QVERIFY(!m_chat->editMessage(user, QStringLiteral("changed")));
+  m_chat->switchSibling(user, 1);
+  QCOMPARE(m_engine->requests.size(), 1);
+  m_engine->reply(QStringLiteral("ok"));
+  QCOMPARE(m_chat->messages()->rowCount(), 2);
+}
+
+void TestChatController::deleteWithUndo() {
+  QVERIFY(m_chat->send(QStringLiteral("chat one")));
+  m_engine->reply(QStringLiteral("reply one"));
+  const qint64 one = m_chat->currentChatId();
+  QTest::qWait(2);
+  QVERIFY(m_chat->newChat() > 0);
+  QVERIFY(m_chat->send(QStringLiteral("chat two")));
+  m_engine->reply(QStringLiteral("reply two"));
+  const qint64 two = m_chat->currentChatId();
+  QCOMPARE(m_chat->chats()->rowCount(), 2);
+
+  QSignalSpy deleted(m_chat.get(), &ChatController::deletedChanged);
+  m_chat->deleteChat(two);
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(m_chat->deletedTitle(), QStringLiteral("chat two"));
+  QCOMPARE(m_chat->currentChatId(), one);  // the next chat opens
+  m_chat->undoDelete();
+  QCOMPARE(m_chat->chats()->rowCount(), 2);
+  QCOMPARE(m_chat->currentChatId(), two);
+  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("chat two"), QStringLiteral("reply two")}));
+  QVERIFY(m_chat->deletedTitle().isEmpty());
+
+  m_chat->deleteChat(two);
+  m_chat->deleteChat(one);  // the first delete is final now
+  QCOMPARE(m_chat->chats()->rowCount(), 0);
+  QCOMPARE(m_chat->currentChatId(), 0);
+  QVERIFY(m_store->search(QStringLiteral("reply")).isEmpty());
+  m_chat->undoDelete();
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(m_chat->currentChatId(), one);
+  QVERIFY(!m_store->restoreChat(two) || m_store->chat(two).id == 0);
+  QCOMPARE(m_store->chats().size(), 1);
+  QVERIFY(deleted.count() >= 4);
+}
+
+void TestChatController::renameSearchAndFolders() {
+  QVERIFY(m_chat->send(QStringLiteral("The mitochondria question")));
+  m_engine->reply(QStringLiteral("It is the powerhouse of the cell."));
+  const qint64 bio = m_chat->currentChatId();
+  QVERIFY(m_chat->newChat() > 0);
+  QVERIFY(m_chat->send(QStringLiteral("Rust borrow checker")));
+  m_engine->reply(QStringLiteral("Ownership rules."));
+  const qint64 rust = m_chat->currentChatId();
+
+  m_chat->renameChat(bio, QStringLiteral("  Biology \n homework "));
+  QCOMPARE(m_store->chat(bio).title, QStringLiteral("Biology homework"));
+  m_chat->renameChat(bio, QStringLiteral("   "));  // refused: a chat keeps a name
+  QCOMPARE(m_store->chat(bio).title, QStringLiteral("Biology homework"));
+
+  m_chat->setSearchText(QStringLiteral("powerhouse"));
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(roleValue(*m_chat->chats(), 0, "chatId").toLongLong(), bio);
+  QVERIFY(roleValue(*m_chat->chats(), 0, "snippet").toString().contains(QStringLiteral("[powerhouse]")));
+  m_chat->setSearchText({});
+  QCOMPARE(m_chat->chats()->rowCount(), 2);
+
+  QSignalSpy folders(m_chat.get(), &ChatController::foldersChanged);
+  m_chat->setChatFolder(rust, QStringLiteral("Code"));
+  QCOMPARE(m_chat->folders(), QStringList{QStringLiteral("Code")});
+  QCOMPARE(folders.count(), 1);
+  QCOMPARE(m_chat->currentFolder(), QStringLiteral("Code"));
+  m_chat->setFolderFilter(QStringLiteral("Code"));
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(roleValue(*m_chat->chats(), 0, "folder").toString(), QStringLiteral("Code"));
+  m_chat->setFolderFilter({});
+  m_chat->setChatTags(rust, QStringLiteral("lang, systems"));
+  QCOMPARE(m_chat->currentTags(), (QStringList{QStringLiteral("lang"), QStringLiteral("systems")}));
+}
+
+void TestChatController::contextUseAndWarnings() {
+  QSignalSpy counts(m_chat.get(), &ChatController::countTokensRequested);
+  QVERIFY(m_chat->send(QStringLiteral("hello")));
+  m_engine->reply(QStringLiteral("hi"));
+  QCOMPARE(counts.count(), 0);  // no model, nothing to count against
+  m_chat->handleModelChanged(1000);
+  QTRY_COMPARE(counts.count(), 1);
+  const QList<ChatTurn> turns = counts.first().at(0).value<QList<ChatTurn>>();
+  QCOMPARE(roles(turns), (QStringList{QStringLiteral("user:hello"), QStringLiteral("assistant:hi")}));
+  const quint64 id = counts.first().at(1).toULongLong();
+  m_chat->handleTokenCount(id, 40);
+  QCOMPARE(m_chat->contextUsed(), 40);
+  QCOMPARE(m_chat->contextLength(), 1000);
+  QVERIFY(m_chat->contextWarning().isEmpty());
+  QVERIFY(!m_chat->contextExceeded());
+
+  // Less room than the reply may take: a warning that says how long it can be.
+  m_chat->handleTokenCount(id, 700);
+  QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("700 of 1000")) && m_chat->contextWarning().contains(QStringLiteral("300")),
+           qPrintable(m_chat->contextWarning()));
+  m_chat->setGenerationSettings({{QStringLiteral("maxTokens"), 100}});
+  QVERIFY(m_chat->contextWarning().isEmpty());
+  // Past the context: exceeded, and said plainly.
+  m_chat->handleTokenCount(id, 1200);
+  QVERIFY(m_chat->contextExceeded());
+  QVERIFY(m_chat->contextWarning().contains(QStringLiteral("more than the model's context of 1000")));
+  // A late answer to an older request is ignored.
+  m_chat->setSystemPrompt(QStringLiteral("Be brief."));
+  QTRY_COMPARE(counts.count(), 2);
+  QCOMPARE(roles(counts.last().at(0).value<QList<ChatTurn>>()).first(), QStringLiteral("system:Be brief."));
+  m_chat->handleTokenCount(id, 5);
+  QCOMPARE(m_chat->contextUsed(), 1200);
+  m_chat->handleTokenCount(counts.last().at(1).toULongLong(), 45);
+  QCOMPARE(m_chat->contextUsed(), 45);
+  // A finished reply is counted again.
+  QVERIFY(m_chat->send(QStringLiteral("more")));
+  m_engine->reply(QStringLiteral("sure"));
+  QTRY_COMPARE(counts.count(), 3);
+}
+
+void TestChatController::exportAndImport() {
+  m_chat->newChat();
+  m_chat->setSystemPrompt(QStringLiteral("Answer with code."));
+  QVERIFY(m_chat->send(QStringLiteral("Print hello in C")));
+  m_engine->reply(QStringLiteral("```c\nputs(\"hello\");\n```"));
+  const QString md = m_dir->filePath(QStringLiteral("chat.md"));
+  const QString json = m_dir->filePath(QStringLiteral("chat.json"));
+  QCOMPARE(m_chat->exportMarkdown(QUrl::fromLocalFile(md).toString()), QString());
+  QCOMPARE(m_chat->exportJson(json), QString());
+  QFile mdFile(md);
+  QVERIFY(mdFile.open(QIODevice::ReadOnly));
+  const QString markdown = QString::fromUtf8(mdFile.readAll());
+  QVERIFY(markdown.startsWith(QStringLiteral("# Print hello in C\n")));
+  QVERIFY(markdown.contains(QStringLiteral("### System\n\nAnswer with code.")));
+  QVERIFY(markdown.contains(QStringLiteral("### Assistant\n\n```c\nputs(\"hello\");\n```")));
+
+  QFile jsonFile(json);
+  QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+  const QJsonObject root = QJsonDocument::fromJson(jsonFile.readAll()).object();
+  const QJsonArray array = root.value(QStringLiteral("messages")).toArray();
+  QCOMPARE(array.size(), 3);
+  QCOMPARE(array[0].toObject().value(QStringLiteral("role")).toString(), QStringLiteral("system"));
+  QCOMPARE(array[2].toObject().value(QStringLiteral("content")).toString(), QStringLiteral("```c\nputs(\"hello\");\n```"));
+
+  // Import makes a new chat with the same conversation and system prompt.
+  const qint64 original = m_chat->currentChatId();
+  QCOMPARE(m_chat->importJson(json), QString());
+  QVERIFY(m_chat->currentChatId() != original);
+  QCOMPARE(m_chat->currentTitle(), QStringLiteral("Print hello in C"));
+  QCOMPARE(m_chat->systemPrompt(), QStringLiteral("Answer with code."));
+  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("Print hello in C"), QStringLiteral("```c\nputs(\"hello\");\n```")}));
+  QCOMPARE(m_chat->chats()->rowCount(), 2);
+  // Export of nothing and into a missing folder fail with a message.
+  QVERIFY(!m_chat->exportJson(m_dir->filePath(QStringLiteral("no/such/dir/x.json"))).isEmpty());
+}
+
+void TestChatController::importRejectsBadFiles_data() {
+  QTest::addColumn<QByteArray>("json");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("not json") << QByteArray("{\"messages\": [") << QStringLiteral("not valid JSON");
+  QTest::newRow("number") << QByteArray("42") << QStringLiteral("not valid JSON");  // Qt 6.4 reads only objects and arrays
+  QTest::newRow("no messages") << QByteArray("{\"title\":\"x\"}") << QStringLiteral("\"messages\" array");
+  QTest::newRow("empty") << QByteArray("{\"messages\":[]}") << QStringLiteral("is empty");
+  QTest::newRow("not object") << QByteArray("[{\"role\":\"user\",\"content\":\"a\"}, 7]") << QStringLiteral("messages[1] is not an object");
+  QTest::newRow("bad role") << QByteArray("[{\"role\":\"tool\",\"content\":\"a\"}]") << QStringLiteral("messages[0].role is \"tool\"");
+  QTest::newRow("no role") << QByteArray("[{\"content\":\"a\"}]") << QStringLiteral("messages[0].role is missing");
+  QTest::newRow("bad content") << QByteArray("[{\"role\":\"user\",\"content\":5}]") << QStringLiteral("messages[0].content");
+  QTest::newRow("image part") << QByteArray("[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]")
+                              << QStringLiteral("messages[0].content[0] is not a text part");
+}
+
+void TestChatController::importRejectsBadFiles() {
+  QFETCH(QByteArray, json);
+  QFETCH(QString, expected);
+  const QString path = m_dir->filePath(QStringLiteral("bad.json"));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(json);
+  f.close();
+  const QString error = m_chat->importJson(path);
+  QVERIFY2(error.contains(expected) && error.contains(QStringLiteral("bad.json")), qPrintable(error));
+  QCOMPARE(m_store->chats().size(), 0);  // nothing half-imported
+  QVERIFY(m_chat->importJson(m_dir->filePath(QStringLiteral("missing.json"))).contains(QStringLiteral("missing.json")));
+}
+
+void TestChatController::interruptedReplyShowsAfterRestart() {
+  // As a crash leaves it: a reply row, incomplete, with the text of the last flush.
+  QVERIFY(m_chat->send(QStringLiteral("Explain WAL")));
+  m_engine->piece(QStringLiteral("Write-ahead logging keeps"));
+  QTRY_COMPARE(m_store->message(roleValue(*m_chat->messages(), 1, "messageId").toLongLong()).content,
+               QStringLiteral("Write-ahead logging keeps"));
+  m_engine.reset();  // the engine and the controller die without finishing
+  m_chat.reset();
+  makeController();
+  ChatMessageModel* messages = m_chat->messages();
+  QCOMPARE(messages->rowCount(), 2);
+  QCOMPARE(roleValue(*messages, 1, "content").toString(), QStringLiteral("Write-ahead logging keeps"));
+  QVERIFY(!roleValue(*messages, 1, "complete").toBool());
+  QVERIFY(!roleValue(*messages, 1, "streaming").toBool());
+  // It can be continued.
+  QVERIFY(m_chat->continueReply(roleValue(*messages, 1, "messageId").toLongLong()));
+  QCOMPARE(m_engine->requests.last().continuation, QStringLiteral("Write-ahead logging keeps"));
+  m_engine->reply(QStringLiteral(" changes in a separate file."));
+  QVERIFY(roleValue(*messages, 1, "complete").toBool());
+}
+
+void TestChatController::markdownBlocksSplitCode_data() {
+  QTest::addColumn<QString>("content");
+  QTest::addColumn<QStringList>("expected");  // "kind|language|text" per block
+  QTest::newRow("plain") << QStringLiteral("Just **text**.\n\nTwo paragraphs.")
+                         << QStringList{QStringLiteral("text||Just **text**.\n\nTwo paragraphs.")};
+  QTest::newRow("code between text")
+      << QStringLiteral("Try this:\n\n```python\nprint('hi')\n\nx = 1\n```\n\nThen run it.")
+      << QStringList{QStringLiteral("text||Try this:"), QStringLiteral("code|python|print('hi')\n\nx = 1"),
+                     QStringLiteral("text||Then run it.")};
+  QTest::newRow("tilde fence, info string") << QStringLiteral("~~~c++ linenums\nint x;\n~~~")
+                                            << QStringList{QStringLiteral("code|c++|int x;")};
+  QTest::newRow("streaming: fence still open") << QStringLiteral("Here:\n```js\nlet a")
+                                               << QStringList{QStringLiteral("text||Here:"), QStringLiteral("code|js|let a")};
+  QTest::newRow("backticks inside code") << QStringLiteral("```\nuse ``` to fence\n```")
+                                         << QStringList{QStringLiteral("code||use ``` to fence")};
+  QTest::newRow("indented four spaces is not a fence") << QStringLiteral("    ```\n    x")
+                                                       << QStringList{QStringLiteral("text||    ```\n    x")};
+  QTest::newRow("empty") << QString() << QStringList{};
+}
+
+void TestChatController::markdownBlocksSplitCode() {
+  QFETCH(QString, content);
+  QFETCH(QStringList, expected);
+  QStringList got;
+  for (const QVariant& v : ChatMessageModel::markdownBlocks(content)) {
+    const QVariantMap b = v.toMap();
+    got << b.value(QStringLiteral("kind")).toString() + QLatin1Char('|') + b.value(QStringLiteral("language")).toString() +
+               QLatin1Char('|') + b.value(QStringLiteral("text")).toString();
+  }
+  QCOMPARE(got, expected);
+}
+
+QTEST_GUILESS_MAIN(TestChatController)
+#include "test_chat_controller.moc"
