@@ -13,7 +13,7 @@
 #include <cmath>
 #include <thread>
 
-#include "engine/model.h"
+#include "support/training_job_fixture.h"
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
 #include "services/sessionstore.h"
@@ -62,22 +62,10 @@ class TestTrainingJobs : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(m_dir.isValid());
-    engine::ModelConfig c;
-    c.arch = engine::Arch::GPT2;
-    c.n_layer = 2, c.n_embd = 64, c.n_head = 4, c.n_kv_head = 4, c.ffn_dim = 256, c.vocab_size = 50257, c.max_seq_len = 64;
-    engine::Model model(c);
-    model.init_random(3);
     m_model = m_dir.filePath(QStringLiteral("model"));
-    engine::save_hf_directory(model, m_model.toStdString(),
-                              QStringLiteral(WB_TEST_DATA_DIR "/../../resources/tokenizers/gpt2").toStdString(), "{}");
+    writeTinyGpt2WithTokenizer(m_model);
     m_data = m_dir.filePath(QStringLiteral("stories.txt"));
-    QFile f(m_data);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    const char* names[] = {"Tom", "Ana", "Lily", "Max"};
-    const char* things[] = {"ball", "cat", "tree", "boat"};
-    for (int i = 0; i < 120; ++i)
-      f.write(QStringLiteral("%1 saw a %2. The %2 was big. ").arg(QLatin1String(names[i % 4]), QLatin1String(things[(i / 4) % 4])).toUtf8());
-    f.close();
+    QVERIFY(writeStories(m_data, 120));
 
     // The reference: the same settings through engine::Trainer directly, no queue, no thread.
     std::unique_ptr<TrainingSession> s = buildTrainingSession(settings(6), m_dir.filePath(QStringLiteral("reference")));
