@@ -74,6 +74,10 @@ QString TrainingJobs::cliCommand(const QVariantMap& settings, const QString& out
   return trainCliCommand(settings, outDir.isEmpty() ? QDir(m_runsRoot).filePath(QStringLiteral("<name>")) : outDir);
 }
 
+QVariantMap TrainingJobs::estimate(const QVariantMap& shape, const QVariantMap& settings) const {
+  return estimateTrainingMemory(shape, settings);
+}
+
 QVariantMap TrainingJobs::defaults() const { return defaultTrainingSettings(); }
 
 bool TrainingJobs::pause(qint64 runId) {

@@ -57,6 +57,8 @@ class TrainingJobs : public QObject {
   Q_INVOKABLE bool cancel(qint64 runId);  // running: after this step; queued/paused: at once
   // The equivalent `llm-workbench-cli train ...` (outDir empty: <runsRoot>/<name>).
   Q_INVOKABLE QString cliCommand(const QVariantMap& settings, const QString& outDir = {}) const;
+  // estimateTrainingMemory (trainingsetup.h) for QML.
+  Q_INVOKABLE QVariantMap estimate(const QVariantMap& shape, const QVariantMap& settings) const;
   // The CLI's defaults for every setting (trainingsetup.h).
   Q_INVOKABLE QVariantMap defaults() const;
   // Marks runs left 'running' by a killed app as 'paused'. Call once after opening the store.

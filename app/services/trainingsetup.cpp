@@ -108,6 +108,24 @@ QString trainCliCommand(const QVariantMap& settings, const QString& outDir) {
   return args.join(QLatin1Char(' '));
 }
 
+QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& settings) {
+  const QVariantMap d = defaultTrainingSettings();
+  const auto get = [&](const QVariantMap& m, const char* key) {
+    return m.value(QLatin1String(key), d.value(QLatin1String(key))).toDouble();
+  };
+  const double P = get(shape, "parameters"), L = get(shape, "layers"), C = get(shape, "width");
+  const double NH = get(shape, "heads"), V = get(shape, "vocab");
+  const double B = get(settings, "batch"), T = get(settings, "seq"), r = get(settings, "lora_rank");
+  const double trainable = r > 0 ? L * r * (4 * C + 2 * C) : P;
+  const double weights = 4 * P + (r > 0 ? 4 * trainable : 0);
+  const double gradients = 4 * trainable, optimizer = 8 * trainable;
+  const double activations = 4 * B * T * (L * (16 * C + 2 * NH * T) + 2 * V);
+  return {{QStringLiteral("weights"), weights},         {QStringLiteral("gradients"), gradients},
+          {QStringLiteral("optimizer"), optimizer},     {QStringLiteral("activations"), activations},
+          {QStringLiteral("total"), weights + gradients + optimizer + activations},
+          {QStringLiteral("trainable"), trainable}};
+}
+
 std::unique_ptr<TrainingSession> buildTrainingSession(const QVariantMap& settingsMap, const QString& outDir) {
   const Settings s(settingsMap);
   auto ses = std::make_unique<TrainingSession>();

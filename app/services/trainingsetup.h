@@ -29,6 +29,15 @@ QVariantMap defaultTrainingSettings();
 // required recipe/model/data/out), quoted for a POSIX shell.
 QString trainCliCommand(const QVariantMap& settings, const QString& outDir);
 
+// Memory a run needs, in bytes, from the model's shape ({parameters, layers, width, heads, vocab})
+// and the settings (batch, seq, lora_rank): f32 weights 4P; full fine-tuning adds gradients 4P and
+// AdamW's m and v 8P; LoRA trains r·(C+3C) + r·(C+C) per layer (qkv and attention output) with
+// gradients and moments for those only; activations kept for the backward pass ≈ 4·B·T·(L·(16·C +
+// 2·NH·T) + 2·V) (per layer: the norms, qkv, attention scores and probabilities, MLP in and out;
+// then logits and probabilities). Returns {weights, gradients, optimizer, activations, total,
+// trainable}. An estimate, meant to say "fits" or "does not fit", not a measurement.
+QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& settings);
+
 struct TrainingSession {
   std::unique_ptr<engine::Model> model;
   engine::BackendChoice backend;

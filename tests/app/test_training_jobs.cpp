@@ -248,6 +248,24 @@ class TestTrainingJobs : public QObject {
     QVERIFY2(store.run(b).error.contains(QStringLiteral("'lr'")), qPrintable(store.run(b).error));
   }
 
+  void memoryEstimate() {
+    // GPT-2 124M: P = 124,439,808; L 12, C 768, NH 12, V 50257; batch 4 x 128.
+    const QVariantMap shape{{"parameters", 124439808.0}, {"layers", 12}, {"width", 768}, {"heads", 12}, {"vocab", 50257}};
+    const QVariantMap full = estimateTrainingMemory(shape, {{"batch", 4}, {"seq", 128}, {"lora_rank", 0}});
+    // By hand: weights 4P = 497,759,232; gradients 4P; AdamW 8P = 995,518,464;
+    // activations 4*4*128*(12*(16*768 + 2*12*128) + 2*50257) = 2048*(12*15360 + 100514) = 583,340,032.
+    QCOMPARE(full.value("weights").toDouble(), 497759232.0);
+    QCOMPARE(full.value("gradients").toDouble(), 497759232.0);
+    QCOMPARE(full.value("optimizer").toDouble(), 995518464.0);
+    QCOMPARE(full.value("activations").toDouble(), 583340032.0);
+    QCOMPARE(full.value("total").toDouble(), 497759232.0 * 2 + 995518464.0 + 583340032.0);
+    // LoRA rank 8: 12 layers * 8 * (4*768 + 2*768) = 442,368 trainable values.
+    const QVariantMap lora = estimateTrainingMemory(shape, {{"batch", 4}, {"seq", 128}, {"lora_rank", 8}});
+    QCOMPARE(lora.value("trainable").toDouble(), 442368.0);
+    QCOMPARE(lora.value("optimizer").toDouble(), 8 * 442368.0);
+    QVERIFY(lora.value("total").toDouble() < full.value("total").toDouble() / 2);
+  }
+
   void cliCommandMatchesSettings() {
     QVariantMap s = settings(6);
     s[QStringLiteral("sample_prompt")] = QStringLiteral("it's");
