@@ -34,3 +34,10 @@ struct AppSettingsForeign {
   QML_NAMED_ELEMENT(AppSettings)
   QML_UNCREATABLE("AppSettings is reached through App.settings")
 };
+
+struct TrainingJobsForeign {
+  Q_GADGET
+  QML_FOREIGN(TrainingJobs)
+  QML_NAMED_ELEMENT(TrainingJobs)
+  QML_UNCREATABLE("TrainingJobs is reached through App.training")
+};
