@@ -57,3 +57,10 @@ struct ChatMessageModelForeign {
   QML_NAMED_ELEMENT(ChatMessageModel)
   QML_UNCREATABLE("ChatMessageModel is reached through App.chat.messages")
 };
+
+struct TrainingJobsForeign {
+  Q_GADGET
+  QML_FOREIGN(TrainingJobs)
+  QML_NAMED_ELEMENT(TrainingJobs)
+  QML_UNCREATABLE("TrainingJobs is reached through App.training")
+};

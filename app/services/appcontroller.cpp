@@ -107,6 +107,8 @@ AppController::AppController(QObject* parent)
   if (!m_store->problem().isEmpty()) qWarning("%s", qPrintable(m_store->problem()));
   m_chat = new ChatController(m_store, this);
   connectChat();
+  m_training = new TrainingJobs(m_store, this);
+  m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
 
   m_thread.start();
   Q_EMIT prepareBackendRequested(m_settings->threads());
@@ -180,6 +182,13 @@ bool AppController::deletePreset(const QString& name) {
 
 AppController::~AppController() { shutdown(); }
 
+QVariantMap AppController::modelShape() const {
+  if (!m_model.isValid()) return {};
+  return {{QStringLiteral("parameters"), m_model.parameterCount}, {QStringLiteral("layers"), m_model.layers},
+          {QStringLiteral("width"), m_model.embeddingSize},       {QStringLiteral("heads"), m_model.heads},
+          {QStringLiteral("vocab"), m_model.vocabSize},           {QStringLiteral("context"), m_model.contextLength}};
+}
+
 QString AppController::version() const {
 #ifdef WB_VERSION
   return QStringLiteral(WB_VERSION);
@@ -214,6 +223,7 @@ void AppController::shutdown() {
   m_worker->requestCancelInspect();
   m_thread.quit();
   m_thread.wait();
+  if (m_training) m_training->shutdown();  // before the store it writes to is destroyed
 }
 
 void AppController::openModel(const QString& pathOrUrl) {

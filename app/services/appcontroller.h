@@ -11,6 +11,7 @@
 
 #include "appsettings.h"  // complete type: it is a Q_PROPERTY
 #include "chatcontroller.h"  // complete type: it is a Q_PROPERTY
+#include "trainingjobs.h"    // complete type: it is a Q_PROPERTY
 #include "generationtypes.h"
 #include "modelinfo.h"
 
@@ -24,6 +25,8 @@ class AppController : public QObject {
   Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
   // The Chat page (sessions saved in the SessionStore).
   Q_PROPERTY(ChatController* chat READ chat CONSTANT)
+  // Training runs: the queue on its own thread, runs and metrics in the SessionStore.
+  Q_PROPERTY(TrainingJobs* training READ training CONSTANT)
   // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
   // contextLength, lastOpened}] from the SessionStore.
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
@@ -82,6 +85,9 @@ class AppController : public QObject {
   QString version() const;
   QString dataDir() const { return m_dataDir; }
   ChatController* chat() const { return m_chat; }
+  TrainingJobs* training() const { return m_training; }
+  // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
+  Q_INVOKABLE QVariantMap modelShape() const;
   SessionStore* store() const { return m_store; }
   QVariantList recentModels() const;
   QVariantList presets() const;
@@ -210,6 +216,7 @@ class AppController : public QObject {
   EngineWorker* m_worker;  // lives on m_thread; deleted there when the thread finishes
   SessionStore* m_store;   // owned (child)
   ChatController* m_chat;  // owned (child)
+  TrainingJobs* m_training = nullptr;  // owned (child)
   bool m_shutDown = false;
 
   ModelInfo m_model;

@@ -116,6 +116,42 @@ const QList<Migration>& migrations() {
            " context_length INTEGER NOT NULL DEFAULT 0,"
            " last_opened_ms INTEGER NOT NULL)",
        }},
+      {4,
+       "training runs, their metrics and sample generations",
+       {
+           // status: queued, running, paused, done, failed, cancelled (strings, see sessionstore_runs.cpp).
+           "CREATE TABLE runs ("
+           " id INTEGER PRIMARY KEY,"
+           " name TEXT NOT NULL,"
+           " recipe TEXT NOT NULL,"
+           " model_path TEXT NOT NULL,"
+           " settings TEXT NOT NULL,"
+           " status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'paused', 'done', 'failed', 'cancelled')),"
+           " output_dir TEXT NOT NULL DEFAULT '',"
+           " error TEXT NOT NULL DEFAULT '',"
+           " total_steps INTEGER NOT NULL DEFAULT 0,"
+           " created_ms INTEGER NOT NULL,"
+           " started_ms INTEGER,"
+           " finished_ms INTEGER)",
+           // One row per optimizer step; a resumed run rewrites the steps after its checkpoint (REPLACE).
+           "CREATE TABLE metrics ("
+           " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+           " step INTEGER NOT NULL,"
+           " loss REAL,"
+           " val_loss REAL,"
+           " lr REAL,"
+           " grad_norm REAL,"
+           " tokens_per_s REAL,"
+           " elapsed_s REAL,"
+           " skipped INTEGER NOT NULL DEFAULT 0,"
+           " PRIMARY KEY (run_id, step)) WITHOUT ROWID",
+           "CREATE TABLE samples ("
+           " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+           " step INTEGER NOT NULL,"
+           " prompt TEXT NOT NULL,"
+           " text TEXT NOT NULL,"
+           " PRIMARY KEY (run_id, step, prompt)) WITHOUT ROWID",
+       }},
   };
   return list;
 }
@@ -485,6 +521,21 @@ bool SessionStore::execWrite(const QString& what, const QString& sql, const QVar
   q.prepare(sql);
   for (const QVariant& v : values) q.addBindValue(v);
   if (!tx.active || !tx.exec(q) || !tx.commit()) return fail(what, errorText(tx.error));
+  m_lastError.clear();
+  return true;
+}
+
+bool SessionStore::execMany(const QString& what, const QString& sql, const QList<QVariantList>& rows, qint64* lastId) {
+  Tx tx(m_connection);
+  QSqlQuery q(tx.db);
+  bool ok = tx.active && q.prepare(sql);
+  for (const QVariantList& row : rows) {
+    if (!ok) break;
+    for (const QVariant& v : row) q.addBindValue(v);
+    ok = tx.exec(q);
+  }
+  if (ok && lastId) *lastId = q.lastInsertId().toLongLong();
+  if (!ok || !tx.commit()) return fail(what, errorText(tx.error.isValid() ? tx.error : q.lastError()));
   m_lastError.clear();
   return true;
 }

@@ -1,6 +1,7 @@
 // SessionStore: the app's SQLite database (QtSql, QSQLITE): chats as message trees, folders and
-// tags, full-text search, Playground presets and recently opened models. Training runs, metrics and
-// inspection snapshots will live here too: they arrive as new migrations (see sessionstore.cpp).
+// tags, full-text search, Playground presets, recently opened models, and training runs with their
+// per-step metrics and sample generations (sessionstore_runs.cpp). Inspection snapshots will arrive
+// as a new migration (see sessionstore.cpp).
 //
 // Invariants
 // - Every connection: busy_timeout first (journal_mode=WAL may itself meet a lock), then WAL,
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <QList>
+#include <QtNumeric>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -73,6 +75,44 @@ struct RecentModel {
   int contextLength = 0;
   qint64 lastOpenedMs = 0;
 };
+
+// A training run (the jobs of TrainingJobs). Status strings: queued, running, paused, done, failed,
+// cancelled.
+struct StoredRun {
+  qint64 id = 0;
+  QString name;
+  QString recipe;     // "pretrain" or "sft"
+  QString modelPath;  // the model it started from
+  QVariantMap settings;  // the run's settings, keyed as the `train` CLI's config (trainingsetup.h)
+  QString status;
+  QString outputDir;  // the trained model and checkpoints/ inside it
+  QString error;      // why it failed
+  qint64 totalSteps = 0;
+  qint64 createdMs = 0;
+  qint64 startedMs = 0;   // 0: not started
+  qint64 finishedMs = 0;  // 0: not finished
+};
+
+// One optimizer step of a run. NaN marks a value that was not computed (val_loss on most steps).
+struct MetricRow {
+  qint64 step = 0;
+  double loss = 0;
+  double valLoss = qQNaN();
+  double lr = 0;
+  double gradNorm = 0;
+  double tokensPerS = 0;
+  double elapsedS = 0;
+  bool skipped = false;
+};
+
+struct SampleRow {
+  qint64 step = 0;
+  QString prompt;
+  QString text;
+};
+
+Q_DECLARE_METATYPE(MetricRow)
+Q_DECLARE_METATYPE(SampleRow)
 
 class SessionStore : public QObject {
   Q_OBJECT
@@ -149,6 +189,23 @@ class SessionStore : public QObject {
   bool forgetModel(const QString& path);
   QList<RecentModel> recentModels(int limit = 20) const;
 
+  // Training runs. Metrics and samples are upserted by (run, step[, prompt]): a run resumed from an
+  // earlier checkpoint rewrites the steps after it with the same values (resume is exact).
+  qint64 createRun(const StoredRun& run);  // returns the id (0 on failure); createdMs is stamped now
+  bool setRunStatus(qint64 runId, const QString& status, const QString& error = {});
+  bool setRunOutputDir(qint64 runId, const QString& dir);
+  bool deleteRun(qint64 runId);  // with its metrics and samples
+  // All rows in one transaction (the worker's rows of ~250 ms arrive together).
+  bool appendMetrics(qint64 runId, const QList<MetricRow>& rows);
+  bool appendSamples(qint64 runId, const QList<SampleRow>& rows);
+  StoredRun run(qint64 runId) const;        // id 0 when there is none
+  QList<StoredRun> runs() const;            // newest first
+  QList<MetricRow> metrics(qint64 runId) const;  // by step
+  QList<SampleRow> samples(qint64 runId) const;  // by step
+  // At startup: runs left 'running' by a crash or kill become 'paused' (resumable from their newest
+  // checkpoint). Returns their ids.
+  QList<qint64> pauseInterruptedRuns();
+
   // PRAGMA quick_check == "ok" (tests and diagnostics).
   bool quickCheck() const;
 
@@ -157,6 +214,8 @@ class SessionStore : public QObject {
   void writeFailed(const QString& message);
   // Chats were added, renamed, moved, trashed or restored.
   void chatsChanged();
+  // A run was created, deleted or changed status.
+  void runsChanged();
 
  private:
   struct Tx;  // RAII write transaction
@@ -170,6 +229,8 @@ class SessionStore : public QObject {
   bool touchChat(qint64 chatId);
   // One statement in its own write transaction; on failure records `what` and the reason.
   bool execWrite(const QString& what, const QString& sql, const QVariantList& values);
+  // One statement run once per row, all in one write transaction; lastId: the last row's rowid.
+  bool execMany(const QString& what, const QString& sql, const QList<QVariantList>& rows, qint64* lastId = nullptr);
 
   QString m_connection;
   QString m_path;

@@ -1,13 +1,168 @@
-// RunsPage: history of training runs and their metrics (later issue).
+// RunsPage: every training run with its settings and status; tick runs to overlay their loss curves
+// (EMA-smoothed train loss, one colour per run). A run's row shows the command that repeats it.
+import QtQml
 import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import QtCharts
 import Workbench.Ui
 
-PlaceholderPage {
+Item {
+    id: page
     objectName: "page_runs"
-    title: qsTr("Runs")
-    summary: qsTr("Every training run with its settings and metrics, to browse, compare and export.")
-    iconName: "runs"
-    plans: [qsTr("Overlay the curves of several runs"),
-            qsTr("Sample generations recorded during training"),
-            qsTr("Metrics exportable as CSV or JSONL")]
+    signal goToPlaygroundRequested()
+
+    readonly property var runColors: ["#3f51b5", "#e65100", "#2e7d32", "#c2185b", "#00838f", "#6d4c41", "#7b1fa2", "#9e9d24"]
+
+    RunListModel { id: runs; objectName: "runsModel"; jobs: App.training }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: Style.gapLarge
+
+        PageHeader {
+            title: qsTr("Runs")
+            subtitle: runs.count > 0 ? qsTr("%n training run(s). Tick runs to compare their loss curves.", "", runs.count)
+                                     : qsTr("Training runs appear here once started on the Train page.")
+            Layout.fillWidth: true
+            Layout.topMargin: Style.pagePadding
+            Layout.leftMargin: Style.pagePadding
+            Layout.rightMargin: Style.pagePadding
+        }
+
+        RowLayout {
+            spacing: Style.gapLarge
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            Layout.leftMargin: Style.pagePadding
+            Layout.rightMargin: Style.pagePadding
+            Layout.bottomMargin: Style.pagePadding
+
+            Card {
+                title: qsTr("History")
+                padding: 12
+                Layout.preferredWidth: Math.min(520, page.width * 0.45)
+                Layout.fillHeight: true
+
+                ListView {
+                    id: list
+                    objectName: "runsList"
+                    model: runs
+                    clip: true
+                    spacing: 2
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    delegate: ItemDelegate {
+                        required property int index
+                        required property var runId
+                        required property string name
+                        required property string status
+                        required property string recipe
+                        required property var totalSteps
+                        required property var createdMs
+                        required property bool selected
+                        required property string command
+                        width: ListView.view.width
+                        highlighted: ListView.isCurrentItem
+                        onClicked: ListView.view.currentIndex = index
+                        contentItem: RowLayout {
+                            spacing: Style.gap
+                            CheckBox {
+                                checked: selected
+                                onToggled: runs.setSelected(runId, checked)
+                            }
+                            Rectangle {
+                                width: 10; height: 10; radius: 5
+                                visible: selected
+                                color: page.runColors[Math.max(0, runs.selectedIds.indexOf(runId)) % page.runColors.length]
+                            }
+                            ColumnLayout {
+                                spacing: 0
+                                Layout.fillWidth: true
+                                Label { text: name; color: Style.text; elide: Text.ElideRight; Layout.fillWidth: true }
+                                Label {
+                                    text: qsTr("%1 · %2 steps · %3").arg(recipe).arg(totalSteps)
+                                          .arg(new Date(createdMs).toLocaleString(Qt.locale(), Locale.ShortFormat))
+                                    color: Style.textMuted
+                                    font.pixelSize: Style.fontSmall
+                                }
+                            }
+                            Label {
+                                text: status
+                                font.pixelSize: Style.fontSmall
+                                color: status === "failed" ? Style.error : status === "done" ? Style.good : Style.accent
+                            }
+                        }
+                    }
+                }
+                TextEdit {
+                    visible: list.currentIndex >= 0 && runs.count > 0
+                    text: { runs.dataVersion; const r = runs.get(runs.idAt(list.currentIndex)); return r.command ? r.command + (r.error ? "\n\n" + r.error : "") : "" }
+                    readOnly: true
+                    selectByMouse: true
+                    wrapMode: TextEdit.WrapAnywhere
+                    font.family: Style.monoFont
+                    font.pixelSize: Style.fontSmall
+                    color: Style.textMuted
+                    Layout.fillWidth: true
+                }
+            }
+
+            Card {
+                title: qsTr("Loss, overlaid")
+                subtitle: qsTr("EMA-smoothed training loss of the ticked runs")
+                padding: 14
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+
+                ChartView {
+                    id: overlay
+                    objectName: "overlayChart"
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    antialiasing: true
+                    backgroundColor: "transparent"
+                    legend.alignment: Qt.AlignTop
+                    legend.labelColor: Style.textMuted
+                    ValueAxis { id: ox; min: 0; max: 1; labelFormat: "%d"; titleText: qsTr("step"); labelsColor: Style.textMuted; gridLineColor: Style.border }
+                    ValueAxis { id: oy; min: 0; max: 1; labelFormat: "%.3g"; labelsColor: Style.textMuted; gridLineColor: Style.border }
+                }
+            }
+        }
+    }
+
+    // One MetricsModel per ticked run; the chart is redrawn from them.
+    Instantiator {
+        id: selectedMetrics
+        model: runs.selectedIds
+        delegate: MetricsModel {
+            required property var modelData
+            jobs: App.training
+            runId: modelData
+            onCountChanged: redraw.restart()
+        }
+        onObjectAdded: redraw.restart()
+        onObjectRemoved: redraw.restart()
+    }
+    Timer {
+        id: redraw
+        interval: 100
+        onTriggered: {
+            overlay.removeAllSeries()
+            let maxX = 1, lo = Infinity, hi = -Infinity
+            for (let i = 0; i < selectedMetrics.count; ++i) {
+                const m = selectedMetrics.objectAt(i)
+                const r = runs.get(m.runId)
+                const s = overlay.createSeries(ChartView.SeriesTypeLine, r.name || ("#" + m.runId), ox, oy)
+                s.color = page.runColors[i % page.runColors.length]
+                s.width = 2
+                if (m.fillSeries(s, "smoothed") === 0) continue
+                const range = m.range("smoothed")
+                lo = Math.min(lo, range.min); hi = Math.max(hi, range.max)
+                maxX = Math.max(maxX, m.lastStep, m.totalSteps)
+            }
+            ox.max = maxX
+            if (isFinite(lo)) { const pad = (hi - lo) * 0.08 || 0.5; oy.min = lo - pad; oy.max = hi + pad }
+        }
+    }
 }

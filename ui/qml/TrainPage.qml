@@ -1,13 +1,333 @@
-// TrainPage: fine-tuning and alignment wizard with live dashboards (later issue).
+// TrainPage: start a training run and watch it live. The form is the short path through the wizard
+// (model → data → method → hyper-parameters → review the equivalent CLI command → start); the
+// dashboard shows the selected run: loss (train, EMA-smoothed, validation) with a smoothing slider
+// and a log scale, learning rate, gradient norm with outliers marked, tokens/s, elapsed and ETA,
+// the sample generations; pause / resume / cancel; the charts export as PNG, the metrics as CSV.
 import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
 import Workbench.Ui
 
-PlaceholderPage {
+Item {
+    id: page
     objectName: "page_train"
-    title: qsTr("Train")
-    summary: qsTr("Fine-tune (full or LoRA) and align (reward model, PPO, DPO) with live loss curves.")
-    iconName: "train"
-    plans: [qsTr("A wizard: base model, dataset, method, then a live dashboard"),
-            qsTr("Loss, learning rate, gradient norm and tokens per second as they happen"),
-            qsTr("Pause, resume and export the result as Hugging Face or GGUF")]
+    signal goToPlaygroundRequested()
+
+    readonly property TrainingJobs jobs: App.training
+    property string exportMessage
+    // The new-run form: open when there is no run yet, else on demand ("New run").
+    property bool showSetup: runs.count === 0
+
+    RunListModel { id: runs; jobs: page.jobs }
+    MetricsModel { id: metrics; jobs: page.jobs; smoothing: smoothingSlider.value }
+
+    // The run shown: the active one while something trains, else the one picked in the list.
+    property var shownRunId: 0
+    Connections {
+        target: page.jobs
+        function onActiveRunChanged() { if (page.jobs.activeRunId !== 0) page.shownRunId = page.jobs.activeRunId }
+    }
+    onShownRunIdChanged: metrics.runId = shownRunId
+    Component.onCompleted: if (runs.count > 0) shownRunId = runs.idAt(0)
+    // Re-read whenever the store's runs change (status, new runs).
+    readonly property var shownRun: { runs.count; runs.dataVersion; return runs.get(shownRunId) }
+    readonly property int shownRow: { runs.count; runs.dataVersion; return runs.rowOf(shownRunId) }
+    readonly property string shownStatus: shownRun.status || ""
+
+    function duration(s) {
+        if (!isFinite(s) || s <= 0) return "—"
+        s = Math.round(s)
+        const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60
+        return h > 0 ? qsTr("%1 h %2 min").arg(h).arg(m) : m > 0 ? qsTr("%1 min %2 s").arg(m).arg(sec) : qsTr("%1 s").arg(sec)
+    }
+    function num(v, digits) { return isFinite(v) && v !== 0 ? Number(v).toPrecision(digits || 4) : "—" }
+
+    ScrollView {
+        id: scroll
+        anchors.fill: parent
+        contentWidth: availableWidth
+        clip: true
+
+        ColumnLayout {
+            width: scroll.availableWidth
+            spacing: Style.gapLarge + 4
+
+            PageHeader {
+                title: qsTr("Train")
+                subtitle: qsTr("Pretrain or fine-tune (full or LoRA) on your own text or chats, and watch the run live.")
+                Layout.fillWidth: true
+                Layout.topMargin: Style.pagePadding
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+            }
+
+            TrainSetup {
+                id: setup
+                objectName: "trainSetup"
+                visible: page.showSetup
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                onStartRequested: function(name, settings) {
+                    const id = page.jobs.enqueue(name, settings, "")
+                    if (id !== 0) {
+                        page.shownRunId = id
+                        page.showSetup = false
+                    }
+                }
+            }
+
+            // The run bar: which run, its state, and what can be done with it.
+            Card {
+                objectName: "runBar"
+                padding: 14
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+
+                RowLayout {
+                    spacing: Style.gap
+                    Layout.fillWidth: true
+                    Label { text: qsTr("Run"); color: Style.textMuted }
+                    ComboBox {
+                        id: runPicker
+                        objectName: "runPicker"
+                        model: runs
+                        textRole: "name"
+                        valueRole: "runId"
+                        Layout.preferredWidth: 260
+                        currentIndex: page.shownRow
+                        displayText: runs.count === 0 ? qsTr("No runs yet") : currentText
+                        onActivated: page.shownRunId = currentValue
+                    }
+                    Rectangle {
+                        visible: page.shownStatus.length > 0
+                        radius: height / 2
+                        color: page.shownStatus === "failed" ? Style.errorSoft : Style.accentSoft
+                        implicitWidth: statusLabel.implicitWidth + 20
+                        implicitHeight: statusLabel.implicitHeight + 8
+                        Label {
+                            id: statusLabel
+                            objectName: "runStatus"
+                            anchors.centerIn: parent
+                            text: page.shownStatus
+                            font.pixelSize: Style.fontSmall
+                            color: page.shownStatus === "failed" ? Style.error : Style.accent
+                        }
+                    }
+                    Item { Layout.fillWidth: true }
+                    Button {
+                        objectName: "newRunButton"
+                        text: page.showSetup ? qsTr("Hide form") : qsTr("New run…")
+                        icon.source: "icons/train.svg"
+                        flat: true
+                        onClicked: page.showSetup = !page.showSetup
+                    }
+                    Button {
+                        objectName: "pauseButton"
+                        text: qsTr("Pause")
+                        flat: true
+                        visible: page.shownStatus === "running" || page.shownStatus === "queued"
+                        onClicked: page.jobs.pause(page.shownRunId)
+                        ToolTip.visible: hovered
+                        ToolTip.text: qsTr("Stop after this step with a checkpoint; resume continues the same curve")
+                    }
+                    Button {
+                        objectName: "resumeButton"
+                        text: qsTr("Resume")
+                        highlighted: true
+                        visible: page.shownStatus === "paused"
+                        onClicked: page.jobs.resume(page.shownRunId)
+                    }
+                    Button {
+                        objectName: "cancelButton"
+                        text: qsTr("Cancel")
+                        flat: true
+                        visible: ["running", "queued", "paused"].indexOf(page.shownStatus) >= 0
+                        onClicked: page.jobs.cancel(page.shownRunId)
+                    }
+                    Button {
+                        text: qsTr("Export CSV")
+                        flat: true
+                        enabled: metrics.count > 0
+                        onClicked: {
+                            const path = page.shownRun.outputDir + "/metrics.csv"
+                            const err = metrics.exportCsv(path)
+                            page.exportMessage = err.length > 0 ? err : qsTr("Metrics written to %1").arg(path)
+                        }
+                    }
+                    Button {
+                        text: qsTr("Export PNG")
+                        flat: true
+                        enabled: metrics.count > 0
+                        onClicked: {
+                            const path = page.shownRun.outputDir + "/loss.png"
+                            lossChart.grabToImage(function(result) {
+                                page.exportMessage = result.saveToFile(path) ? qsTr("Chart written to %1").arg(path)
+                                                                             : qsTr("Could not write %1").arg(path)
+                            })
+                        }
+                    }
+                }
+                Label {
+                    visible: text.length > 0
+                    text: page.shownRun.error || ""
+                    color: Style.error
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                Label {
+                    visible: page.exportMessage.length > 0
+                    text: page.exportMessage
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                    Layout.fillWidth: true
+                    elide: Text.ElideMiddle
+                }
+            }
+
+            // Figures at a glance.
+            GridLayout {
+                objectName: "statTiles"
+                columns: page.width > 1100 ? 6 : 3
+                columnSpacing: Style.gap
+                rowSpacing: Style.gap
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Repeater {
+                    model: [
+                        { label: qsTr("Step"), value: metrics.totalSteps > 0 ? metrics.lastStep + " / " + metrics.totalSteps : "—" },
+                        { label: qsTr("Loss"), value: page.num(metrics.lastLoss) },
+                        { label: qsTr("Val loss"), value: page.num(metrics.lastValLoss) },
+                        { label: qsTr("Tokens/s"), value: metrics.tokensPerS > 0 ? Math.round(metrics.tokensPerS).toString() : "—" },
+                        { label: qsTr("Elapsed"), value: page.duration(metrics.elapsedS) },
+                        { label: qsTr("ETA"), value: page.shownStatus === "running" ? page.duration(metrics.etaS) : "—" }
+                    ]
+                    delegate: Rectangle {
+                        required property var modelData
+                        color: Style.surface
+                        border.color: Style.border
+                        radius: Style.radius
+                        Layout.fillWidth: true
+                        implicitHeight: 64
+                        Column {
+                            anchors.left: parent.left
+                            anchors.verticalCenter: parent.verticalCenter
+                            anchors.leftMargin: 14
+                            spacing: 2
+                            Label { text: modelData.label; color: Style.textMuted; font.pixelSize: Style.fontSmall }
+                            Label { text: modelData.value; color: Style.text; font.pixelSize: 20; font.weight: Font.DemiBold }
+                        }
+                    }
+                }
+            }
+
+            ProgressBar {
+                visible: page.shownStatus === "running"
+                from: 0
+                to: Math.max(1, metrics.totalSteps)
+                value: metrics.lastStep
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+            }
+
+            GridLayout {
+                columns: page.width > 1000 ? 2 : 1
+                columnSpacing: Style.gapLarge
+                rowSpacing: Style.gapLarge
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+
+                MetricChart {
+                    id: lossChart
+                    objectName: "lossChart"
+                    title: qsTr("Loss")
+                    metrics: metrics
+                    logScale: logToggle.checked
+                    Layout.preferredHeight: 320
+                    specs: [
+                        { key: "loss", name: qsTr("train"), color: Style.dark ? "#4a5170" : "#c5cae9", width: 1 },
+                        { key: "smoothed", name: qsTr("train (smoothed)"), color: Style.accent, width: 2.5 },
+                        { key: "val", name: qsTr("validation"), color: Style.warn, kind: "scatter", width: 9 }
+                    ]
+                    tools: [
+                        Label { text: qsTr("Smoothing"); color: Style.textMuted; font.pixelSize: Style.fontSmall },
+                        Slider {
+                            id: smoothingSlider
+                            objectName: "smoothingSlider"
+                            from: 0; to: 0.99; value: 0.6
+                            Layout.preferredWidth: 140
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Exponential moving average weight (0 = raw values)")
+                        },
+                        Label { text: smoothingSlider.value.toFixed(2); color: Style.textMuted; font.pixelSize: Style.fontSmall },
+                        Item { Layout.fillWidth: true },
+                        Switch { id: logToggle; objectName: "logToggle"; text: qsTr("Log scale") }
+                    ]
+                }
+                MetricChart {
+                    title: qsTr("Learning rate")
+                    metrics: metrics
+                    Layout.preferredHeight: 320
+                    specs: [{ key: "lr", name: qsTr("learning rate"), color: Style.good }]
+                }
+                MetricChart {
+                    objectName: "gradNormChart"
+                    title: qsTr("Gradient norm")
+                    subtitle: metrics.outlierCount > 0
+                              ? qsTr("%n step(s) above 3× the median of the 25 before (marked)", "", metrics.outlierCount)
+                              : qsTr("Before clipping; spikes above 3× the recent median are marked")
+                    metrics: metrics
+                    specs: [
+                        { key: "gradNorm", name: qsTr("gradient norm"), color: Style.accent },
+                        { key: "outliers", name: qsTr("outlier"), color: Style.error, kind: "scatter", width: 10 }
+                    ]
+                }
+                MetricChart {
+                    title: qsTr("Throughput")
+                    subtitle: qsTr("Tokens per second (forward and backward)")
+                    metrics: metrics
+                    specs: [{ key: "tokensPerS", name: qsTr("tokens/s"), color: Style.good }]
+                }
+            }
+
+            Card {
+                objectName: "samplesCard"
+                title: qsTr("Sample generations")
+                subtitle: metrics.samples.length > 0 ? qsTr("Greedy continuations of the sample prompt during training")
+                                                     : qsTr("Set “Sample every” in the run's settings to see what the model writes as it learns.")
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Layout.bottomMargin: Style.pagePadding
+                Repeater {
+                    model: metrics.samples.slice(-8).reverse()
+                    delegate: RowLayout {
+                        required property var modelData
+                        spacing: Style.gapLarge
+                        Layout.fillWidth: true
+                        Label {
+                            text: qsTr("step %1").arg(modelData.step)
+                            color: Style.textMuted
+                            font.pixelSize: Style.fontSmall
+                            Layout.preferredWidth: 70
+                            Layout.alignment: Qt.AlignTop
+                        }
+                        Label {
+                            text: "<b>" + modelData.prompt.replace(/&/g, "&amp;").replace(/</g, "&lt;") + "</b>"
+                                  + modelData.text.replace(/&/g, "&amp;").replace(/</g, "&lt;")
+                            textFormat: Text.StyledText
+                            color: Style.text
+                            font.family: Style.monoFont
+                            wrapMode: Text.Wrap
+                            Layout.fillWidth: true
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,55 @@
+// Training settings (a QVariantMap keyed like the `train` CLI's flags, with '_' for '-') and the engine
+// objects one run needs, built from them. TrainingJobs builds a session on its worker thread; the
+// wizard shows trainCliCommand() so the same run can be started from a terminal.
+//
+// Invariants
+// - Every key of defaultTrainingSettings() has the CLI's default; a key the map lacks takes it, an
+//   unknown key is ignored, a value out of range is refused with engine::Error naming the key.
+// - A session is self-contained: the model (widened to f32), backend, loaders, TrainModel and Trainer
+//   live and die together; the Trainer's checkpoints go to <outDir>/checkpoints.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QVariantMap>
+
+#include <memory>
+#include <string>
+
+#include "engine/backend.h"
+#include "engine/model.h"
+#include "engine/train/data_loader.h"
+#include "engine/train/train_model.h"
+#include "engine/train/trainer.h"
+
+// The CLI's defaults (app/cli/cmd_train.cpp) for every setting a job understands.
+QVariantMap defaultTrainingSettings();
+
+// `llm-workbench-cli train ...` for these settings (only values that differ from the defaults, plus the
+// required recipe/model/data/out), quoted for a POSIX shell.
+QString trainCliCommand(const QVariantMap& settings, const QString& outDir);
+
+// Memory a run needs, in bytes, from the model's shape ({parameters, layers, width, heads, vocab})
+// and the settings (batch, seq, lora_rank): f32 weights 4P; full fine-tuning adds gradients 4P and
+// AdamW's m and v 8P; LoRA trains r·(C+3C) + r·(C+C) per layer (qkv and attention output) with
+// gradients and moments for those only; activations kept for the backward pass ≈ 4·B·T·(L·(16·C +
+// 2·NH·T) + 2·V) (per layer: the norms, qkv, attention scores and probabilities, MLP in and out;
+// then logits and probabilities). Returns {weights, gradients, optimizer, activations, total,
+// trainable}. An estimate, meant to say "fits" or "does not fit", not a measurement.
+QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& settings);
+
+struct TrainingSession {
+  std::unique_ptr<engine::Model> model;
+  engine::BackendChoice backend;
+  std::unique_ptr<engine::BatchLoader> trainLoader;
+  std::unique_ptr<engine::BatchLoader> valLoader;
+  std::unique_ptr<engine::TrainModel> trainModel;
+  std::unique_ptr<engine::Trainer> trainer;
+  std::string configJson;  // stored in checkpoints
+  int64_t tokensPerStep = 0;  // B * T * grad_accum
+  ~TrainingSession();  // destroys the trainer before what it refers to
+};
+
+// Loads the model and data named by `settings` and builds the trainer. Throws engine::Error (bad
+// settings, unreadable model or data, data too short for one batch).
+std::unique_ptr<TrainingSession> buildTrainingSession(const QVariantMap& settings, const QString& outDir);

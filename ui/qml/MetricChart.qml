@@ -1,0 +1,130 @@
+// MetricChart: one Qt Charts plot of a run's metrics (MetricsModel), in a Card. `specs` lists the
+// series: {key, name, color, kind: "line" | "scatter", width}. The points go in through
+// MetricsModel.fillSeries (one replace() per series, not one append per point), at most every
+// 200 ms while a run trains. A log scale swaps the y axis for a LogValueAxis.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import QtCharts
+import Workbench.Ui
+
+Card {
+    id: card
+
+    property MetricsModel metrics
+    property var specs: []
+    property bool logScale: false
+    property string yTitle
+    // Extra controls shown in the title row (a smoothing slider, a log toggle).
+    property alias tools: toolRow.data
+    readonly property alias chart: chart
+
+    padding: 14
+    Layout.fillWidth: true
+    Layout.preferredHeight: 280
+
+    RowLayout {
+        id: toolRow
+        spacing: Style.gap
+        Layout.fillWidth: true
+        visible: children.length > 0
+    }
+
+    ChartView {
+        id: chart
+        Layout.fillWidth: true
+        Layout.fillHeight: true
+        Layout.minimumHeight: 160
+        antialiasing: true
+        legend.visible: card.specs.length > 1
+        legend.alignment: Qt.AlignTop
+        legend.labelColor: Style.textMuted
+        backgroundColor: "transparent"
+        plotAreaColor: "transparent"
+        margins { left: 0; right: 0; top: 0; bottom: 0 }
+        backgroundRoundness: 0
+
+        ValueAxis {
+            id: xAxis
+            min: 0
+            max: 1
+            labelFormat: "%d"
+            labelsColor: Style.textMuted
+            gridLineColor: Style.border
+            lineVisible: false
+            titleText: qsTr("step")
+            labelsFont.pixelSize: 11
+        }
+        ValueAxis {
+            id: linAxis
+            visible: !card.logScale
+            labelsColor: Style.textMuted
+            gridLineColor: Style.border
+            lineVisible: false
+            labelFormat: "%.3g"
+            labelsFont.pixelSize: 11
+        }
+        LogValueAxis {
+            id: logAxis
+            visible: card.logScale
+            base: 10
+            labelsColor: Style.textMuted
+            gridLineColor: Style.border
+            lineVisible: false
+            labelFormat: "%.3g"
+            labelsFont.pixelSize: 11
+        }
+    }
+
+    function rebuild() {
+        chart.removeAllSeries()
+        for (let i = 0; i < specs.length; ++i) {
+            const s = specs[i]
+            const type = s.kind === "scatter" ? ChartView.SeriesTypeScatter : ChartView.SeriesTypeLine
+            const series = chart.createSeries(type, s.name, xAxis, logScale ? logAxis : linAxis)
+            series.color = s.color
+            if (s.kind === "scatter") {
+                series.markerSize = s.width || 9
+                series.borderColor = s.color
+            } else {
+                series.width = s.width || 2
+            }
+        }
+        refresh()
+    }
+
+    function refresh() {
+        if (!metrics || chart.count !== specs.length) return
+        let lo = Infinity, hi = -Infinity
+        for (let i = 0; i < specs.length; ++i) {
+            if (metrics.fillSeries(chart.series(i), specs[i].key, logScale) === 0) continue
+            const r = metrics.range(specs[i].key, logScale)
+            lo = Math.min(lo, r.min)
+            hi = Math.max(hi, r.max)
+        }
+        xAxis.max = Math.max(1, metrics.totalSteps, metrics.lastStep)
+        if (!isFinite(lo)) { lo = logScale ? 0.1 : 0; hi = 1 }
+        if (logScale) {
+            logAxis.min = lo / 1.2
+            logAxis.max = hi * 1.2
+        } else {
+            const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1
+            linAxis.min = lo - pad
+            linAxis.max = hi + pad
+        }
+    }
+
+    Timer {
+        id: throttle
+        interval: 200
+        onTriggered: card.refresh()
+    }
+    Connections {
+        target: card.metrics
+        function onCountChanged() { if (!throttle.running) throttle.start() }
+        function onSmoothingChanged() { card.refresh() }
+    }
+    onLogScaleChanged: rebuild()
+    onSpecsChanged: rebuild()
+    Component.onCompleted: rebuild()
+}
