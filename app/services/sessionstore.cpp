@@ -152,6 +152,20 @@ const QList<Migration>& migrations() {
            " text TEXT NOT NULL,"
            " PRIMARY KEY (run_id, step, prompt)) WITHOUT ROWID",
        }},
+      {5,
+       "inspection snapshots of chat messages",
+       {
+           // blob: engine::serialize_inspection of the chat up to and including the message. Deleting
+           // the message (or its chat, whose messages cascade) deletes its snapshots.
+           "CREATE TABLE inspections ("
+           " id INTEGER PRIMARY KEY,"
+           " message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,"
+           " created_ms INTEGER NOT NULL,"
+           " model TEXT NOT NULL DEFAULT '',"
+           " token_count INTEGER NOT NULL DEFAULT 0,"
+           " blob BLOB NOT NULL)",
+           "CREATE INDEX inspections_by_message ON inspections(message_id, id)",
+       }},
   };
   return list;
 }
@@ -901,5 +915,45 @@ QList<RecentModel> SessionStore::recentModels(int limit) const {
       out << RecentModel{q.value(0).toString(),   q.value(1).toString(), q.value(2).toString(),
                          q.value(3).toString(),   q.value(4).toString(), q.value(5).toLongLong(),
                          q.value(6).toInt(),      q.value(7).toLongLong()};
+  return out;
+}
+
+// ---- inspection snapshots --------------------------------------------------------------------------
+
+qint64 SessionStore::saveInspection(qint64 messageId, const QByteArray& blob, const QString& model, int tokenCount) {
+  const QString what = tr("Could not save the inspection");
+  if (blob.isEmpty()) return fail(what, tr("the snapshot is empty")), 0;
+  Tx tx(m_connection);
+  QSqlQuery q(tx.db);
+  q.prepare(QStringLiteral("INSERT INTO inspections (message_id, created_ms, model, token_count, blob) VALUES (?, ?, ?, ?, ?)"));
+  q.addBindValue(messageId);
+  q.addBindValue(nowMs());
+  q.addBindValue(str(model));
+  q.addBindValue(tokenCount);
+  q.addBindValue(blob);
+  // A message that does not exist fails the foreign key: no orphan snapshot is ever written.
+  if (!tx.active || !tx.exec(q)) return fail(what, errorText(tx.error)), 0;
+  const qint64 id = q.lastInsertId().toLongLong();
+  if (!tx.commit()) return fail(what, errorText(tx.error)), 0;
+  return id;
+}
+
+StoredInspection SessionStore::inspectionFor(qint64 messageId) const {
+  QSqlQuery q(QSqlDatabase::database(m_connection, false));
+  q.prepare(QStringLiteral("SELECT id, message_id, created_ms, model, token_count, blob FROM inspections"
+                           " WHERE message_id = ? ORDER BY id DESC LIMIT 1"));
+  q.addBindValue(messageId);
+  StoredInspection out;
+  if (!q.exec()) {
+    readFailed(tr("Could not read the inspection"), errorText(q.lastError()));
+    return out;
+  }
+  if (!q.next()) return out;
+  out.id = q.value(0).toLongLong();
+  out.messageId = q.value(1).toLongLong();
+  out.createdMs = q.value(2).toLongLong();
+  out.model = q.value(3).toString();
+  out.tokenCount = q.value(4).toInt();
+  out.blob = q.value(5).toByteArray();
   return out;
 }

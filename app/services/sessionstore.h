@@ -1,7 +1,7 @@
 // SessionStore: the app's SQLite database (QtSql, QSQLITE): chats as message trees, folders and
 // tags, full-text search, Playground presets, recently opened models, and training runs with their
-// per-step metrics and sample generations (sessionstore_runs.cpp). Inspection snapshots will arrive
-// as a new migration (see sessionstore.cpp).
+// per-step metrics and sample generations (sessionstore_runs.cpp), and inspection snapshots of chat
+// messages (schema step 5).
 //
 // Invariants
 // - Every connection: busy_timeout first (journal_mode=WAL may itself meet a lock), then WAL,
@@ -21,6 +21,7 @@
 // Lives on the GUI thread (one connection per store; the statements are small and indexed).
 #pragma once
 
+#include <QByteArray>
 #include <QList>
 #include <QtNumeric>
 #include <QObject>
@@ -109,6 +110,17 @@ struct SampleRow {
   qint64 step = 0;
   QString prompt;
   QString text;
+};
+
+// An inspection snapshot of a chat message (engine::serialize_inspection bytes, not yet checked:
+// deserialize_inspection validates them when they are opened).
+struct StoredInspection {
+  qint64 id = 0;  // 0: there is none
+  qint64 messageId = 0;
+  qint64 createdMs = 0;
+  QString model;  // the model's name when it was taken
+  int tokenCount = 0;
+  QByteArray blob;
 };
 
 Q_DECLARE_METATYPE(MetricRow)
@@ -205,6 +217,11 @@ class SessionStore : public QObject {
   // At startup: runs left 'running' by a crash or kill become 'paused' (resumable from their newest
   // checkpoint). Returns their ids.
   QList<qint64> pauseInterruptedRuns();
+
+  // Inspection snapshots of chat messages (schema step 5), deleted with their message. Returns the
+  // new row's id, 0 on failure (lastError says why).
+  qint64 saveInspection(qint64 messageId, const QByteArray& blob, const QString& model = {}, int tokenCount = 0);
+  StoredInspection inspectionFor(qint64 messageId) const;  // the newest; id 0 when there is none
 
   // PRAGMA quick_check == "ok" (tests and diagnostics).
   bool quickCheck() const;

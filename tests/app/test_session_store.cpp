@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "engine/error.h"
+#include "engine/inspect/snapshot.h"
 #include "services/sessionstore.h"
 
 namespace {
@@ -109,6 +111,9 @@ class TestSessionStore : public QObject {
   void lockedAtOpen();
   void lockedDuringWrite();
   void sigkillLosesNoCommittedMessage();
+  void inspectionsRoundTripAndCascade();
+  void inspectionsMigrateFromVersion4();
+  void damagedInspectionIsRefusedWhenOpened();
 
  private:
   QString dbPath() const { return m_dir->filePath(QStringLiteral("chats.db")); }
@@ -620,6 +625,130 @@ void TestSessionStore::sigkillLosesNoCommittedMessage() {
   }
   RawDb raw(dbPath());
   QCOMPARE(raw.value(QStringLiteral("PRAGMA integrity_check")).toString(), QStringLiteral("ok"));
+}
+
+namespace {
+
+// A small but complete inspection (1 layer, 1 head, 2 tokens), as a snapshot's bytes.
+QByteArray snapshotBytes(int32_t first) {
+  engine::Inspection in;
+  in.n_layer = 1;
+  in.n_head = 1;
+  in.T = 2;
+  in.top_k = 1;
+  in.lens_rows = 1;
+  in.ids = {first, 7};
+  in.attention = {1.0f, 0.0f, 0.25f, 0.75f};
+  in.lens_ids = {7, 9};
+  in.lens_probs = {0.5f, 0.125f};
+  in.token_logprob = {0.0f, -1.5f};
+  in.pieces = {{first, "a"}, {7, "b"}, {9, "c"}};
+  const std::string blob = engine::serialize_inspection(in);
+  return QByteArray(blob.data(), static_cast<qsizetype>(blob.size()));
+}
+
+}  // namespace
+
+void TestSessionStore::inspectionsRoundTripAndCascade() {
+  SessionStore store;
+  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  const qint64 chat = store.createChat(QStringLiteral("c"));
+  const qint64 user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("hi"));
+  const qint64 reply = store.addMessage(chat, user, QStringLiteral("assistant"), QStringLiteral("hello"));
+  QCOMPARE(store.inspectionFor(reply).id, 0);  // none yet
+
+  const QByteArray first = snapshotBytes(3), second = snapshotBytes(4);
+  const qint64 a = store.saveInspection(reply, first, QStringLiteral("tiny"), 2);
+  const qint64 b = store.saveInspection(reply, second, QStringLiteral("tiny-2"), 2);
+  QVERIFY(a > 0 && b > a);
+  QVERIFY(store.saveInspection(user, first) > 0);
+  // The newest one, bytes exact (a BLOB, not text: the snapshot holds zero bytes).
+  const StoredInspection got = store.inspectionFor(reply);
+  QCOMPARE(got.id, b);
+  QCOMPARE(got.messageId, reply);
+  QCOMPARE(got.blob, second);
+  QCOMPARE(got.model, QStringLiteral("tiny-2"));
+  QCOMPARE(got.tokenCount, 2);
+  QVERIFY(got.createdMs > 0);
+  QVERIFY(second.contains('\0'));
+
+  // A snapshot for a message that does not exist is refused (foreign key), with a reason.
+  QSignalSpy failed(&store, &SessionStore::writeFailed);
+  QCOMPARE(store.saveInspection(reply + 1000, first), 0);
+  QCOMPARE(failed.count(), 1);
+  QVERIFY(store.lastError().startsWith(QStringLiteral("Could not save the inspection")));
+  QCOMPARE(store.saveInspection(reply, QByteArray()), 0);
+
+  // Deleting the reply deletes its snapshots; the user message keeps its own.
+  QVERIFY(store.deleteMessage(reply));
+  QCOMPARE(store.inspectionFor(reply).id, 0);
+  QCOMPARE(store.inspectionFor(user).blob, first);
+  {
+    RawDb raw(dbPath());
+    QCOMPARE(raw.value(QStringLiteral("SELECT count(*) FROM inspections")).toInt(), 1);
+  }
+  // Deleting the chat (trash, then purge) deletes the rest.
+  QVERIFY(store.trashChat(chat));
+  QVERIFY(store.purgeTrash());
+  QCOMPARE(store.inspectionFor(user).id, 0);
+  RawDb raw(dbPath());
+  QCOMPARE(raw.value(QStringLiteral("SELECT count(*) FROM inspections")).toInt(), 0);
+  QVERIFY(store.quickCheck());
+}
+
+void TestSessionStore::inspectionsMigrateFromVersion4() {
+  qint64 chat = 0, user = 0;
+  {
+    // A real step-4 database: the current schema with step 5 undone by hand.
+    SessionStore store;
+    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+    chat = store.createChat(QStringLiteral("Kept"), QStringLiteral("sys"));
+    user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("still here"));
+    StoredRun run;
+    run.name = QStringLiteral("r");
+    run.recipe = QStringLiteral("pretrain");
+    run.modelPath = QStringLiteral("/m");
+    run.status = QStringLiteral("done");
+    QVERIFY(store.createRun(run) > 0);
+  }
+  {
+    RawDb raw(dbPath());
+    QVERIFY(raw.exec(QStringLiteral("DROP TABLE inspections")));
+    QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 4")));
+  }
+  SessionStore store;
+  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  QCOMPARE(store.schemaVersion(), 5);
+  QCOMPARE(SessionStore::latestSchemaVersion(), 5);
+  QCOMPARE(store.chat(chat).title, QStringLiteral("Kept"));
+  QCOMPARE(store.activePath(chat).size(), 1);
+  QCOMPARE(store.activePath(chat).first().content, QStringLiteral("still here"));
+  QCOMPARE(store.runs().size(), 1);
+  QVERIFY(store.saveInspection(user, snapshotBytes(1)) > 0);
+  QVERIFY(QFile::exists(dbPath() + QStringLiteral(".v4.bak")));
+  RawDb old(dbPath() + QStringLiteral(".v4.bak"));
+  QCOMPARE(old.value(QStringLiteral("PRAGMA user_version")).toInt(), 4);
+}
+
+void TestSessionStore::damagedInspectionIsRefusedWhenOpened() {
+  SessionStore store;
+  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  const qint64 chat = store.createChat(QStringLiteral("c"));
+  const qint64 user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("hi"));
+  QByteArray blob = snapshotBytes(3);
+  blob.chop(5);  // the store keeps bytes as given; the reader is what checks them
+  QVERIFY(store.saveInspection(user, blob) > 0);
+  const QByteArray back = store.inspectionFor(user).blob;
+  QCOMPARE(back, blob);
+  try {
+    engine::deserialize_inspection(std::string_view(back.constData(), static_cast<size_t>(back.size())), "saved inspection");
+    QFAIL("a cut snapshot was accepted");
+  } catch (const engine::Error& e) {
+    QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("saved inspection: ")), e.what());
+  }
+  // The store is unharmed.
+  QVERIFY(store.quickCheck());
+  QCOMPARE(store.activePath(chat).size(), 1);
 }
 
 int main(int argc, char** argv) {
