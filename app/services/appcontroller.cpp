@@ -134,6 +134,7 @@ void AppController::connectChat() {
   connect(m_chat, &ChatController::countTokensRequested, this, [this](const QList<ChatTurn>& turns, quint64 id) {
     if (!m_shutDown) Q_EMIT chatCountRequested(turns, id);
   });
+  connectChatInspection();
 }
 
 QVariantList AppController::recentModels() const {

@@ -180,6 +180,7 @@ class AppController : public QObject {
   void generationDone(const QString& lane, const QVariantMap& stats, const QString& error);
   void promptTokensChanged();
   void inspectRequested(const QString& text, const QList<int>& ids, quint64 requestId);
+  void inspectChatRequested(const QList<ChatTurn>& turns, const QString& continuation, quint64 requestId);
   void inspectionChanged();
   void inspectingChanged();
 
@@ -209,6 +210,9 @@ class AppController : public QObject {
   bool chatLane() const { return m_lane == QLatin1String("chat"); }
   void connectInspection();  // called once by the constructor
   void requestInspection(const QString& text, const QList<int>& ids);
+  void connectChatInspection();  // called by connectChat: Inspect on a chat message
+  // Shows a snapshot's bytes as the current inspection; returns why it could not, empty on success.
+  QString showInspectionBytes(const QByteArray& bytes, const QString& source);
 
   AppSettings* m_settings;  // owned (child)
   QString m_dataDir;
@@ -236,6 +240,7 @@ class AppController : public QObject {
   quint64 m_tokenizeRequest = 0;
   QVariant m_inspection;
   quint64 m_inspectRequest = 0;  // the running request, 0 when idle
+  qint64 m_inspectMessageId = 0;  // the chat message the running request inspects, 0 for none
   double m_inspectProgress = 0;
   QString m_inspectError;
 };

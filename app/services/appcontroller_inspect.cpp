@@ -30,6 +30,13 @@ void AppController::connectInspection() {
       [this](quint64 id, const InspectionPtr& inspection) {
         if (id != m_inspectRequest) return;
         m_inspectRequest = 0;
+        if (m_inspectMessageId != 0 && inspection) {
+          // Saved with its message, so the next Inspect on it opens at once without the model.
+          const std::string blob = engine::serialize_inspection(*inspection);
+          m_chat->storeInspection(m_inspectMessageId, QByteArray(blob.data(), static_cast<qsizetype>(blob.size())),
+                                  m_model.name, inspection->T);
+          m_inspectMessageId = 0;
+        }
         m_inspection = QVariant::fromValue(inspection);
         m_inspectError.clear();
         Q_EMIT inspectionChanged();
@@ -41,6 +48,7 @@ void AppController::connectInspection() {
       [this](quint64 id, const QString& message) {
         if (id != m_inspectRequest) return;
         m_inspectRequest = 0;
+        m_inspectMessageId = 0;
         m_inspectError = message;
         Q_EMIT inspectingChanged();
       },
@@ -51,6 +59,7 @@ void AppController::requestInspection(const QString& text, const QList<int>& ids
   if (m_shutDown) return;
   m_worker->requestCancelInspect();  // the newest request wins
   m_inspectRequest = m_worker->issueInspectTicket();
+  m_inspectMessageId = 0;
   m_inspectProgress = 0;
   m_inspectError.clear();
   Q_EMIT inspectingChanged();
@@ -83,18 +92,47 @@ QString AppController::openInspection(const QString& pathOrUrl) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return tr("Could not open %1: %2").arg(path, f.errorString());
   if (f.size() > kMaxSnapshotBytes) return tr("%1 is too large to be an inspection snapshot.").arg(path);
-  const QByteArray bytes = f.readAll();
+  return showInspectionBytes(f.readAll(), path);
+}
+
+QString AppController::showInspectionBytes(const QByteArray& bytes, const QString& source) {
   try {
     auto in = std::make_shared<engine::Inspection>(
-        engine::deserialize_inspection(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), path.toStdString()));
+        engine::deserialize_inspection(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), source.toStdString()));
     m_inspection = QVariant::fromValue(InspectionPtr(std::move(in)));
   } catch (const engine::Error& e) {
     return QString::fromUtf8(e.what());
   } catch (const std::bad_alloc&) {
-    return tr("Not enough memory to open %1.").arg(path);
+    return tr("Not enough memory to open %1.").arg(source);
   }
   m_inspectError.clear();
   Q_EMIT inspectionChanged();
   Q_EMIT inspectingChanged();
   return {};
+}
+
+void AppController::connectChatInspection() {
+  connect(this, &AppController::inspectChatRequested, m_worker, &EngineWorker::inspectChat, Qt::QueuedConnection);
+  connect(m_chat, &ChatController::inspectionStored, this, [this](qint64 messageId, const QByteArray& blob) {
+    if (m_inspectRequest != 0) m_worker->requestCancelInspect();  // the saved one is the newest request
+    m_inspectRequest = 0;
+    m_inspectMessageId = 0;
+    // A damaged snapshot is refused with deserialize's reason; the app and the chat carry on.
+    const QString error = showInspectionBytes(blob, tr("the inspection saved with message %1").arg(messageId));
+    if (!error.isEmpty()) {
+      m_inspectError = error;
+      Q_EMIT inspectingChanged();
+    }
+  });
+  connect(m_chat, &ChatController::inspectRequested, this,
+          [this](qint64 messageId, const QList<ChatTurn>& turns, const QString& continuation) {
+            if (m_shutDown) return;
+            m_worker->requestCancelInspect();  // the newest request wins
+            m_inspectRequest = m_worker->issueInspectTicket();
+            m_inspectMessageId = messageId;
+            m_inspectProgress = 0;
+            m_inspectError.clear();
+            Q_EMIT inspectingChanged();
+            Q_EMIT inspectChatRequested(turns, continuation, m_inspectRequest);
+          });
 }

@@ -323,6 +323,36 @@ void ChatController::deleteMessage(qint64 messageId) {
 
 void ChatController::clearError() { setError({}); }
 
+bool ChatController::inspectMessage(qint64 messageId) {
+  const QList<ChatMessageModel::Row>& rows = m_messages.rows();
+  qsizetype at = -1;
+  for (qsizetype i = 0; i < rows.size() && at < 0; ++i)
+    if (rows[i].message.id == messageId) at = i;
+  if (at < 0) {
+    setError(tr("That message is not in the open chat."));
+    return false;
+  }
+  if (rows[at].streaming || !rows[at].message.complete) {
+    setError(tr("Wait for the reply to finish before inspecting it."));
+    return false;
+  }
+  const StoredInspection saved = m_store->inspectionFor(messageId);
+  if (saved.id != 0) {
+    Q_EMIT inspectionStored(messageId, saved.blob);
+    return true;
+  }
+  // The same turns as turnsForCurrentChat(), cut at the message.
+  QList<ChatTurn> turns = turnsForCurrentChat().mid(0, (m_chat.systemPrompt.trimmed().isEmpty() ? 0 : 1) + at + 1);
+  QString continuation;
+  if (rows[at].message.role == QLatin1String("assistant")) continuation = turns.takeLast().content;
+  Q_EMIT inspectRequested(messageId, turns, continuation);
+  return true;
+}
+
+bool ChatController::storeInspection(qint64 messageId, const QByteArray& blob, const QString& model, int tokenCount) {
+  return m_store->saveInspection(messageId, blob, model, tokenCount) != 0;
+}
+
 void ChatController::setError(const QString& message) {
   if (message == m_lastError) return;
   m_lastError = message;

@@ -111,6 +111,14 @@ class ChatController : public QObject {
   Q_INVOKABLE void deleteMessage(qint64 messageId);
   Q_INVOKABLE void clearError();
 
+  // Inspect: the conversation up to and including this message, as the model reads it. A snapshot
+  // saved with the message is handed out at once (inspectionStored); otherwise inspectRequested asks
+  // the engine, and the result comes back through storeInspection. Returns false (lastError set)
+  // when the message is not in the open chat or the chat is still being written.
+  Q_INVOKABLE bool inspectMessage(qint64 messageId);
+  // Saves a finished inspection with its message (a later inspectMessage opens it without the model).
+  bool storeInspection(qint64 messageId, const QByteArray& blob, const QString& model, int tokenCount);
+
   // Files. Accept local paths or file: URLs; return an error message, empty on success.
   Q_INVOKABLE QString exportMarkdown(const QString& pathOrUrl);
   Q_INVOKABLE QString exportJson(const QString& pathOrUrl);
@@ -145,6 +153,10 @@ class ChatController : public QObject {
   void lastErrorChanged();
   void storageProblemChanged();
   void deletedChanged();
+  // Inspect (inspectMessage): the message's saved snapshot, or a request to inspect it. For a reply
+  // `turns` end before it and `continuation` is its text (how the model produced it).
+  void inspectionStored(qint64 messageId, const QByteArray& blob);
+  void inspectRequested(qint64 messageId, const QList<ChatTurn>& turns, const QString& continuation);
   // A reply finished (stats empty and error set when it failed).
   void replyFinished(qint64 messageId, const QString& error);
 

@@ -75,6 +75,9 @@ class EngineWorker : public QObject {
   // Attention, logit lens and next-token top-k over `ids` (or, when empty, `text` tokenized as the
   // model reads it). Ends in exactly one of inspectionReady or inspectionFailed (engineworker_inspect.cpp).
   void inspect(const QString& text, const QList<int>& ids, quint64 requestId);
+  // A chat inspected exactly as the model reads it: the ids generateChat would feed for `turns` and
+  // `continuation` (chatIds). For a reply, turns end before it and continuation is its text.
+  void inspectChat(const QList<ChatTurn>& turns, const QString& continuation, quint64 requestId);
 
  Q_SIGNALS:
   void backendChanged(const QString& name, const QString& reason, const QString& description);

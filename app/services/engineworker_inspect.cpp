@@ -76,3 +76,22 @@ void EngineWorker::inspect(const QString& text, const QList<int>& ids, quint64 r
     Q_EMIT inspectionFailed(requestId, tr("Inspection failed: %1").arg(QString::fromUtf8(e.what())));
   }
 }
+
+void EngineWorker::inspectChat(const QList<ChatTurn>& turns, const QString& continuation, quint64 requestId) {
+  if (!m_model || !m_backend || !m_model->tokenizer()) {
+    inspect(QString(), {}, requestId);  // says why, in the same words as the Inspect page
+    return;
+  }
+  QList<int> ids;
+  try {
+    for (int32_t id : chatIds(turns, continuation)) ids << id;
+  } catch (const std::exception& e) {
+    Q_EMIT inspectionFailed(requestId, tr("Could not render the chat: %1").arg(QString::fromUtf8(e.what())));
+    return;
+  }
+  if (ids.isEmpty()) {
+    Q_EMIT inspectionFailed(requestId, tr("This message renders to no tokens."));
+    return;
+  }
+  inspect(QString(), ids, requestId);
+}
