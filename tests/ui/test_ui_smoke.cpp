@@ -18,6 +18,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "appsingleton.h"
@@ -28,6 +29,7 @@
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
 #include "services/chatcontroller.h"
+#include "services/inspectiontypes.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -116,6 +118,7 @@ class TestUiSmoke : public QObject {
   void inspectPageShowsAnInspection();
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
+  void chatMessageOpensInInspect();
   void presetsAndRecentModels();
 
  private:
@@ -400,6 +403,45 @@ void TestUiSmoke::playgroundShowsTokens() {
   QVERIFY(playground->setProperty("compare", false));
   grab(QStringLiteral("playground-tokens-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::chatMessageOpensInInspect() {
+  m_warnings.clear();
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  controller->newChat();
+  controller->setGenerationSettings({{QStringLiteral("maxTokens"), 8}});
+  QVERIFY(controller->send(QStringLiteral("Show me your attention")));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QCOMPARE(controller->messages()->rowCount(), 2);
+  // The last message's actions are always shown; its Inspect button is the last one found.
+  QQuickItem* button = nullptr;
+  QTRY_VERIFY((button = findVisibleItem(chat, QStringLiteral("action_inspect"))) != nullptr);
+  QList<QQuickItem*> buttons;
+  std::function<void(QQuickItem*)> collect = [&](QQuickItem* item) {
+    if (item->objectName() == QLatin1String("action_inspect") && item->isVisible()) buttons << item;
+    for (QQuickItem* child : item->childItems()) collect(child);
+  };
+  collect(chat);
+  QCOMPARE(buttons.size(), 2);
+  button = buttons.last();
+  QTest::qWait(200);
+  QTest::mouseMove(m_window, button->mapToScene(QPointF(button->width() / 2, button->height() / 2)).toPoint());
+  QTest::qWait(900);  // the tooltip's delay
+  grab(QStringLiteral("chat-inspect-action"));
+  QSignalSpy changed(m_controller.get(), &AppController::inspectionChanged);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    button->mapToScene(QPointF(button->width() / 2, button->height() / 2)).toPoint());
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 2);
+  QTRY_VERIFY_WITH_TIMEOUT(!changed.isEmpty(), 30000);
+  const InspectionPtr in = inspectionFrom(m_controller->inspection());
+  QVERIFY(in && in->T > 0);
+  QVERIFY2(m_controller->inspectError().isEmpty(), qPrintable(m_controller->inspectError()));
+  QTest::qWait(300);
+  grab(QStringLiteral("inspect-from-chat"));
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 

@@ -32,6 +32,7 @@ Item {
     signal continueRequested(var messageId)
     signal siblingRequested(var messageId, int delta)
     signal deleteRequested(var messageId)
+    signal inspectRequested(var messageId)
 
     implicitHeight: column.implicitHeight + 10
     width: ListView.view ? ListView.view.width : 600
@@ -289,6 +290,9 @@ Item {
                           show: !root.streaming },
                         { key: "continue", icon: "continue", tip: qsTr("Continue this reply"),
                           show: !root.isUser && root.isLast && !root.streaming },
+                        { key: "inspect", icon: "inspect",
+                          tip: qsTr("Inspect: tokens, probabilities and attention of the chat up to here"),
+                          show: !root.streaming },
                         { key: "delete", icon: "trash", tip: qsTr("Delete this message and the replies below it"),
                           show: !root.streaming }
                     ]
@@ -311,6 +315,7 @@ Item {
                             else if (modelData.key === "edit") { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
                             else if (modelData.key === "regenerate") root.regenerateRequested(root.messageId)
                             else if (modelData.key === "delete") root.deleteRequested(root.messageId)
+                            else if (modelData.key === "inspect") root.inspectRequested(root.messageId)
                             else root.continueRequested(root.messageId)
                         }
                     }

@@ -12,6 +12,7 @@ Item {
     objectName: "page_chat"
 
     signal goToPlaygroundRequested()
+    signal goToInspectRequested()
 
     readonly property bool canSend: App.hasModel && App.modelHasTokenizer && !App.loading && !(App.generating && !App.chat.generating)
     property bool storageNoticeClosed: false
@@ -336,6 +337,7 @@ Item {
                         onContinueRequested: id => App.chat.continueReply(id)
                         onSiblingRequested: (id, delta) => App.chat.switchSibling(id, delta)
                         onDeleteRequested: id => App.chat.deleteMessage(id)
+                        onInspectRequested: id => { if (App.chat.inspectMessage(id)) page.goToInspectRequested() }
                     }
                 }
 

@@ -130,7 +130,10 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 Layout.fillHeight: true
 
-                ChatPage { onGoToPlaygroundRequested: window.showPage("playground") }
+                ChatPage {
+                    onGoToPlaygroundRequested: window.showPage("playground")
+                    onGoToInspectRequested: window.showPage("inspect")
+                }
                 PlaygroundPage { id: playgroundPage }
                 InspectPage {
                     playgroundText: playgroundPage.runPrompt + App.generatedText
