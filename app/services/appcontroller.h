@@ -69,6 +69,8 @@ class AppController : public QObject {
   Q_PROPERTY(bool inspecting READ inspecting NOTIFY inspectingChanged)
   Q_PROPERTY(double inspectProgress READ inspectProgress NOTIFY inspectingChanged)
   Q_PROPERTY(QString inspectError READ inspectError NOTIFY inspectingChanged)
+  // What the shown inspection is of when it is not the page's own text (a chat message); else empty.
+  Q_PROPERTY(QString inspectSource READ inspectSource NOTIFY inspectingChanged)
 
  public:
   // Starts the worker thread at once; no model is loaded until start() or openModel().
@@ -127,6 +129,7 @@ class AppController : public QObject {
   bool inspecting() const { return m_inspectRequest != 0; }
   double inspectProgress() const { return m_inspectProgress; }
   QString inspectError() const { return m_inspectError; }
+  QString inspectSource() const { return m_inspectSource; }
 
   // Inspects `text` as the model tokenizes it, or exactly `ids` (e.g. a prompt and its output) when
   // given. The newest request wins: a running one is cancelled (appcontroller_inspect.cpp).
@@ -241,6 +244,7 @@ class AppController : public QObject {
   QVariant m_inspection;
   quint64 m_inspectRequest = 0;  // the running request, 0 when idle
   qint64 m_inspectMessageId = 0;  // the chat message the running request inspects, 0 for none
+  QString m_inspectSource;
   double m_inspectProgress = 0;
   QString m_inspectError;
 };

@@ -8,6 +8,7 @@
 #include "engine/inspect/snapshot.h"
 #include "engineworker.h"
 #include "localfile.h"
+#include "sessionstore.h"
 
 namespace {
 
@@ -60,6 +61,7 @@ void AppController::requestInspection(const QString& text, const QList<int>& ids
   m_worker->requestCancelInspect();  // the newest request wins
   m_inspectRequest = m_worker->issueInspectTicket();
   m_inspectMessageId = 0;
+  m_inspectSource.clear();
   m_inspectProgress = 0;
   m_inspectError.clear();
   Q_EMIT inspectingChanged();
@@ -92,6 +94,7 @@ QString AppController::openInspection(const QString& pathOrUrl) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return tr("Could not open %1: %2").arg(path, f.errorString());
   if (f.size() > kMaxSnapshotBytes) return tr("%1 is too large to be an inspection snapshot.").arg(path);
+  m_inspectSource.clear();
   return showInspectionBytes(f.readAll(), path);
 }
 
@@ -111,6 +114,18 @@ QString AppController::showInspectionBytes(const QByteArray& bytes, const QStrin
   return {};
 }
 
+namespace {
+
+// "the chat up to “Show me your…”": names the message by the start of its text.
+QString chatSource(const StoredMessage& m, bool saved) {
+  QString text = m.content.simplified();
+  if (text.size() > 48) text = text.left(47) + QChar(0x2026);
+  return saved ? AppController::tr("The chat up to “%1” (saved with the message)").arg(text)
+               : AppController::tr("The chat up to “%1”, as the model reads it").arg(text);
+}
+
+}  // namespace
+
 void AppController::connectChatInspection() {
   connect(this, &AppController::inspectChatRequested, m_worker, &EngineWorker::inspectChat, Qt::QueuedConnection);
   connect(m_chat, &ChatController::inspectionStored, this, [this](qint64 messageId, const QByteArray& blob) {
@@ -118,8 +133,11 @@ void AppController::connectChatInspection() {
     m_inspectRequest = 0;
     m_inspectMessageId = 0;
     // A damaged snapshot is refused with deserialize's reason; the app and the chat carry on.
+    const QString previous = m_inspectSource;
+    m_inspectSource = chatSource(m_store->message(messageId), true);
     const QString error = showInspectionBytes(blob, tr("the inspection saved with message %1").arg(messageId));
     if (!error.isEmpty()) {
+      m_inspectSource = previous;  // still what is shown
       m_inspectError = error;
       Q_EMIT inspectingChanged();
     }
@@ -130,6 +148,7 @@ void AppController::connectChatInspection() {
             m_worker->requestCancelInspect();  // the newest request wins
             m_inspectRequest = m_worker->issueInspectTicket();
             m_inspectMessageId = messageId;
+            m_inspectSource = chatSource(m_store->message(messageId), false);
             m_inspectProgress = 0;
             m_inspectError.clear();
             Q_EMIT inspectingChanged();

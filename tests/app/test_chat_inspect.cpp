@@ -104,6 +104,7 @@ void TestChatInspect::firstInspectRunsTheModelAndSaves() {
   QCOMPARE(in->ids, want);
   QCOMPARE(in->T, static_cast<int>(want.size()));
   QVERIFY(!in->attention.empty());
+  QVERIFY2(m_app->inspectSource().contains(QStringLiteral("a venomous monotreme")), qPrintable(m_app->inspectSource()));
 
   // Saved with the message, in a second connection's view of the file.
   SessionStore other;
@@ -129,6 +130,7 @@ void TestChatInspect::secondInspectComesFromTheStore() {
   QCOMPARE(changed.count(), 1);
   QCOMPARE(asked.count(), 0);
   QVERIFY(!m_app->inspecting());
+  QVERIFY2(m_app->inspectSource().contains(QStringLiteral("saved")), qPrintable(m_app->inspectSource()));
   const InspectionPtr in = inspectionFrom(m_app->inspection());
   QVERIFY(in);
   QCOMPARE(in->ids, expectedIds({{QStringLiteral("system"), QStringLiteral("Be brief.")},

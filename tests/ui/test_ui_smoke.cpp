@@ -427,7 +427,15 @@ void TestUiSmoke::chatMessageOpensInInspect() {
   };
   collect(chat);
   QCOMPARE(buttons.size(), 2);
-  button = buttons.last();
+  // The user message's button (the delegates' order among the list's children is not the rows').
+  const qint64 userId = controller->messages()->rowAt(0).message.id;
+  auto messageOf = [](QQuickItem* item) {
+    for (; item; item = item->parentItem())
+      if (item->property("messageId").isValid()) return item->property("messageId").toLongLong();
+    return qint64(0);
+  };
+  button = messageOf(buttons.first()) == userId ? buttons.first() : buttons.last();
+  QCOMPARE(messageOf(button), userId);
   QTest::qWait(200);
   QTest::mouseMove(m_window, button->mapToScene(QPointF(button->width() / 2, button->height() / 2)).toPoint());
   QTest::qWait(900);  // the tooltip's delay
@@ -441,6 +449,10 @@ void TestUiSmoke::chatMessageOpensInInspect() {
   QVERIFY(in && in->T > 0);
   QVERIFY2(m_controller->inspectError().isEmpty(), qPrintable(m_controller->inspectError()));
   QTest::qWait(300);
+  QQuickItem* source = findVisibleItem(page(QStringLiteral("inspect")), QStringLiteral("inspectSource"));
+  QVERIFY(source);
+  QVERIFY2(source->property("text").toString().contains(QStringLiteral("Show me your attention")),
+           qPrintable(source->property("text").toString()));
   grab(QStringLiteral("inspect-from-chat"));
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }

@@ -147,6 +147,14 @@ Item {
             }
         }
 
+        Label {
+            objectName: "inspectSource"
+            visible: text.length > 0
+            text: App.inspectSource
+            color: Style.textMuted
+            elide: Text.ElideRight
+            Layout.fillWidth: true
+        }
         InlineMessage {
             text: App.inspectError
             Layout.fillWidth: true
