@@ -12,6 +12,7 @@
 #include "engine/error.h"
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
+#include "engine/train/lora_io.h"
 #include "trainingsetup.h"
 
 namespace {
@@ -176,6 +177,12 @@ void TrainingJobs::startNext() {
                                      {QStringLiteral("base_model"), settings.value(QStringLiteral("model")).toString()},
                                      {QStringLiteral("steps"), qint64(r.steps_done)},
                                      {QStringLiteral("training"), QJsonObject::fromVariantMap(settings)}};
+        // LoRA, as the train CLI does: the PEFT adapter in OUT/adapter, then the merged model in OUT.
+        if (s->trainModel->lora_config().rank > 0) {
+          engine::save_lora_adapters(*s->trainModel, outDir.toStdString() + "/adapter",
+                                     settings.value(QStringLiteral("model")).toString().toStdString());
+          s->trainModel->merge_lora();
+        }
         engine::save_hf_directory(*s->model, outDir.toStdString(),
                                   info.format == engine::ModelFormat::Gguf ? std::string() : info.directory,
                                   QJsonDocument(provenance).toJson().toStdString());

@@ -4,12 +4,14 @@
 // run interrupted by the app going away continue the same loss curve as an uninterrupted run.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QScopeGuard>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -110,6 +112,34 @@ class TestTrainingJobs : public QObject {
     QVERIFY(!stored[1].text.isEmpty());
     // The trained model is written as a loadable HF directory.
     QVERIFY(engine::load_model(out.toStdString()) != nullptr);
+  }
+
+  void loraRunSavesTheAdapterAndTheMergedModel() {
+    SessionStore store;
+    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    TrainingJobs jobs(&store);
+    QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
+    const QString out = m_dir.filePath(QStringLiteral("lora"));
+    QVariantMap s = settings(4);
+    s["lora_rank"] = 4;
+    s["lora_alpha"] = 8.0;
+    s["lr"] = 1e-2;
+    const qint64 id = jobs.enqueue(QStringLiteral("lora"), s, out);
+    QCOMPARE(waitFinished(finished, id), QStringLiteral("done"));
+    QVERIFY(QFileInfo::exists(out + "/adapter/adapter_config.json"));
+    QVERIFY(QFileInfo::exists(out + "/adapter/adapter_model.safetensors"));
+    // The merged model differs from the base in an adapted group (B starts at zero, so any difference
+    // comes from the trained adapters) and equals it where no adapter was placed (the embeddings).
+    const auto base = engine::load_model(m_model.toStdString());
+    const auto merged = engine::load_model(out.toStdString());
+    const engine::ParamTensor& q = base->param("h.qkv.weight");
+    const float* qb = base->param_data("h.qkv.weight");
+    const float* qm = merged->param_data("h.qkv.weight");
+    double diff = 0;
+    for (uint64_t i = 0; i < q.numel; ++i) diff = std::max(diff, double(std::fabs(qb[i] - qm[i])));
+    QVERIFY2(diff > 1e-6, qPrintable(QString::number(diff)));
+    const engine::ParamTensor& e = base->param("wte");
+    QVERIFY(std::equal(base->param_data("wte"), base->param_data("wte") + e.numel, merged->param_data("wte")));
   }
 
   void cancelStopsAfterTheCurrentStep() {
