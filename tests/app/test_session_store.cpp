@@ -156,6 +156,7 @@ void TestSessionStore::chatCrud() {
   QCOMPARE(store.chats().size(), 2);
   QCOMPARE(store.chats().first().id, b);  // newest first
 
+  QTest::qWait(2);  // the rename must not share b's millisecond (ties fall back to the larger id)
   QVERIFY(store.renameChat(a, QStringLiteral("Renamed; DROP TABLE chats; --")));
   QCOMPARE(store.chats().first().id, a);  // renaming is an update
   QCOMPARE(store.chat(a).title, QStringLiteral("Renamed; DROP TABLE chats; --"));
