@@ -8,25 +8,11 @@
 
 #include "engine/backend.h"
 #include "fast_math.h"
+#include "support/op_reference.h"
 
 using engine::Backend;
 
 namespace {
-
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-// Largest |a-b| / (1 + |b|): relative for big values, absolute near zero.
-double max_rel_err(const std::vector<float>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]) / (1.0 + std::abs(b[i])));
-  return m;
-}
 
 }  // namespace
 

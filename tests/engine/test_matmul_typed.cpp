@@ -16,6 +16,7 @@
 #include "engine/backend.h"
 #include "engine/quant.h"
 #include "support/error_of.h"
+#include "support/op_reference.h"
 #include "support/random_quant.h"
 
 using engine::Backend;
@@ -23,14 +24,6 @@ using engine::DType;
 using engine::WeightRef;
 
 namespace {
-
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // Every op forwards to the CPU backend except the *_typed ones, so Backend's defaults run.
 class DefaultTypedBackend final : public Backend {
