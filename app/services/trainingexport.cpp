@@ -53,6 +53,9 @@ QString exportTrainedModel(const QString& runDir, const QString& kind, const QSt
     if (progress) progress(1.0);
     return QStringLiteral("LoRA adapter (PEFT), %1").arg(sizeOf(destination));
   }
+  // The folder the export goes into may be new (a name typed after a chosen folder).
+  if (!QDir().mkpath(QFileInfo(destination).absolutePath()))
+    throw engine::Error(QFileInfo(destination).absolutePath().toStdString() + ": cannot create the folder");
   engine::io::ConvertOptions o;
   if (kind == QLatin1String("hf")) {
     o.target = engine::io::ConvertTarget::Hf;
