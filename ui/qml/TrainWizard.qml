@@ -72,7 +72,8 @@ Card {
     }
     property string runError
 
-    FineTuneWizard { id: service }
+    // A newly read model brings the settings that suit its size.
+    FineTuneWizard { id: service; onModelChanged: wizard.applySuggested() }
 
     // Whether Next may be pressed on each step, and why not.
     readonly property bool modelReady: service.model.path !== undefined && service.model.path === modelField.text
