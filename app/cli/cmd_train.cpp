@@ -23,10 +23,8 @@
 #include "engine/error.h"
 #include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
-#include "engine/train/init_model.h"
-#include "engine/train/lora_io.h"
-#include "engine/train/training_data.h"
-#include "engine/train/trainer.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/training_run.h"
 
 namespace wb::cli {
 
@@ -34,30 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// The chat template SFT renders with: --chat-template NAME, else the model's own, else Plain.
-engine::ChatTemplate pick_template(const std::string& name, const engine::ModelFileInfo& info) {
-  if (!name.empty()) {
-    auto t = engine::ChatTemplate::from_name(name);
-    if (!t) throw UsageError("unknown --chat-template '" + name + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
-    return *t;
-  }
-  bool unrecognised = false;
-  if (auto t = engine::model_chat_template(info, &unrecognised)) return *t;
-  if (unrecognised)
-    std::cerr << "train: the model's chat template is not one we render; using 'plain' (choose one with --chat-template)\n";
-  return engine::ChatTemplate();
-}
-
-// Writes the trained model into `out`: weights, config, provenance and tokenizer files.
-void save_trained_model(const engine::Model& model, const engine::ModelFileInfo& info, const std::string& out,
-                        const json& provenance) {
-  const bool gguf = info.format == engine::ModelFormat::Gguf;
-  engine::save_hf_directory(model, out, gguf ? std::string() : info.directory, provenance.dump(2));
-  if (gguf && model.tokenizer() && !engine::io::write_gpt2_tokenizer_files(*model.tokenizer(), out) &&
-      !engine::io::write_tokenizer_json(*model.tokenizer(), out))
-    std::cerr << "train: the tokenizer (SentencePiece) cannot be written as HF files yet; " << out << " has none\n";
-}
 
 // A float as the shortest decimal that reads back as it (0.003f prints "0.003", not 0.003000000026077032).
 double json_float(float v) {
@@ -183,35 +157,14 @@ int cmd_train(int argc, char** argv) {
 
   // The model, widened to f32 (training needs every weight in the arena), or a config.json to start
   // from random weights (tokenizer files beside it).
-  engine::ModelFileInfo info;
-  std::unique_ptr<engine::Model> model;
-  if (engine::is_config_json_path(model_path)) {
-    info = {engine::ModelFormat::HfDirectory, "", fs::path(model_path).parent_path().string()};
-    model = engine::model_from_config(model_path, seed);
-  } else {
-    info = engine::detect_model_format(model_path);
-    model = engine::load_model(model_path, {}, engine::LoadOptions{.dequantize = true});
-  }
-  const engine::Tokenizer& tok = require_tokenizer(*model, model_path);
-  const int T = static_cast<int>(a.integer("seq", std::min(128, model->config().max_seq_len), 1, 1 << 20));
-  if (T > model->config().max_seq_len)
-    throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " +
-                     std::to_string(model->config().max_seq_len) + " tokens");
-  engine::BackendChoice backend = engine::choose_backend(engine::BackendPreference::Auto, threads);
-
-  // The data.
-  engine::TrainingDataOptions dopt;
-  dopt.recipe = *engine::recipe_from_name(recipe);
-  dopt.path = data_path;
-  dopt.B = B;
-  dopt.T = T;
-  dopt.shuffle = shuffle;
-  dopt.seed = seed;
-  dopt.val_fraction = val_fraction;
-  dopt.validation = val_every > 0;
-  if (dopt.recipe == engine::Recipe::Sft) dopt.chat_template = pick_template(a.str("chat-template"), info);
-  engine::TrainingData data = engine::prepare_training_data(dopt, tok);
-  for (const std::string& note : data.notes) std::cerr << "train: " << note << "\n";
+  engine::TrainingBase base = engine::load_training_base(model_path, seed);
+  const int context = base.model->config().max_seq_len;
+  const int T = static_cast<int>(a.integer("seq", std::min(128, context), 1, 1 << 20));
+  if (T > context)
+    throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " + std::to_string(context) + " tokens");
+  const std::string chat_template = a.str("chat-template");
+  if (recipe == "sft" && !chat_template.empty() && !engine::ChatTemplate::from_name(chat_template))
+    throw UsageError("unknown --chat-template '" + chat_template + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
 
   const json config = {{"recipe", recipe},
                        {"model", model_path},
@@ -240,45 +193,48 @@ int cmd_train(int argc, char** argv) {
                        {"lora_dropout", lora_dropout},
                        {"lora_targets", lora_targets}};
 
-  engine::LoraConfig lora;
-  lora.rank = lora_rank;
-  lora.alpha = static_cast<float>(lora_alpha);
-  lora.dropout = static_cast<float>(lora_dropout);
-  lora.targets = lora_targets;
-  lora.seed = seed;
-  engine::TrainModel tm(*model, *backend.backend, lora);
-
-  engine::TrainerOptions o;
-  o.steps = steps;
-  o.grad_accum = grad_accum;
-  o.grad_clip = static_cast<float>(grad_clip);
-  o.schedule.kind = *schedule_kind;
-  o.schedule.base_lr = static_cast<float>(lr);
-  o.schedule.warmup_steps = warmup;
-  o.schedule.total_steps = static_cast<int>(std::min<int64_t>(steps, INT32_MAX));
-  o.schedule.min_lr_ratio = static_cast<float>(min_lr_ratio);
-  o.schedule.step_size = step_size;
-  o.schedule.gamma = static_cast<float>(gamma);
-  o.adam.beta1 = beta1;
-  o.adam.beta2 = beta2;
-  o.adam.weight_decay = weight_decay;
-  o.dropout = static_cast<float>(dropout);
-  o.label_smoothing = static_cast<float>(label_smoothing);
-  o.seed = seed;
-  o.val_every = data.val ? val_every : 0;
-  o.val_batches = val_batches;
-  o.sample_every = sample_every;
-  o.sample_tokens = sample_tokens;
-  if (sample_every > 0) {
-    o.sample_prompt = tok.encode(a.str("sample-prompt", "Once upon a time"));
-    if (o.sample_prompt.empty()) throw UsageError("--sample-prompt is empty");
-  }
-  o.save_every = save_every;
-  o.checkpoint_dir = ckpt_dir;
-  o.keep_checkpoints = keep;
-  o.config_json = config.dump();
-  o.max_skipped_steps = max_skipped;
-  engine::Trainer trainer(tm, *data.train, data.val.get(), backend.backend.get(), o);
+  engine::TrainingRunSpec spec;
+  spec.recipe = *engine::recipe_from_name(recipe);
+  spec.data_path = data_path;
+  spec.out_dir = out;
+  spec.lora.rank = lora_rank;
+  spec.lora.alpha = static_cast<float>(lora_alpha);
+  spec.lora.dropout = static_cast<float>(lora_dropout);
+  spec.lora.targets = lora_targets;
+  spec.batch = B;
+  spec.seq = T;
+  spec.grad_accum = grad_accum;
+  spec.steps = steps;
+  spec.lr = static_cast<float>(lr);
+  spec.schedule = *schedule_kind;
+  spec.warmup = warmup;
+  spec.min_lr_ratio = static_cast<float>(min_lr_ratio);
+  spec.step_size = step_size;
+  spec.gamma = static_cast<float>(gamma);
+  spec.beta1 = beta1;
+  spec.beta2 = beta2;
+  spec.weight_decay = weight_decay;
+  spec.grad_clip = static_cast<float>(grad_clip);
+  spec.dropout = static_cast<float>(dropout);
+  spec.label_smoothing = static_cast<float>(label_smoothing);
+  spec.shuffle = shuffle;
+  spec.seed = seed;
+  spec.val_fraction = val_fraction;
+  spec.val_every = val_every;
+  spec.val_batches = val_batches;
+  spec.sample_every = sample_every;
+  spec.sample_prompt = a.str("sample-prompt", "Once upon a time");
+  if (sample_every > 0 && spec.sample_prompt.empty()) throw UsageError("--sample-prompt is empty");
+  spec.sample_tokens = sample_tokens;
+  spec.save_every = save_every;
+  spec.keep_checkpoints = keep;
+  spec.max_skipped_steps = max_skipped;
+  spec.chat_template = recipe == "sft" ? chat_template : std::string();
+  spec.threads = threads;
+  spec.config_json = config.dump();
+  const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec);
+  for (const std::string& note : run->notes) std::cerr << "train: " << note << "\n";
+  engine::Trainer& trainer = *run->trainer;
 
   if (resume) {
     std::vector<std::string> warnings;
@@ -329,14 +285,7 @@ int cmd_train(int argc, char** argv) {
                            {"base_model", model_path},
                            {"steps", r.steps_done},
                            {"training", config}};
-  // LoRA: the adapters alone (PEFT layout, in OUT/adapter) and the model with them merged (in OUT), so
-  // the result both loads in PEFT and runs here or in llama.cpp without an adapter loader. The merge
-  // is the last thing done to the weights: a --resume restarts from the checkpoint, never from OUT.
-  if (lora_rank > 0) {
-    engine::save_lora_adapters(tm, out + "/adapter", model_path);
-    tm.merge_lora();
-  }
-  save_trained_model(*model, info, out, provenance);
+  for (const std::string& w : engine::save_training_result(*run, provenance.dump(2))) std::cerr << "train: " << w << "\n";
   if (r.stopped) {
     std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
               << " and the model written to " << out << "; continue with --resume\n";

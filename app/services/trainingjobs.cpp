@@ -10,9 +10,7 @@
 #include <cmath>
 
 #include "engine/error.h"
-#include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
-#include "engine/train/lora_io.h"
 #include "trainingsetup.h"
 
 namespace {
@@ -141,7 +139,7 @@ void TrainingJobs::startNext() {
     // On the training thread. Results go back as queued calls on `this` (dropped if it is gone).
     QString status = kDone, error;
     try {
-      std::unique_ptr<TrainingSession> s = buildTrainingSession(settings, outDir);
+      std::unique_ptr<engine::TrainingRun> s = buildTrainingSession(settings, outDir);
       qint64 from = 0;
       if (resume) from = s->trainer->resume().step;
       double baseElapsed = 0;
@@ -172,20 +170,11 @@ void TrainingJobs::startNext() {
       });
       if (r.stopped) status = request->load() == kCancel ? kCancelled : kPaused;
       if (status == kDone) {
-        const engine::ModelFileInfo info = engine::detect_model_format(settings.value(QStringLiteral("model")).toString().toStdString());
         const QJsonObject provenance{{QStringLiteral("created_by"), QStringLiteral("LLM Workbench training job")},
                                      {QStringLiteral("base_model"), settings.value(QStringLiteral("model")).toString()},
                                      {QStringLiteral("steps"), qint64(r.steps_done)},
                                      {QStringLiteral("training"), QJsonObject::fromVariantMap(settings)}};
-        // LoRA, as the train CLI does: the PEFT adapter in OUT/adapter, then the merged model in OUT.
-        if (s->trainModel->lora_config().rank > 0) {
-          engine::save_lora_adapters(*s->trainModel, outDir.toStdString() + "/adapter",
-                                     settings.value(QStringLiteral("model")).toString().toStdString());
-          s->trainModel->merge_lora();
-        }
-        engine::save_hf_directory(*s->model, outDir.toStdString(),
-                                  info.format == engine::ModelFormat::Gguf ? std::string() : info.directory,
-                                  QJsonDocument(provenance).toJson().toStdString());
+        engine::save_training_result(*s, QJsonDocument(provenance).toJson().toStdString());
       }
     } catch (const std::exception& e) {
       status = kFailed;

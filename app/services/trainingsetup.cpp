@@ -1,5 +1,5 @@
-// Building a training run from its settings: the app-side twin of `train`'s setup in cmd_train.cpp
-// (pretrain on plain text, SFT on JSONL chat / Alpaca with the model's chat template or Plain).
+// Training settings as a QVariantMap: defaults, the CLI command, the memory estimate, and their
+// translation into engine::TrainingRunSpec (the builder the CLI's `train` uses too).
 #include "trainingsetup.h"
 
 #include <QDir>
@@ -9,21 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/chat_template.h"
 #include "engine/error.h"
-#include "engine/io/model_convert.h"
-#include "engine/model_loader.h"
-#include "engine/train/chat_dataset.h"
-#include "engine/train/sequence_loader.h"
-#include "engine/train/text_dataset.h"
-
-TrainingSession::~TrainingSession() {
-  trainer.reset();
-  trainModel.reset();
-}
 
 QVariantMap defaultTrainingSettings() {
-  return {{"recipe", "pretrain"},   {"lora_rank", 0},        {"lora_alpha", 16.0},     {"batch", 4},
+  return {{"recipe", "pretrain"},   {"lora_rank", 0},        {"lora_alpha", 16.0},     {"lora_dropout", 0.0},
+          {"lora_targets", ""},     {"step_size", 100},      {"gamma", 0.5},     {"batch", 4},
           {"seq", 128},             {"grad_accum", 1},       {"steps", 100},           {"lr", 3e-4},
           {"schedule", "cosine"},   {"warmup", 0},           {"min_lr_ratio", 0.1},    {"weight_decay", 0.1},
           {"beta1", 0.9},           {"beta2", 0.95},         {"grad_clip", 1.0},       {"dropout", 0.0},
@@ -73,19 +63,6 @@ QString shellQuote(const QString& s) {
   return QLatin1Char('\'') + q + QLatin1Char('\'');
 }
 
-engine::ChatTemplate pickTemplate(const std::string& name, const std::string& modelPath) {
-  if (!name.empty()) {
-    auto t = engine::ChatTemplate::from_name(name);
-    if (!t) throw engine::Error("training setting 'chat_template': unknown template '" + name + "'");
-    return *t;
-  }
-  const engine::ModelFileInfo info = engine::detect_model_format(modelPath);
-  if (info.format != engine::ModelFormat::Gguf)
-    if (auto source = engine::io::read_chat_template(info.directory))
-      if (auto t = engine::ChatTemplate::detect(*source)) return *t;
-  return engine::ChatTemplate();
-}
-
 }  // namespace
 
 QString trainCliCommand(const QVariantMap& settings, const QString& outDir) {
@@ -126,95 +103,59 @@ QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& 
           {QStringLiteral("trainable"), trainable}};
 }
 
-std::unique_ptr<TrainingSession> buildTrainingSession(const QVariantMap& settingsMap, const QString& outDir) {
+engine::TrainingRunSpec trainingRunSpec(const QVariantMap& settingsMap, const QString& outDir) {
   const Settings s(settingsMap);
-  auto ses = std::make_unique<TrainingSession>();
+  engine::TrainingRunSpec spec;
   const std::string recipe = s.str("recipe");
-  if (recipe != "pretrain" && recipe != "sft")
-    throw engine::Error("training setting 'recipe' must be pretrain or sft, got '" + recipe + "'");
-  const std::string modelPath = s.str("model"), dataPath = s.str("data");
-  if (modelPath.empty()) throw engine::Error("training setting 'model' is missing");
-  if (dataPath.empty()) throw engine::Error("training setting 'data' is missing");
-  const int B = static_cast<int>(s.integer("batch", 1, 1 << 16));
-  const int accum = static_cast<int>(s.integer("grad_accum", 1, 1 << 16));
-  const int64_t steps = s.integer("steps", 1, int64_t(1) << 40);
+  const auto r = engine::recipe_from_name(recipe);
+  if (!r) throw engine::Error("training setting 'recipe' must be pretrain or sft, got '" + recipe + "'");
+  spec.recipe = *r;
+  spec.data_path = s.str("data");
+  if (spec.data_path.empty()) throw engine::Error("training setting 'data' is missing");
+  spec.out_dir = outDir.toStdString();
+  spec.lora.rank = static_cast<int>(s.integer("lora_rank", 0, 4096));
+  spec.lora.alpha = static_cast<float>(s.number("lora_alpha", 1e-6, 1e6));
+  spec.lora.dropout = static_cast<float>(s.number("lora_dropout", 0.0, 0.95));
+  for (const QString& t : s.map().value(QStringLiteral("lora_targets")).toString().split(QLatin1Char(','), Qt::SkipEmptyParts))
+    spec.lora.targets.push_back(t.trimmed().toStdString());
+  spec.batch = static_cast<int>(s.integer("batch", 1, 1 << 16));
+  spec.seq = static_cast<int>(s.integer("seq", 1, 1 << 20));
+  spec.grad_accum = static_cast<int>(s.integer("grad_accum", 1, 1 << 16));
+  spec.steps = s.integer("steps", 1, int64_t(1) << 40);
   const auto kind = engine::lr_schedule_from_name(s.str("schedule"));
   if (!kind) throw engine::Error("training setting 'schedule' must be constant, cosine, linear or step");
-  const double valFraction = s.number("val_fraction", 0.0, 0.5);
-  const int valEvery = static_cast<int>(s.integer("val_every", 0, INT32_MAX));
-  const bool shuffle = s.flag("shuffle");
-  const uint64_t seed = static_cast<uint64_t>(s.integer("seed", 0, INT64_MAX));
+  spec.schedule = *kind;
+  spec.lr = static_cast<float>(s.number("lr", 0.0, 10.0));
+  spec.warmup = static_cast<int>(s.integer("warmup", 0, INT32_MAX));
+  spec.min_lr_ratio = static_cast<float>(s.number("min_lr_ratio", 0.0, 1.0));
+  spec.step_size = static_cast<int>(s.integer("step_size", 1, INT32_MAX));
+  spec.gamma = static_cast<float>(s.number("gamma", 1e-9, 1.0));
+  spec.beta1 = s.number("beta1", 0.0, 0.999999);
+  spec.beta2 = s.number("beta2", 0.0, 0.999999);
+  spec.weight_decay = s.number("weight_decay", 0.0, 10.0);
+  spec.grad_clip = static_cast<float>(s.number("grad_clip", 0.0, 1e9));
+  spec.dropout = static_cast<float>(s.number("dropout", 0.0, 0.95));
+  spec.label_smoothing = static_cast<float>(s.number("label_smoothing", 0.0, 0.95));
+  spec.shuffle = s.flag("shuffle");
+  spec.seed = static_cast<uint64_t>(s.integer("seed", 0, INT64_MAX));
+  spec.val_fraction = s.number("val_fraction", 0.0, 0.5);
+  spec.val_every = static_cast<int>(s.integer("val_every", 0, INT32_MAX));
+  spec.val_batches = static_cast<int>(s.integer("val_batches", 1, 1 << 20));
+  spec.sample_every = static_cast<int>(s.integer("sample_every", 0, INT32_MAX));
+  spec.sample_prompt = s.str("sample_prompt");
+  spec.sample_tokens = static_cast<int>(s.integer("sample_tokens", 1, 1 << 16));
+  spec.save_every = static_cast<int>(s.integer("save_every", 0, INT32_MAX));
+  spec.keep_checkpoints = static_cast<int>(s.integer("keep", 0, 1 << 20));
+  spec.max_skipped_steps = static_cast<int>(s.integer("max_skipped_steps", 0, INT32_MAX));
+  spec.chat_template = s.str("chat_template");
+  spec.threads = static_cast<int>(s.integer("threads", 0, 1024));
+  spec.config_json = QJsonDocument(QJsonObject::fromVariantMap(s.map())).toJson(QJsonDocument::Compact).toStdString();
+  return spec;
+}
 
-  ses->model = engine::load_model(modelPath, {}, engine::LoadOptions{.dequantize = true});
-  const engine::Tokenizer* tok = ses->model->tokenizer();
-  if (!tok) throw engine::Error(modelPath + ": the model has no tokenizer, so text cannot be turned into tokens");
-  const int T = static_cast<int>(s.integer("seq", 1, ses->model->config().max_seq_len));
-  ses->backend = engine::choose_backend(engine::BackendPreference::Auto, static_cast<int>(s.integer("threads", 0, 1024)));
-
-  if (recipe == "pretrain") {
-    engine::TextDataset d = engine::load_text_dataset(dataPath, *tok, valFraction);
-    ses->trainLoader = std::make_unique<engine::TokenStreamLoader>(std::move(d.train), B, T, shuffle, seed, dataPath);
-    if (!d.val.empty() && valEvery > 0) {
-      const int vb = static_cast<int>(std::min<size_t>(size_t(B), (d.val.size() - 1) / size_t(T)));
-      if (vb < 1)
-        throw engine::Error(dataPath + ": the validation part (" + std::to_string(d.val.size()) +
-                            " tokens) is shorter than one row; raise val_fraction or set val_every to 0");
-      ses->valLoader = std::make_unique<engine::TokenStreamLoader>(std::move(d.val), vb, T, false, 0, dataPath);
-    }
-  } else {
-    const engine::ChatDataset chats = engine::load_chat_dataset(dataPath);
-    std::vector<engine::EncodedChat> enc =
-        engine::encode_chat_dataset(chats, *tok, pickTemplate(s.str("chat_template"), modelPath));
-    const size_t nVal = valEvery > 0 ? static_cast<size_t>(double(enc.size()) * valFraction) : 0;
-    std::vector<engine::EncodedChat> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(nVal)),
-                                         std::make_move_iterator(enc.end()));
-    enc.resize(enc.size() - nVal);
-    const int32_t pad = tok->eos_id().value_or(0);
-    ses->trainLoader = std::make_unique<engine::SequenceLoader>(std::move(enc), B, T, shuffle, seed, pad, dataPath);
-    if (!val.empty()) {
-      const int vb = static_cast<int>(std::min<size_t>(size_t(B), val.size()));
-      ses->valLoader = std::make_unique<engine::SequenceLoader>(std::move(val), vb, T, false, 0, pad,
-                                                                dataPath + " (validation part)");
-    }
-  }
-
-  engine::LoraConfig lora;
-  lora.rank = static_cast<int>(s.integer("lora_rank", 0, 4096));
-  lora.alpha = static_cast<float>(s.number("lora_alpha", 1e-6, 1e6));
-  lora.seed = seed;
-  ses->trainModel = std::make_unique<engine::TrainModel>(*ses->model, *ses->backend.backend, lora);
-
-  engine::TrainerOptions o;
-  o.steps = steps;
-  o.grad_accum = accum;
-  o.grad_clip = static_cast<float>(s.number("grad_clip", 0.0, 1e9));
-  o.schedule.kind = *kind;
-  o.schedule.base_lr = static_cast<float>(s.number("lr", 0.0, 10.0));
-  o.schedule.warmup_steps = static_cast<int>(s.integer("warmup", 0, INT32_MAX));
-  o.schedule.total_steps = static_cast<int>(std::min<int64_t>(steps, INT32_MAX));
-  o.schedule.min_lr_ratio = static_cast<float>(s.number("min_lr_ratio", 0.0, 1.0));
-  o.adam.beta1 = s.number("beta1", 0.0, 0.999999);
-  o.adam.beta2 = s.number("beta2", 0.0, 0.999999);
-  o.adam.weight_decay = s.number("weight_decay", 0.0, 10.0);
-  o.dropout = static_cast<float>(s.number("dropout", 0.0, 0.95));
-  o.label_smoothing = static_cast<float>(s.number("label_smoothing", 0.0, 0.95));
-  o.seed = seed;
-  o.val_every = ses->valLoader ? valEvery : 0;
-  o.val_batches = static_cast<int>(s.integer("val_batches", 1, 1 << 20));
-  o.sample_every = static_cast<int>(s.integer("sample_every", 0, INT32_MAX));
-  o.sample_tokens = static_cast<int>(s.integer("sample_tokens", 1, 1 << 16));
-  if (o.sample_every > 0) {
-    o.sample_prompt = tok->encode(s.str("sample_prompt"));
-    if (o.sample_prompt.empty()) throw engine::Error("training setting 'sample_prompt' is empty");
-  }
-  o.save_every = static_cast<int>(s.integer("save_every", 0, INT32_MAX));
-  o.checkpoint_dir = QDir(outDir).filePath(QStringLiteral("checkpoints")).toStdString();
-  o.keep_checkpoints = static_cast<int>(s.integer("keep", 0, 1 << 20));
-  o.max_skipped_steps = static_cast<int>(s.integer("max_skipped_steps", 0, INT32_MAX));
-  ses->configJson = QJsonDocument(QJsonObject::fromVariantMap(s.map())).toJson(QJsonDocument::Compact).toStdString();
-  o.config_json = ses->configJson;
-  ses->tokensPerStep = int64_t(B) * T * accum;
-  ses->trainer = std::make_unique<engine::Trainer>(*ses->trainModel, *ses->trainLoader, ses->valLoader.get(),
-                                                   ses->backend.backend.get(), o);
-  return ses;
+std::unique_ptr<engine::TrainingRun> buildTrainingSession(const QVariantMap& settings, const QString& outDir) {
+  const engine::TrainingRunSpec spec = trainingRunSpec(settings, outDir);
+  const std::string modelPath = settings.value(QStringLiteral("model")).toString().toStdString();
+  if (modelPath.empty()) throw engine::Error("training setting 'model' is missing");
+  return engine::build_training_run(engine::load_training_base(modelPath, spec.seed), spec);
 }

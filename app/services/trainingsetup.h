@@ -5,8 +5,7 @@
 // Invariants
 // - Every key of defaultTrainingSettings() has the CLI's default; a key the map lacks takes it, an
 //   unknown key is ignored, a value out of range is refused with engine::Error naming the key.
-// - A session is self-contained: the model (widened to f32), backend, loaders, TrainModel and Trainer
-//   live and die together; the Trainer's checkpoints go to <outDir>/checkpoints.
+// - The run itself is built by engine::build_training_run, as the CLI's `train` builds it.
 #pragma once
 
 #include <QString>
@@ -16,11 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/backend.h"
-#include "engine/model.h"
-#include "engine/train/data_loader.h"
-#include "engine/train/train_model.h"
-#include "engine/train/trainer.h"
+#include "engine/train/training_run.h"
 
 // The CLI's defaults (app/cli/cmd_train.cpp) for every setting a job understands.
 QVariantMap defaultTrainingSettings();
@@ -38,18 +33,9 @@ QString trainCliCommand(const QVariantMap& settings, const QString& outDir);
 // trainable}. An estimate, meant to say "fits" or "does not fit", not a measurement.
 QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& settings);
 
-struct TrainingSession {
-  std::unique_ptr<engine::Model> model;
-  engine::BackendChoice backend;
-  std::unique_ptr<engine::BatchLoader> trainLoader;
-  std::unique_ptr<engine::BatchLoader> valLoader;
-  std::unique_ptr<engine::TrainModel> trainModel;
-  std::unique_ptr<engine::Trainer> trainer;
-  std::string configJson;  // stored in checkpoints
-  int64_t tokensPerStep = 0;  // B * T * grad_accum
-  ~TrainingSession();  // destroys the trainer before what it refers to
-};
+// The settings as the engine's run spec (range-checked; a bad value is an engine::Error naming its key).
+engine::TrainingRunSpec trainingRunSpec(const QVariantMap& settings, const QString& outDir);
 
-// Loads the model and data named by `settings` and builds the trainer. Throws engine::Error (bad
-// settings, unreadable model or data, data too short for one batch).
-std::unique_ptr<TrainingSession> buildTrainingSession(const QVariantMap& settings, const QString& outDir);
+// Loads the model named by settings["model"] and builds the run (engine::build_training_run). Throws
+// engine::Error (bad settings, unreadable model or data, data too short for one batch).
+std::unique_ptr<engine::TrainingRun> buildTrainingSession(const QVariantMap& settings, const QString& outDir);

@@ -70,7 +70,7 @@ class TestTrainingJobs : public QObject {
     QVERIFY(writeStories(m_data, 120));
 
     // The reference: the same settings through engine::Trainer directly, no queue, no thread.
-    std::unique_ptr<TrainingSession> s = buildTrainingSession(settings(6), m_dir.filePath(QStringLiteral("reference")));
+    std::unique_ptr<engine::TrainingRun> s = buildTrainingSession(settings(6), m_dir.filePath(QStringLiteral("reference")));
     s->trainer->run([&](const engine::StepMetrics& m) {
       m_reference << double(m.loss);
       m_referenceVal << (m.val_loss ? double(*m.val_loss) : qQNaN());

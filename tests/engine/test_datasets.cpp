@@ -18,20 +18,10 @@
 #include "engine/train/sequence_loader.h"
 #include "engine/train/synth_stories.h"
 #include "engine/train/text_dataset.h"
+#include "support/data_files.h"
 #include "support/error_of.h"
 
 namespace {
-
-std::string write_file(const QTemporaryDir& dir, const char* name, const std::string& bytes) {
-  const std::string path = dir.filePath(name).toStdString();
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
-
-std::unique_ptr<engine::Tokenizer> gpt2() {
-  const std::string d = WB_TEST_DATA_DIR "/../../resources/tokenizers/gpt2";
-  return engine::Tokenizer::from_gpt2_files(d + "/vocab.json", d + "/merges.txt");
-}
 
 std::vector<int32_t> iota_tokens(int n) {
   std::vector<int32_t> v(static_cast<size_t>(n));

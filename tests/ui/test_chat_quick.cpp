@@ -2,9 +2,6 @@
 // module (the static plugin) and a real AppController behind its `App` singleton (the module's
 // Style reads the theme from it), on a throwaway session database.
 #include <QQmlEngine>
-#include <QQuickStyle>
-#include <QQuickWindow>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtQuickTest>
@@ -13,6 +10,7 @@
 
 #include "appsingleton.h"
 #include "services/appcontroller.h"
+#include "support/quick_test_env.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -21,12 +19,7 @@ class Setup : public QObject {
 
  public Q_SLOTS:
   void applicationAvailable() {
-    QStandardPaths::setTestModeEnabled(true);
-    qputenv("WB_SESSION_DB", m_dir.filePath(QStringLiteral("sessions.db")).toUtf8());
-    qputenv("WB_DATA_DIR", m_dir.filePath(QStringLiteral("share")).toUtf8());
-    if (QGuiApplication::platformName() == QLatin1String("offscreen"))
-      QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
-    QQuickStyle::setStyle(QStringLiteral("Material"));
+    prepareQuickTestEnvironment(m_dir);
     m_controller = std::make_unique<AppController>();
     AppControllerForeign::setInstance(m_controller.get());
   }

@@ -17,8 +17,10 @@ Item {
     property string exportMessage
     // The new-run form: open when there is no run yet, else on demand ("New run").
     property bool showSetup: runs.count === 0
+    property bool guided: true
 
     RunListModel { id: runs; jobs: page.jobs }
+    readonly property RunListModel runList: runs
     MetricsModel { id: metrics; jobs: page.jobs; smoothing: smoothingSlider.value }
 
     // The run shown: the active one while something trains, else the one picked in the list.
@@ -61,10 +63,39 @@ Item {
                 Layout.rightMargin: Style.pagePadding
             }
 
+            // A new run: the guided wizard (default), or the one-form short path for those who know.
+            TabBar {
+                objectName: "newRunMode"
+                visible: page.showSetup
+                currentIndex: page.guided ? 0 : 1
+                onCurrentIndexChanged: page.guided = currentIndex === 0
+                background: Item {}
+                Layout.leftMargin: Style.pagePadding
+                TabButton { text: qsTr("Guided wizard"); width: implicitWidth }
+                TabButton { text: qsTr("Quick form"); width: implicitWidth }
+            }
+
+            TrainWizard {
+                id: trainWizard
+                visible: page.showSetup && page.guided
+                runs: page.runList
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                onStartRequested: function(name, settings) {
+                    const id = page.jobs.enqueue(name, settings, "")
+                    if (id !== 0) {
+                        page.shownRunId = id
+                        trainWizard.startedRun(id)
+                    }
+                }
+                onCancelled: page.showSetup = false
+            }
+
             TrainSetup {
                 id: setup
                 objectName: "trainSetup"
-                visible: page.showSetup
+                visible: page.showSetup && !page.guided
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
@@ -118,7 +149,7 @@ Item {
                     Item { Layout.fillWidth: true }
                     Button {
                         objectName: "newRunButton"
-                        text: page.showSetup ? qsTr("Hide form") : qsTr("New run…")
+                        text: page.showSetup ? qsTr("Hide new run") : qsTr("New run…")
                         icon.source: "icons/train.svg"
                         flat: true
                         onClicked: page.showSetup = !page.showSetup

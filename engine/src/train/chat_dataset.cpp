@@ -70,10 +70,10 @@ ChatExample parse_alpaca_row(const json& row, const std::string& label) {
 
 const char* chat_data_format_name(ChatDataFormat f) { return f == ChatDataFormat::Alpaca ? "alpaca" : "messages"; }
 
-ChatDataset parse_chat_jsonl(std::string_view text, const std::string& label) {
+ChatDataScan scan_chat_jsonl(std::string_view text, const std::string& label, size_t max_problems) {
   if (blank(text)) throw Error(label + ": the data file is empty");
   require_utf8_text(text, label);
-  ChatDataset d;
+  ChatDataScan scan;
   bool format_known = false;
   uint64_t line_no = 0;
   size_t pos = 0;
@@ -85,29 +85,49 @@ ChatDataset parse_chat_jsonl(std::string_view text, const std::string& label) {
     pos = end + 1;
     if (line_no == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
     if (blank(line)) continue;
+    ++scan.rows;
     const std::string where = label + ": line " + std::to_string(line_no);
-    json row;
+    // Each check throws "<where>: <what>"; the scan keeps <what> with the line and goes on.
     try {
-      row = io::parse_json_checked(line, where);
+      json row;
+      try {
+        row = io::parse_json_checked(line, where);
+      } catch (const Error& e) {
+        std::string detail = e.what();
+        if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
+        throw Error(where + ": bad JSON: " + detail);
+      }
+      if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
+      if (!format_known) {
+        // The first readable row decides the format for the whole file.
+        if (row.contains("messages")) scan.dataset.format = ChatDataFormat::Messages;
+        else if (row.contains("instruction")) scan.dataset.format = ChatDataFormat::Alpaca;
+        else
+          throw Error(where + ": neither a chat row {\"messages\": [...]} nor an Alpaca row {\"instruction\", \"output\"}");
+        format_known = true;
+      }
+      ChatExample ex = scan.dataset.format == ChatDataFormat::Messages ? parse_messages_row(row, where)
+                                                                       : parse_alpaca_row(row, where);
+      ex.line = line_no;
+      scan.dataset.examples.push_back(std::move(ex));
     } catch (const Error& e) {
-      std::string detail = e.what();
-      if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
-      throw Error(where + ": bad JSON: " + detail);
+      ++scan.bad_rows;
+      if (scan.problems.size() < max_problems) {
+        std::string what = e.what();
+        if (what.rfind(where + ": ", 0) == 0) what.erase(0, where.size() + 2);
+        scan.problems.push_back({line_no, std::move(what)});
+      }
     }
-    if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
-    if (!format_known) {
-      if (row.contains("messages")) d.format = ChatDataFormat::Messages;
-      else if (row.contains("instruction")) d.format = ChatDataFormat::Alpaca;
-      else
-        throw Error(where + ": neither a chat row {\"messages\": [...]} nor an Alpaca row {\"instruction\", \"output\"}");
-      format_known = true;
-    }
-    ChatExample ex = d.format == ChatDataFormat::Messages ? parse_messages_row(row, where) : parse_alpaca_row(row, where);
-    ex.line = line_no;
-    d.examples.push_back(std::move(ex));
   }
-  if (d.examples.empty()) throw Error(label + ": the data file has no rows");
-  return d;
+  return scan;
+}
+
+ChatDataset parse_chat_jsonl(std::string_view text, const std::string& label) {
+  ChatDataScan scan = scan_chat_jsonl(text, label, 1);
+  if (!scan.problems.empty())
+    throw Error(label + ": line " + std::to_string(scan.problems.front().line) + ": " + scan.problems.front().message);
+  if (scan.dataset.examples.empty()) throw Error(label + ": the data file has no rows");
+  return std::move(scan.dataset);
 }
 
 ChatDataset load_chat_dataset(const std::string& path) { return parse_chat_jsonl(read_data_file(path), path); }

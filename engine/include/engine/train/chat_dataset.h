@@ -38,6 +38,22 @@ struct ChatDataset {
 
 // Parses JSONL text; `label` names the source in errors. Throws engine::Error for the first bad row.
 ChatDataset parse_chat_jsonl(std::string_view text, const std::string& label);
+
+// The same checks on every row, without stopping at the first bad one (the wizard lists them all):
+// the good rows parsed, and for each bad row its line and what is wrong with it (the first
+// `max_problems` of them; bad_rows counts all). Throws only for what spoils the whole file: empty,
+// or not UTF-8.
+struct ChatRowProblem {
+  uint64_t line = 0;     // 1-based, as in parse_chat_jsonl's errors
+  std::string message;   // without the "<file>: line N: " prefix
+};
+struct ChatDataScan {
+  ChatDataset dataset;
+  uint64_t rows = 0;      // non-blank lines
+  uint64_t bad_rows = 0;
+  std::vector<ChatRowProblem> problems;
+};
+ChatDataScan scan_chat_jsonl(std::string_view text, const std::string& label, size_t max_problems = 100);
 // Reads `path` (at most 1 GiB) and parses it.
 ChatDataset load_chat_dataset(const std::string& path);
 

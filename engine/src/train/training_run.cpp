@@ -1,0 +1,135 @@
+// load_training_base / build_training_run / save_training_result: see engine/train/training_run.h.
+#include "engine/train/training_run.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/chat_template.h"
+#include "engine/error.h"
+#include "engine/io/model_convert.h"
+#include "engine/tokenizer.h"
+#include "engine/train/init_model.h"
+#include "engine/train/lora_io.h"
+
+namespace engine {
+
+ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo& info, std::vector<std::string>* notes) {
+  if (!name.empty()) {
+    auto t = ChatTemplate::from_name(name);
+    if (!t) throw Error("unknown chat template '" + name + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
+    return *t;
+  }
+  bool unrecognised = false;
+  if (auto t = model_chat_template(info, &unrecognised)) return *t;
+  if (unrecognised && notes)
+    notes->push_back("the model's chat template is not one we render; using 'plain' (choose one with --chat-template)");
+  return ChatTemplate();
+}
+TrainingRun::~TrainingRun() {
+  trainer.reset();
+  train_model.reset();
+}
+
+TrainingBase load_training_base(const std::string& path, uint64_t seed) {
+  if (path.empty()) throw Error("no model to train was given");
+  TrainingBase b;
+  b.path = path;
+  if (is_config_json_path(path)) {
+    b.info = {ModelFormat::HfDirectory, "", std::filesystem::path(path).parent_path().string()};
+    b.model = model_from_config(path, seed);
+  } else {
+    b.info = detect_model_format(path);
+    b.model = load_model(path, {}, LoadOptions{.dequantize = true});
+  }
+  if (!b.model->tokenizer())
+    throw Error(path + ": the model has no tokenizer (expected tokenizer.json or vocab.json + merges.txt beside it)");
+  return b;
+}
+
+std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec) {
+  auto run = std::make_unique<TrainingRun>();
+  run->spec = spec;
+  run->base = std::move(base);
+  Model& model = *run->base.model;
+  const Tokenizer& tok = *model.tokenizer();
+  const int context = model.config().max_seq_len;
+  const int T = run->spec.seq = spec.seq > 0 ? spec.seq : std::min(128, context);
+  if (T > context)
+    throw Error("the sequence length " + std::to_string(T) + " exceeds the model's context of " +
+                std::to_string(context) + " tokens");
+  run->backend = choose_backend(BackendPreference::Auto, spec.threads);
+
+  TrainingDataOptions d;
+  d.recipe = spec.recipe;
+  d.path = spec.data_path;
+  d.B = spec.batch;
+  d.T = T;
+  d.shuffle = spec.shuffle;
+  d.seed = spec.seed;
+  d.val_fraction = spec.val_fraction;
+  d.validation = spec.val_every > 0;
+  if (d.recipe == Recipe::Sft) d.chat_template = training_chat_template(spec.chat_template, run->base.info, &run->notes);
+  run->data = prepare_training_data(d, tok);
+  run->notes.insert(run->notes.end(), run->data.notes.begin(), run->data.notes.end());
+
+  LoraConfig lora = spec.lora;
+  lora.seed = spec.seed;
+  run->train_model = std::make_unique<TrainModel>(model, *run->backend.backend, lora);
+
+  TrainerOptions o;
+  o.steps = spec.steps;
+  o.grad_accum = spec.grad_accum;
+  o.grad_clip = spec.grad_clip;
+  o.schedule.kind = spec.schedule;
+  o.schedule.base_lr = spec.lr;
+  o.schedule.warmup_steps = spec.warmup;
+  o.schedule.total_steps = static_cast<int>(std::min<int64_t>(spec.steps, INT32_MAX));
+  o.schedule.min_lr_ratio = spec.min_lr_ratio;
+  o.schedule.step_size = spec.step_size;
+  o.schedule.gamma = spec.gamma;
+  o.adam.beta1 = spec.beta1;
+  o.adam.beta2 = spec.beta2;
+  o.adam.weight_decay = spec.weight_decay;
+  o.dropout = spec.dropout;
+  o.label_smoothing = spec.label_smoothing;
+  o.seed = spec.seed;
+  o.val_every = run->data.val ? spec.val_every : 0;
+  o.val_batches = spec.val_batches;
+  o.sample_every = spec.sample_every;
+  o.sample_tokens = spec.sample_tokens;
+  if (spec.sample_every > 0) {
+    o.sample_prompt = tok.encode(spec.sample_prompt);
+    if (o.sample_prompt.empty()) throw Error("the sample prompt is empty");
+  }
+  o.save_every = spec.save_every;
+  o.checkpoint_dir = (std::filesystem::path(spec.out_dir) / "checkpoints").string();
+  o.keep_checkpoints = spec.keep_checkpoints;
+  o.config_json = spec.config_json;
+  o.max_skipped_steps = spec.max_skipped_steps;
+  run->tokens_per_step = int64_t(spec.batch) * T * spec.grad_accum;
+  run->trainer = std::make_unique<Trainer>(*run->train_model, *run->data.train, run->data.val.get(),
+                                           run->backend.backend.get(), o);
+  return run;
+}
+
+std::vector<std::string> save_training_result(TrainingRun& run, const std::string& provenance_json) {
+  std::vector<std::string> warnings;
+  const TrainingRunSpec& spec = run.spec;
+  // LoRA: the adapters alone (PEFT layout) and the model with them merged, so the result both loads in
+  // PEFT and runs here or in llama.cpp without an adapter loader. A resume restarts from the
+  // checkpoint, never from out_dir, so merging into the weights here is safe.
+  if (run.train_model->lora_config().rank > 0) {
+    save_lora_adapters(*run.train_model, (std::filesystem::path(spec.out_dir) / "adapter").string(), run.base.path);
+    run.train_model->merge_lora();
+  }
+  const Model& model = *run.base.model;
+  const bool gguf = run.base.info.format == ModelFormat::Gguf;
+  save_hf_directory(model, spec.out_dir, gguf ? std::string() : run.base.info.directory, provenance_json);
+  // A GGUF base carries its tokenizer inside; the HF directory needs it as files.
+  if (gguf && model.tokenizer() && !io::write_gpt2_tokenizer_files(*model.tokenizer(), spec.out_dir) &&
+      !io::write_tokenizer_json(*model.tokenizer(), spec.out_dir))
+    warnings.push_back("the tokenizer (SentencePiece) cannot be written as HF files yet; " + spec.out_dir + " has none");
+  return warnings;
+}
+
+}  // namespace engine

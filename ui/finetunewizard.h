@@ -1,0 +1,112 @@
+// FineTuneWizard: the long steps of the fine-tuning wizard (TrainWizard.qml), each run off the GUI
+// thread with progress and a cancel: reading the base model's shape, inspecting the data file
+// (format, preview, bad rows with line numbers, token counts, split), timing real training steps for
+// the time estimate, evaluating base against tuned model, and exporting the result.
+//
+// Why its own thread per task and not EngineWorker or TrainingJobs: each task loads its own engine
+// objects (a second copy of the model in f32, as a training job does) and must not wait behind a
+// chat reply or a training run; only one task runs at a time, so at most one extra copy exists.
+//
+// Invariants
+// - One task at a time: starting a task while one runs cancels the old one; its result is dropped
+//   (results carry the task's serial number and only the newest is applied).
+// - Results and errors arrive on the GUI thread; `error` is a readable sentence, "" when none.
+// - The destructor cancels and joins, so no task outlives the object.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVariantMap>
+#include <QtQml/qqml.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+class QThread;
+
+class FineTuneWizard : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  Q_PROPERTY(bool busy READ busy NOTIFY taskChanged)
+  Q_PROPERTY(QString task READ task NOTIFY taskChanged)  // "model", "dataset", "time", "evaluate", "export" or ""
+  Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
+  Q_PROPERTY(QString error READ error NOTIFY errorChanged)
+  Q_PROPERTY(QVariantMap model READ model NOTIFY modelChanged)
+  Q_PROPERTY(QVariantMap dataset READ dataset NOTIFY datasetChanged)
+  Q_PROPERTY(QVariantMap timeEstimate READ timeEstimate NOTIFY timeEstimateChanged)
+  Q_PROPERTY(QVariantMap evaluation READ evaluation NOTIFY evaluationChanged)
+  Q_PROPERTY(QString exported READ exported NOTIFY exportedChanged)
+
+ public:
+  explicit FineTuneWizard(QObject* parent = nullptr);
+  ~FineTuneWizard() override;
+
+  // {path, architecture, parameters, layers, width, heads, kvHeads, vocab, context, summary}.
+  Q_INVOKABLE void inspectModel(const QString& path);
+  // {format, recipe, rows, badRows, problems: [{line, message}], preview: [{line, text}], tokensCounted,
+  //  totalTokens, minRowTokens, meanRowTokens, maxRowTokens, rowsOverSeq, trainRows, valRows,
+  //  trainTokens, valTokens}. modelPath: whose tokenizer counts (empty: no counts).
+  Q_INVOKABLE void inspectDataset(const QString& path, const QString& modelPath, int seq, double valFraction);
+  // Times two real optimizer steps of these settings (the first warms up; the second is measured):
+  // {secondsPerStep, totalSeconds, steps}. An estimate: validation and samples add to it.
+  Q_INVOKABLE void estimateTime(const QVariantMap& settings);
+  // Validation loss/perplexity of the base model and of the tuned one (in tunedDir) on the run's own
+  // validation split, and both models' greedy answers to `prompts`:
+  // {before: {loss, perplexity}, after: {...}, answers: [{prompt, base, tuned}]}.
+  Q_INVOKABLE void evaluate(const QVariantMap& settings, const QString& tunedDir, const QStringList& prompts);
+  // exportTrainedModel (trainingexport.h) of kind "hf", "adapter" or "gguf".
+  Q_INVOKABLE void exportModel(const QString& runDir, const QString& kind, const QString& destination,
+                               const QString& ggufType = QStringLiteral("f32"));
+  Q_INVOKABLE void cancel();
+  Q_INVOKABLE void clearError();
+
+  // Hyper-parameters that suit a model of `parameters` weights: {lr, batch, steps, warmup, lora_rank}.
+  // Smaller models take larger steps; LoRA adapters start at zero and take a higher rate.
+  Q_INVOKABLE QVariantMap suggestedSettings(double parameters, bool lora) const;
+  // Three prompts to compare base and tuned answers on, for this recipe.
+  Q_INVOKABLE QStringList defaultPrompts(const QString& recipe) const;
+
+  bool busy() const { return !m_task.isEmpty(); }
+  QString task() const { return m_task; }
+  double progress() const { return m_progress; }
+  QString error() const { return m_error; }
+  QVariantMap model() const { return m_model; }
+  QVariantMap dataset() const { return m_dataset; }
+  QVariantMap timeEstimate() const { return m_time; }
+  QVariantMap evaluation() const { return m_evaluation; }
+  QString exported() const { return m_exported; }
+
+ Q_SIGNALS:
+  void taskChanged();
+  void progressChanged();
+  void errorChanged();
+  void modelChanged();
+  void datasetChanged();
+  void timeEstimateChanged();
+  void evaluationChanged();
+  void exportedChanged();
+  // A task ended: ok false when it failed or was cancelled.
+  void finished(const QString& task, bool ok);
+
+ private:
+  struct Control {
+    std::atomic<bool> cancelled{false};
+  };
+  // Work runs on a fresh thread; it returns the result (or throws) and reports progress through
+  // `report`, which returns false once the task is cancelled.
+  using Report = std::function<bool(double)>;
+  using Work = std::function<QVariant(const Report& report)>;
+  void start(const QString& task, Work work, std::function<void(const QVariant&)> apply);
+  void joinThread();
+
+  QString m_task;
+  double m_progress = 0;
+  QString m_error;
+  QVariantMap m_model, m_dataset, m_time, m_evaluation;
+  QString m_exported;
+  QThread* m_thread = nullptr;
+  std::shared_ptr<Control> m_control;
+  quint64 m_serial = 0;
+};
