@@ -16,6 +16,7 @@
 #include "appsingleton.h"
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
+#include "testhooks.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -86,6 +87,7 @@ int main(int argc, char* argv[]) {
     controller->shutdown();
   });
 
+  installTestHooks(*controller);  // only with WB_TEST_* set (tests drive the real app)
   controller->start(parser.value(modelOption));
   const int rc = QApplication::exec();
   // Also when exec() returns without aboutToQuit (exit() from objectCreated). `engine` is destroyed

@@ -31,6 +31,7 @@ AppController::AppController(QObject* parent)
   connect(this, &AppController::continueRequested, m_worker, &EngineWorker::continueGeneration, Qt::QueuedConnection);
   connect(this, &AppController::tokenizeRequested, m_worker, &EngineWorker::tokenizePrompt, Qt::QueuedConnection);
   connectInspection();
+  connectPlaygroundChat();
 
   // Results: explicitly queued back to the GUI thread.
   connect(m_worker, &EngineWorker::backendChanged, this, &AppController::handleBackendChanged, Qt::QueuedConnection);
@@ -94,7 +95,8 @@ AppController::AppController(QObject* parent)
         if (requestId != m_tokenizeRequest) return;  // an older request answered late
         m_promptTokens.clear();
         for (const TokenRecord& p : pieces)
-          m_promptTokens << QVariantMap{{QStringLiteral("id"), p.id}, {QStringLiteral("text"), p.text}};
+          m_promptTokens << QVariantMap{{QStringLiteral("id"), p.id}, {QStringLiteral("text"), p.text},
+                                        {QStringLiteral("special"), p.special}};
         Q_EMIT promptTokensChanged();
       },
       Qt::QueuedConnection);

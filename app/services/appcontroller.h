@@ -40,6 +40,10 @@ class AppController : public QObject {
   Q_PROPERTY(QVariantList modelDetails READ modelDetails NOTIFY modelChanged)
   Q_PROPERTY(bool modelHasTokenizer READ modelHasTokenizer NOTIFY modelChanged)
   Q_PROPERTY(int modelContextLength READ modelContextLength NOTIFY modelChanged)
+  // The chat template chats are rendered with ("chatml", "llama3", ..., "plain" for a model without
+  // one), and, when the model's own template could not be used, why (empty otherwise).
+  Q_PROPERTY(QString chatTemplateName READ chatTemplateName NOTIFY modelChanged)
+  Q_PROPERTY(QString chatTemplateNote READ chatTemplateNote NOTIFY modelChanged)
   // Where the open dialogs start: beside the current model, else the home folder.
   Q_PROPERTY(QUrl dialogFolder READ dialogFolder NOTIFY modelChanged)
 
@@ -105,6 +109,8 @@ class AppController : public QObject {
   QVariantList modelDetails() const { return m_model.details(); }
   bool modelHasTokenizer() const { return m_model.hasTokenizer; }
   int modelContextLength() const { return m_model.contextLength; }
+  QString chatTemplateName() const { return m_model.chatTemplate; }
+  QString chatTemplateNote() const { return m_model.chatTemplateNote; }
   QUrl dialogFolder() const;
 
   QString backendName() const { return m_backendName; }
@@ -157,6 +163,17 @@ class AppController : public QObject {
   Q_INVOKABLE void continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
                                 const QString& lane = QStringLiteral("main"));
   Q_INVOKABLE QVariantMap defaultGenerationSettings() const;
+  // The Playground's chat mode (appcontroller_playgroundchat.cpp): `turns` as [{role, content}]
+  // rendered with the model's chat template, special tokens only from its markup, the reply
+  // streaming per token into `lane` like generateWith. continueChatWith goes on after `forcedIds`
+  // (the reply so far with one token swapped), as continueWith does.
+  Q_INVOKABLE void generateChatWith(const QVariantList& turns, const QVariantMap& settings,
+                                    const QString& lane = QStringLiteral("main"));
+  Q_INVOKABLE void continueChatWith(const QVariantList& turns, const QVariantList& forcedIds, const QVariantMap& settings,
+                                    const QString& lane = QStringLiteral("main"));
+  // Like tokenizePrompt, for the rendered chat: promptTokens then holds its pieces, markup included,
+  // each with `special` set for a control token.
+  Q_INVOKABLE void tokenizeChat(const QVariantList& turns);
   // Asynchronous: promptTokens changes when the worker has answered (the newest request wins).
   Q_INVOKABLE void tokenizePrompt(const QString& text);
   Q_INVOKABLE void stopGeneration();
@@ -173,6 +190,9 @@ class AppController : public QObject {
   void chatGenerateRequested(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
                              quint64 ticket);
   void chatCountRequested(const QList<ChatTurn>& turns, quint64 requestId);
+  void playgroundChatRequested(const QList<ChatTurn>& turns, const QList<int>& forcedIds, const GenerationSettings& settings,
+                               quint64 ticket);
+  void tokenizeChatRequested(const QList<ChatTurn>& turns, quint64 requestId);
   void recentModelsChanged();
   void presetsChanged();
 
@@ -212,6 +232,7 @@ class AppController : public QObject {
   void connectChat();
   bool chatLane() const { return m_lane == QLatin1String("chat"); }
   void connectInspection();  // called once by the constructor
+  void connectPlaygroundChat();  // called once by the constructor
   void requestInspection(const QString& text, const QList<int>& ids);
   void connectChatInspection();  // called by connectChat: Inspect on a chat message
   // Shows a snapshot's bytes as the current inspection; returns why it could not, empty on success.

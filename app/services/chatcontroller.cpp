@@ -64,8 +64,18 @@ QString ChatController::storageProblem() const { return m_store->problem(); }
 // ---- sidebar -------------------------------------------------------------------------------------
 
 void ChatController::reloadChats() {
+  const QStringList tags = m_store->tags();
+  if (tags != m_tags) {
+    m_tags = tags;
+    Q_EMIT tagsChanged();
+  }
+  // The last chat with the chosen tag lost it: showing no chats at all would look like data loss.
+  if (!m_tagFilter.isEmpty() && !m_tags.contains(m_tagFilter)) {
+    m_tagFilter.clear();
+    Q_EMIT tagFilterChanged();
+  }
   if (!m_searchText.trimmed().isEmpty()) m_chats.setSearchHits(m_store->search(m_searchText));
-  else m_chats.setChats(m_store->chats(m_folderFilter));
+  else m_chats.setChats(m_store->chats(m_folderFilter, m_tagFilter));
   const QStringList folders = m_store->folders();
   if (folders != m_folders) {
     m_folders = folders;
@@ -74,6 +84,10 @@ void ChatController::reloadChats() {
 }
 
 void ChatController::setCurrentChat(qint64 chatId) {
+  if (m_highlightId) {
+    m_highlightId = 0;
+    Q_EMIT highlightChanged();
+  }
   m_chatId = chatId;
   m_chat = chatId ? m_store->chat(chatId) : StoredChat{};
   if (m_chat.id == 0) m_chatId = 0;
@@ -101,6 +115,7 @@ void ChatController::reloadMessages() {
     }
   }
   m_messages.setRows(rows);
+  if (m_highlightId) Q_EMIT highlightChanged();  // its row may have moved or gone
 }
 
 qint64 ChatController::newChat() {
@@ -161,6 +176,13 @@ void ChatController::setFolderFilter(const QString& folder) {
   reloadChats();
 }
 
+void ChatController::setTagFilter(const QString& tag) {
+  if (tag == m_tagFilter) return;
+  m_tagFilter = tag;
+  Q_EMIT tagFilterChanged();
+  reloadChats();
+}
+
 void ChatController::setSearchText(const QString& text) {
   if (text == m_searchText) return;
   m_searchText = text;
@@ -181,6 +203,24 @@ void ChatController::deleteChat(qint64 chatId) {
 }
 
 void ChatController::undoDelete() {
+  if (m_deletedMessages.rootId) {
+    const DeletedMessages removed = m_deletedMessages;
+    m_deletedMessages = {};
+    Q_EMIT deletedChanged();
+    if (m_generating && m_replyChatId == removed.chatId) {
+      setError(tr("Stop the reply being written before restoring messages."));
+      return;
+    }
+    if (!m_store->restoreMessages(removed)) return;  // writeFailed has set the error
+    reloadChats();
+    if (removed.chatId != m_chatId) {
+      setCurrentChat(removed.chatId);
+    } else {
+      reloadMessages();
+      requestTokenCount();
+    }
+    return;
+  }
   if (!m_deleted.id) return;
   const qint64 id = m_deleted.id;
   if (!m_store->restoreChat(id)) return;
@@ -191,10 +231,49 @@ void ChatController::undoDelete() {
 }
 
 void ChatController::finalizeDelete() {
+  dropMessageUndo();  // deleted for real already; only the way back is dropped
   if (!m_deleted.id) return;
   m_store->purgeTrash();
   m_deleted = {};
   Q_EMIT deletedChanged();
+}
+
+void ChatController::dropMessageUndo() {
+  if (!m_deletedMessages.rootId) return;
+  m_deletedMessages = {};
+  Q_EMIT deletedChanged();
+}
+
+QString ChatController::undoText() const {
+  if (m_deleted.id) return tr("Deleted “%1”.").arg(m_deleted.title);
+  if (!m_deletedMessages.rootId) return {};
+  const int below = int(m_deletedMessages.messages.size()) - 1;
+  if (below == 0) return tr("Deleted a message.");
+  if (below == 1) return tr("Deleted a message and the one below it.");
+  return tr("Deleted a message and the %1 messages below it.").arg(below);
+}
+
+void ChatController::openSearchHit(qint64 chatId, qint64 messageId) {
+  if (chatId != m_chatId) setCurrentChat(chatId);
+  if (m_chatId != chatId) return;  // the chat is gone
+  // A hit on a branch not shown: switch every level above it to that branch (not while a reply is
+  // written into this chat, whose path must stay as it is).
+  if (messageId && m_messages.rowOf(messageId) < 0 && !(m_generating && m_replyChatId == chatId)) {
+    if (m_store->message(messageId).chatId == chatId && m_store->activatePathTo(messageId)) {
+      reloadMessages();
+      requestTokenCount();
+    }
+  }
+  if (messageId != m_highlightId) {
+    m_highlightId = messageId;
+    Q_EMIT highlightChanged();
+  }
+}
+
+void ChatController::clearHighlight() {
+  if (!m_highlightId) return;
+  m_highlightId = 0;
+  Q_EMIT highlightChanged();
 }
 
 // ---- conversation --------------------------------------------------------------------------------
@@ -214,6 +293,8 @@ bool ChatController::send(const QString& text) {
   }
   if (!m_chatId && !newChat()) return false;
   const qint64 parent = m_messages.rowCount() ? m_messages.rows().last().message.id : 0;
+  dropMessageUndo();
+  clearHighlight();  // the conversation moves on from the search hit
   // A reply cut off by a crash or an error has no answer to give; a new message follows it anyway.
   const qint64 id = m_store->addMessage(m_chatId, parent, QStringLiteral("user"), text);
   if (!id) return false;
@@ -246,6 +327,7 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
     if (!m_store->updateMessage(continueId, m.content, false)) return false;
     m_replyId = continueId;
   } else {
+    dropMessageUndo();
     m_replyId = m_store->addMessage(m_chatId, parentId, QStringLiteral("assistant"), QString(), false);
     if (!m_replyId) return false;
   }
@@ -291,6 +373,7 @@ bool ChatController::editMessage(qint64 messageId, const QString& text) {
   }
   const StoredMessage m = m_store->message(messageId);
   if (m.id == 0 || m.chatId != m_chatId || text == m.content) return false;
+  dropMessageUndo();
   const qint64 id = m_store->addMessage(m_chatId, m.parentId, m.role, text);
   if (!id) return false;
   reloadMessages();
@@ -316,7 +399,11 @@ void ChatController::deleteMessage(qint64 messageId) {
     setError(tr("Stop the reply being written before deleting messages."));
     return;
   }
-  if (!m_store->deleteMessage(messageId)) return;
+  finalizeDelete();  // one undo at a time
+  DeletedMessages removed;
+  if (!m_store->deleteMessage(messageId, &removed)) return;
+  m_deletedMessages = removed;
+  Q_EMIT deletedChanged();
   reloadMessages();
   requestTokenCount();
 }
@@ -511,6 +598,7 @@ QString ChatController::importJson(const QString& pathOrUrl) {
     return tr("Cannot import %1: it is %2 MiB; a chat file is at most 64 MiB").arg(QFileInfo(path).fileName()).arg(file.size() >> 20);
   const ImportedChat chat = chatFromOpenAiJson(file.readAll(), path);
   if (!chat.error.isEmpty()) return chat.error;
+  dropMessageUndo();
   const qint64 id = m_store->importChat(chat.title, chat.systemPrompt, chat.messages);
   if (!id) return m_store->lastError();
   if (!m_searchText.isEmpty()) setSearchText({});

@@ -35,6 +35,9 @@ class ChatController : public QObject {
   Q_PROPERTY(QStringList currentTags READ currentTags NOTIFY currentChatChanged)
   Q_PROPERTY(QStringList folders READ folders NOTIFY foldersChanged)
   Q_PROPERTY(QString folderFilter READ folderFilter WRITE setFolderFilter NOTIFY folderFilterChanged)
+  // Every tag on a chat, and the one the sidebar shows chats of (empty: all chats).
+  Q_PROPERTY(QStringList tags READ tags NOTIFY tagsChanged)
+  Q_PROPERTY(QString tagFilter READ tagFilter WRITE setTagFilter NOTIFY tagFilterChanged)
   Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   // Sampling settings for new replies (GenerationSettings keys); saved with each reply.
@@ -50,6 +53,13 @@ class ChatController : public QObject {
   Q_PROPERTY(QString storageProblem READ storageProblem NOTIFY storageProblemChanged)
   // The chat deleted last, while its undo is still possible.
   Q_PROPERTY(QString deletedTitle READ deletedTitle NOTIFY deletedChanged)
+  // What undoDelete() would bring back, in words ("Deleted “Trip plans”.", "Deleted a message and
+  // the 2 replies below it."); empty when there is nothing to undo.
+  Q_PROPERTY(QString undoText READ undoText NOTIFY deletedChanged)
+  // A search hit opened with openSearchHit(): the message to scroll to and highlight (0: none), and
+  // its row in `messages` (-1 when it is not shown).
+  Q_PROPERTY(qint64 highlightedMessageId READ highlightedMessageId NOTIFY highlightChanged)
+  Q_PROPERTY(int highlightedRow READ highlightedRow NOTIFY highlightChanged)
 
  public:
   explicit ChatController(SessionStore* store, QObject* parent = nullptr);
@@ -65,6 +75,9 @@ class ChatController : public QObject {
   QStringList folders() const { return m_folders; }
   QString folderFilter() const { return m_folderFilter; }
   void setFolderFilter(const QString& folder);
+  QStringList tags() const { return m_tags; }
+  QString tagFilter() const { return m_tagFilter; }
+  void setTagFilter(const QString& tag);
   QString searchText() const { return m_searchText; }
   void setSearchText(const QString& text);
   bool generating() const { return m_generating; }
@@ -78,6 +91,9 @@ class ChatController : public QObject {
   QString lastError() const { return m_lastError; }
   QString storageProblem() const;
   QString deletedTitle() const { return m_deleted.title; }
+  QString undoText() const;
+  qint64 highlightedMessageId() const { return m_highlightId; }
+  int highlightedRow() const { return m_highlightId ? m_messages.rowOf(m_highlightId) : -1; }
 
   // How often a streaming reply is written to the store.
   void setFlushInterval(int ms) { m_flushMs = ms; }
@@ -93,8 +109,13 @@ class ChatController : public QObject {
   Q_INVOKABLE void setChatTags(qint64 chatId, const QString& commaSeparated);
   // Hides the chat at once; undoDelete() brings it back until the next delete or finalizeDelete().
   Q_INVOKABLE void deleteChat(qint64 chatId);
+  // Brings back the chat or message deleted last (one undo at a time, like a mail client).
   Q_INVOKABLE void undoDelete();
   Q_INVOKABLE void finalizeDelete();
+  // A search hit: opens its chat on the branch that holds the message and highlights it there
+  // (messageId 0: a title hit, the chat just opens).
+  Q_INVOKABLE void openSearchHit(qint64 chatId, qint64 messageId);
+  Q_INVOKABLE void clearHighlight();
 
   // Conversation. Each returns false (and sets lastError) when it cannot start.
   Q_INVOKABLE bool send(const QString& text);
@@ -108,6 +129,8 @@ class ChatController : public QObject {
   Q_INVOKABLE bool editMessage(qint64 messageId, const QString& text);
   // The ‹ › arrows: delta -1 / +1 among the message's siblings.
   Q_INVOKABLE void switchSibling(qint64 messageId, int delta);
+  // Deletes the message and the replies below it; undoDelete() restores them exactly (ids, order,
+  // chosen branches) until the next delete, finalizeDelete() or a new message in the chat.
   Q_INVOKABLE void deleteMessage(qint64 messageId);
   Q_INVOKABLE void clearError();
 
@@ -146,6 +169,9 @@ class ChatController : public QObject {
   void currentChatChanged();
   void foldersChanged();
   void folderFilterChanged();
+  void tagsChanged();
+  void tagFilterChanged();
+  void highlightChanged();
   void searchTextChanged();
   void generatingChanged();
   void generationSettingsChanged();
@@ -164,6 +190,8 @@ class ChatController : public QObject {
   void reloadChats();
   void reloadMessages();
   void setCurrentChat(qint64 chatId);
+  // A new message ends the undo of a deleted one: its id may be given to the new message.
+  void dropMessageUndo();
   void setError(const QString& message);
   void setGenerating(bool on);
   bool startReply(qint64 parentId, qint64 continueId);
@@ -178,9 +206,13 @@ class ChatController : public QObject {
   StoredChat m_chat;
   QStringList m_folders;
   QString m_folderFilter, m_searchText;
+  QStringList m_tags;
+  QString m_tagFilter;
+  qint64 m_highlightId = 0;
   QVariantMap m_settings;
   QString m_lastError;
   StoredChat m_deleted;
+  DeletedMessages m_deletedMessages;
 
   bool m_generating = false;
   qint64 m_replyId = 0;       // the assistant message being written

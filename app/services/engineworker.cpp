@@ -174,6 +174,16 @@ std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const Q
 
 void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& continuation,
                                 const GenerationSettings& settings, quint64 ticket) {
+  runChat(turns, continuation, {}, settings, ticket);
+}
+
+void EngineWorker::generateChatTokens(const QList<ChatTurn>& turns, const QList<int>& forcedIds,
+                                      const GenerationSettings& settings, quint64 ticket) {
+  runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+}
+
+void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
+                           const GenerationSettings& settings, quint64 ticket) {
   std::vector<std::string> stops;
   if (m_model) stops = m_model->chat_template().stop_strings();
   run(
@@ -189,7 +199,28 @@ void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& con
                                        .toStdString());
         return ids;
       },
-      {}, settings, ticket, stops);
+      forced, settings, ticket, stops);
+}
+
+void EngineWorker::tokenizeChat(const QList<ChatTurn>& turns, quint64 requestId) {
+  QList<TokenRecord> pieces;
+  const engine::Tokenizer* tokenizer = m_model ? m_model->tokenizer() : nullptr;
+  if (tokenizer && !turns.isEmpty()) {
+    try {
+      for (int32_t id : chatIds(turns, {})) {
+        TokenRecord r;
+        r.id = id;
+        const std::string bytes = tokenizer->token_bytes(id);
+        r.text = displayBytes(bytes);
+        // A special token is one its own text does not encode back to as plain text.
+        r.special = tokenizer->encode(bytes, /*allow_special=*/false) != std::vector<int32_t>{id};
+        pieces << r;
+      }
+    } catch (const std::exception&) {
+      pieces.clear();
+    }
+  }
+  Q_EMIT promptTokenized(requestId, pieces);
 }
 
 void EngineWorker::countChatTokens(const QList<ChatTurn>& turns, quint64 requestId) {

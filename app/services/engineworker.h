@@ -69,6 +69,15 @@ class EngineWorker : public QObject {
   // fails with a message saying so; it is never cut to fit.
   void generateChat(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
                     quint64 ticket = 0);
+  // The Playground's chat mode: `turns` rendered and limited as by generateChat, then `forcedIds` (the
+  // reply so far with one token swapped for an alternative; empty for a new reply) as by
+  // continueGeneration. Emits per-token records like generate().
+  void generateChatTokens(const QList<ChatTurn>& turns, const QList<int>& forcedIds, const GenerationSettings& settings,
+                          quint64 ticket = 0);
+  // The ids generateChat would feed for `turns` as pieces, special tokens (only ever from the
+  // template's markup) flagged: the Playground's prompt chips in chat mode. Answers with
+  // promptTokenized.
+  void tokenizeChat(const QList<ChatTurn>& turns, quint64 requestId);
   // Tokens of `turns` as generateChat would feed them (for the context meter). Answers with
   // chatTokensCounted; -1 when there is no model or tokenizer.
   void countChatTokens(const QList<ChatTurn>& turns, quint64 requestId);
@@ -111,6 +120,10 @@ class EngineWorker : public QObject {
   // settings' stop strings.
   void run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
            const GenerationSettings& settings, quint64 ticket, const std::vector<std::string>& extraStops = {});
+  // generateChat and generateChatTokens: the chat's ids (refused when they fill the context), then
+  // `forced`, stopping at the template's end-of-turn strings.
+  void runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
+               const GenerationSettings& settings, quint64 ticket);
   // The chat's ids as the model's template renders them, with the generation prompt.
   std::vector<int32_t> chatIds(const QList<ChatTurn>& turns, const QString& continuation) const;
   // Prompt ids as generate() feeds them (an empty prompt starts from the boundary token).

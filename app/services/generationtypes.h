@@ -47,6 +47,7 @@ struct TokenRecord {
   QString text;
   double logprob = 0;
   QList<TokenAlternative> alternatives;  // most likely first
+  bool special = false;  // a control token (chat-template markup), not text; set for prompt pieces
 
   QVariantMap toVariantMap() const;  // roles for QML: id, text, logprob, prob, alternatives
 };

@@ -55,6 +55,7 @@ QVariantList ModelInfo::details() const {
        << row(QObject::tr("Vocabulary"), QObject::tr("%1 tokens").arg(locale.toString(vocabSize)))
        << row(QObject::tr("Tokenizer"), hasTokenizer ? QObject::tr("included") : QObject::tr("missing — text generation is not possible"),
               !hasTokenizer)
+       << row(QObject::tr("Chat template"), chatTemplate, !chatTemplateNote.isEmpty())
        << row(QObject::tr("Format"), format)
        << row(QObject::tr("Loaded in"), loadMilliseconds < 1000
                                             ? QObject::tr("%1 ms").arg(loadMilliseconds)
@@ -81,5 +82,7 @@ ModelInfo ModelInfo::fromModel(const engine::Model& model, const QString& path, 
   info.vocabSize = c.vocab_size;
   info.ffnDim = c.ffn_dim;
   info.hasTokenizer = model.tokenizer() != nullptr;
+  info.chatTemplate = QString::fromStdString(model.chat_template().name());
+  info.chatTemplateNote = QString::fromStdString(model.chat_template_note);
   return info;
 }

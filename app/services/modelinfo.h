@@ -26,6 +26,8 @@ struct ModelInfo {
   int vocabSize = 0;
   int ffnDim = 0;
   bool hasTokenizer = false;
+  QString chatTemplate;      // the template's family name: "chatml", "llama3", ..., "plain"
+  QString chatTemplateNote;  // why the model's own template is not used; empty when it is (or has none)
   qint64 loadMilliseconds = 0;
 
   bool isValid() const { return !path.isEmpty(); }

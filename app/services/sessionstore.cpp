@@ -14,6 +14,7 @@
 #include <QSqlQuery>
 #include <QVariant>
 
+#include <array>
 #include <utility>
 
 namespace {
@@ -661,14 +662,14 @@ StoredChat readChat(const QSqlQuery& q) {
 }
 }  // namespace
 
-QList<StoredChat> SessionStore::chats(const QString& folder) const {
+QList<StoredChat> SessionStore::chats(const QString& folder, const QString& tag) const {
   QSqlQuery q(QSqlDatabase::database(m_connection, false));
   q.prepare(QStringLiteral("SELECT %1 FROM chats c LEFT JOIN folders f ON f.id = c.folder_id"
                            " WHERE c.trashed_ms IS NULL AND (? = '' OR f.name = ?)"
+                           " AND (? = '' OR EXISTS (SELECT 1 FROM chat_tags t WHERE t.chat_id = c.id AND t.tag = ?))"
                            " ORDER BY c.updated_ms DESC, c.id DESC")
                 .arg(QLatin1String(kChatColumns)));
-  q.addBindValue(str(folder));
-  q.addBindValue(str(folder));
+  for (const QString& value : {folder, folder, tag, tag}) q.addBindValue(str(value));
   QList<StoredChat> out;
   if (!q.exec()) {
     readFailed(tr("Could not read the chats"), errorText(q.lastError()));
@@ -774,16 +775,52 @@ bool SessionStore::setActiveMessage(qint64 messageId) {
                    {messageId, m.parentId ? m.parentId : m.chatId});
 }
 
-bool SessionStore::deleteMessage(qint64 messageId) {
+namespace {
+// The subtree below and including ?, parents before children (depth first by the recursion).
+const char* const kSubtreeCte =
+    "WITH RECURSIVE sub(id, depth) AS (SELECT ?, 0 UNION ALL"
+    " SELECT m.id, sub.depth + 1 FROM messages m JOIN sub ON m.parent_id = sub.id)";
+}  // namespace
+
+bool SessionStore::deleteMessage(qint64 messageId, DeletedMessages* removed) {
   const StoredMessage m = message(messageId);
   if (m.id == 0) return fail(tr("Could not delete the message"), tr("message %1 does not exist").arg(messageId));
   Tx tx(m_connection);
   QSqlQuery q(tx.db);
+  bool ok = tx.active;
+  DeletedMessages out;
+  if (ok && removed) {
+    // Read inside the write transaction: exactly what the DELETE below removes.
+    out.chatId = m.chatId;
+    out.rootId = m.id;
+    q.prepare(m.parentId ? QStringLiteral("SELECT active_child_id = ? FROM messages WHERE id = ?")
+                         : QStringLiteral("SELECT active_root_id = ? FROM chats WHERE id = ?"));
+    q.addBindValue(m.id);
+    q.addBindValue(m.parentId ? m.parentId : m.chatId);
+    ok = tx.exec(q);
+    out.wasActive = ok && q.next() && q.value(0).toInt() == 1;
+    q.prepare(QStringLiteral("%1 SELECT %2, coalesce(active_child_id, 0) FROM sub JOIN messages USING (id) ORDER BY depth, id")
+                  .arg(QLatin1String(kSubtreeCte),
+                       QStringLiteral("messages.id, chat_id, parent_id, role, content, created_ms, complete, stats, settings")));
+    q.addBindValue(messageId);
+    ok = ok && tx.exec(q);
+    while (ok && q.next()) {
+      out.messages << readMessage(q);
+      out.activeChildIds << q.value(9).toLongLong();
+    }
+    q.prepare(QStringLiteral("%1 SELECT i.id, i.message_id, i.created_ms, i.model, i.token_count, i.blob"
+                             " FROM inspections i JOIN sub ON i.message_id = sub.id ORDER BY i.id")
+                  .arg(QLatin1String(kSubtreeCte)));
+    q.addBindValue(messageId);
+    ok = ok && tx.exec(q);
+    while (ok && q.next())
+      out.inspections << StoredInspection{q.value(0).toLongLong(), q.value(1).toLongLong(), q.value(2).toLongLong(),
+                                          q.value(3).toString(),    q.value(4).toInt(),       q.value(5).toByteArray()};
+  }
   // The whole subtree in one statement: the parent references are checked once, at its end.
-  q.prepare(QStringLiteral("WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT m.id FROM messages m JOIN sub ON m.parent_id = sub.id)"
-                           " DELETE FROM messages WHERE id IN (SELECT id FROM sub)"));
+  q.prepare(QStringLiteral("%1 DELETE FROM messages WHERE id IN (SELECT id FROM sub)").arg(QLatin1String(kSubtreeCte)));
   q.addBindValue(messageId);
-  bool ok = tx.active && tx.exec(q);
+  ok = ok && tx.exec(q);
   if (ok) {
     // The nearest remaining sibling becomes active (ON DELETE SET NULL cleared the pointer).
     const QString sibling = QStringLiteral(
@@ -798,6 +835,85 @@ bool SessionStore::deleteMessage(qint64 messageId) {
   }
   ok = ok && touchChat(m.chatId);
   if (!ok || !tx.commit()) return fail(tr("Could not delete the message"), errorText(tx.error));
+  if (removed) *removed = out;
+  return true;
+}
+
+bool SessionStore::restoreMessages(const DeletedMessages& removed) {
+  const QString what = tr("Could not restore the message");
+  if (removed.rootId == 0 || removed.messages.isEmpty()) return fail(what, tr("there is nothing to restore"));
+  Tx tx(m_connection);
+  QSqlQuery q(tx.db);
+  bool ok = tx.active;
+  // Parents first, with their old ids: a taken id or a missing parent or chat fails the statement.
+  for (const StoredMessage& m : removed.messages) {
+    if (!ok) break;
+    q.prepare(QStringLiteral("INSERT INTO messages (id, chat_id, parent_id, role, content, created_ms, complete, stats, settings)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const QVariant& v : {QVariant(m.id), QVariant(m.chatId), m.parentId ? QVariant(m.parentId) : QVariant(), str(m.role),
+                              str(m.content), QVariant(m.createdMs), QVariant(m.complete ? 1 : 0),
+                              m.stats.isEmpty() ? QVariant() : QVariant(toJson(m.stats)),
+                              m.settings.isEmpty() ? QVariant() : QVariant(toJson(m.settings))})
+      q.addBindValue(v);
+    ok = tx.exec(q);
+  }
+  // Each message's chosen reply, now that all of them exist again.
+  for (qsizetype i = 0; ok && i < removed.messages.size(); ++i) {
+    if (!removed.activeChildIds.value(i)) continue;
+    q.prepare(QStringLiteral("UPDATE messages SET active_child_id = ? WHERE id = ?"));
+    q.addBindValue(removed.activeChildIds[i]);
+    q.addBindValue(removed.messages[i].id);
+    ok = tx.exec(q);
+  }
+  for (const StoredInspection& s : removed.inspections) {
+    if (!ok) break;
+    q.prepare(QStringLiteral("INSERT INTO inspections (id, message_id, created_ms, model, token_count, blob) VALUES (?, ?, ?, ?, ?, ?)"));
+    for (const QVariant& v : {QVariant(s.id), QVariant(s.messageId), QVariant(s.createdMs), str(s.model), QVariant(s.tokenCount),
+                              QVariant(s.blob)})
+      q.addBindValue(v);
+    ok = tx.exec(q);
+  }
+  const StoredMessage& root = removed.messages.first();
+  if (ok && removed.wasActive) {
+    q.prepare(root.parentId ? QStringLiteral("UPDATE messages SET active_child_id = ? WHERE id = ?")
+                            : QStringLiteral("UPDATE chats SET active_root_id = ? WHERE id = ?"));
+    q.addBindValue(root.id);
+    q.addBindValue(root.parentId ? root.parentId : root.chatId);
+    ok = tx.exec(q);
+  }
+  ok = ok && touchChat(root.chatId);
+  if (!ok || !tx.commit()) return fail(what, errorText(tx.error));
+  m_lastError.clear();
+  return true;
+}
+
+bool SessionStore::activatePathTo(qint64 messageId) {
+  const QString what = tr("Could not show the message");
+  Tx tx(m_connection);
+  QSqlQuery q(tx.db);
+  // Each ancestor (and the message) with its parent: every parent's active child becomes the next
+  // message down, and the chat's active first message the top one.
+  q.prepare(QStringLiteral("WITH RECURSIVE up(id, parent_id, chat_id, depth) AS ("
+                           " SELECT id, parent_id, chat_id, 0 FROM messages WHERE id = ?"
+                           " UNION ALL SELECT m.id, m.parent_id, m.chat_id, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id"
+                           " WHERE up.depth < 10000000)"
+                           " SELECT id, parent_id, chat_id FROM up"));
+  q.addBindValue(messageId);
+  bool ok = tx.active && tx.exec(q);
+  QList<std::array<qint64, 3>> chain;
+  while (ok && q.next())
+    chain.append(std::array<qint64, 3>{q.value(0).toLongLong(), q.value(1).toLongLong(), q.value(2).toLongLong()});
+  if (ok && chain.isEmpty()) return fail(what, tr("message %1 does not exist").arg(messageId));
+  for (const auto& [id, parentId, chatId] : chain) {
+    if (!ok) break;
+    q.prepare(parentId ? QStringLiteral("UPDATE messages SET active_child_id = ? WHERE id = ?")
+                       : QStringLiteral("UPDATE chats SET active_root_id = ? WHERE id = ?"));
+    q.addBindValue(id);
+    q.addBindValue(parentId ? parentId : chatId);
+    ok = tx.exec(q);
+  }
+  if (!ok || !tx.commit()) return fail(what, errorText(tx.error));
+  m_lastError.clear();
   return true;
 }
 

@@ -126,6 +126,17 @@ struct StoredInspection {
 Q_DECLARE_METATYPE(MetricRow)
 Q_DECLARE_METATYPE(SampleRow)
 
+// A deleted message with every reply below it, exactly as they were stored (ids, parents, which
+// branch each one had chosen, inspection snapshots), so that restoreMessages() can put them back.
+struct DeletedMessages {
+  qint64 chatId = 0;
+  qint64 rootId = 0;        // the message that was deleted; 0: nothing was
+  bool wasActive = false;   // it was the branch its parent (or the chat) showed
+  QList<StoredMessage> messages;  // parents before their children
+  QList<qint64> activeChildIds;   // per message: its chosen reply, 0 for none
+  QList<StoredInspection> inspections;
+};
+
 class SessionStore : public QObject {
   Q_OBJECT
 
@@ -168,7 +179,8 @@ class SessionStore : public QObject {
   bool trashChat(qint64 chatId);
   bool restoreChat(qint64 chatId);
   bool purgeTrash();  // deletes trashed chats, their messages and their search index entries
-  QList<StoredChat> chats(const QString& folder = {}) const;  // most recently updated first
+  // Most recently updated first; only those in `folder` and carrying `tag` when given.
+  QList<StoredChat> chats(const QString& folder = {}, const QString& tag = {}) const;
   StoredChat chat(qint64 chatId) const;                        // id 0 when there is none
   QStringList folders() const;
   QStringList tags() const;
@@ -182,7 +194,15 @@ class SessionStore : public QObject {
   // Makes `messageId` the active child of its parent (the ‹ n/m › arrows).
   bool setActiveMessage(qint64 messageId);
   // Deletes the message and every reply below it; its parent's active child moves to a sibling.
-  bool deleteMessage(qint64 messageId);
+  // `removed`, when given, receives everything deleted, for restoreMessages().
+  bool deleteMessage(qint64 messageId, DeletedMessages* removed = nullptr);
+  // Puts deleted messages back with their ids, branches and snapshots, in one transaction; the
+  // restored message becomes the shown branch again if it was. Fails, changing nothing, when its
+  // chat or parent is gone or one of its ids has since been given to a new message.
+  bool restoreMessages(const DeletedMessages& removed);
+  // Makes every message from the chat's root down to this one the active branch, so that the chat
+  // view shows it (a search hit on a branch not shown).
+  bool activatePathTo(qint64 messageId);
   StoredMessage message(qint64 messageId) const;
   // From the active first message down the active children to a leaf.
   QList<StoredMessage> activePath(qint64 chatId) const;

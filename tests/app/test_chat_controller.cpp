@@ -75,6 +75,14 @@ QVariant roleValue(const QAbstractItemModel& m, int row, const char* name) {
   return m.data(m.index(row, 0), names.key(name));
 }
 
+
+// Ids of the messages on the active path.
+QList<qint64> ids(const ChatMessageModel& m) {
+  QList<qint64> out;
+  for (const auto& r : m.rows()) out << r.message.id;
+  return out;
+}
+
 }  // namespace
 
 class TestChatController : public QObject {
@@ -91,6 +99,10 @@ class TestChatController : public QObject {
   void stopAndFailures();
   void busyWhileGenerating();
   void deleteWithUndo();
+  void deleteMessageWithUndo();
+  void messageUndoEndsWithTheNextMessage();
+  void tagFilter();
+  void searchHitOpensAndHighlightsTheMessage();
   void renameSearchAndFolders();
   void contextUseAndWarnings();
   void exportAndImport();
@@ -362,6 +374,238 @@ void TestChatController::deleteWithUndo() {
   QVERIFY(!m_store->restoreChat(two) || m_store->chat(two).id == 0);
   QCOMPARE(m_store->chats().size(), 1);
   QVERIFY(deleted.count() >= 4);
+}
+
+void TestChatController::deleteMessageWithUndo() {
+  ChatMessageModel* messages = m_chat->messages();
+  // A chat with branches: two replies to the first question (the second shown), then a follow-up
+  // whose question was edited (its second version shown), each with a reply.
+  QVERIFY(m_chat->send(QStringLiteral("Name a colour")));
+  m_engine->reply(QStringLiteral("Red"));
+  QVERIFY(m_chat->regenerate(roleValue(*messages, 1, "messageId").toLongLong()));
+  m_engine->reply(QStringLiteral("Blue"));
+  QVERIFY(m_chat->send(QStringLiteral("Another")));
+  m_engine->reply(QStringLiteral("Green"));
+  QVERIFY(m_chat->editMessage(roleValue(*messages, 2, "messageId").toLongLong(), QStringLiteral("One more")));
+  m_engine->reply(QStringLiteral("Yellow"));
+  const qint64 chat = m_chat->currentChatId();
+  const qint64 blue = roleValue(*messages, 1, "messageId").toLongLong();
+  QVERIFY(m_store->saveInspection(blue, QByteArray("snapshot bytes"), QStringLiteral("m"), 7) > 0);
+  const QList<qint64> pathBefore = ids(*messages);
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"), QStringLiteral("One more"),
+                                             QStringLiteral("Yellow")}));
+  const QList<qint64> blueSiblings = m_store->siblings(blue);
+  const QList<qint64> questionSiblings = m_store->siblings(pathBefore[2]);
+  QCOMPARE(questionSiblings.size(), 2);
+  const StoredMessage yellowBefore = m_store->message(pathBefore[3]);
+
+  // Deleting "Blue" takes the four messages below it too; "Red" is shown in its place.
+  QSignalSpy deleted(m_chat.get(), &ChatController::deletedChanged);
+  m_chat->deleteMessage(blue);
+  QCOMPARE(deleted.count(), 1);
+  QCOMPARE(m_chat->undoText(), QStringLiteral("Deleted a message and the 4 messages below it."));
+  QVERIFY(m_chat->deletedTitle().isEmpty());  // not a chat
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Red")}));
+  QCOMPARE(m_store->message(blue).id, 0);
+  QVERIFY(m_store->search(QStringLiteral("Yellow")).isEmpty());
+
+  // Undo brings back the same rows: ids, texts, stats, order, the chosen branches, the snapshot.
+  m_chat->undoDelete();
+  QVERIFY(m_chat->undoText().isEmpty());
+  QCOMPARE(deleted.count(), 2);
+  QCOMPARE(m_chat->currentChatId(), chat);
+  QCOMPARE(ids(*messages), pathBefore);
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"), QStringLiteral("One more"),
+                                             QStringLiteral("Yellow")}));
+  QCOMPARE(m_store->siblings(blue), blueSiblings);
+  QCOMPARE(m_store->siblings(pathBefore[2]), questionSiblings);
+  QCOMPARE(roleValue(*messages, 2, "siblingIndex").toInt(), 1);  // the edited question, as before
+  const StoredMessage yellow = m_store->message(pathBefore[3]);
+  QCOMPARE(yellow.content, yellowBefore.content);
+  QCOMPARE(yellow.createdMs, yellowBefore.createdMs);
+  QCOMPARE(yellow.stats, yellowBefore.stats);
+  QCOMPARE(yellow.settings, yellowBefore.settings);
+  QCOMPARE(m_store->inspectionFor(blue).blob, QByteArray("snapshot bytes"));
+  QCOMPARE(m_store->search(QStringLiteral("Yellow")).size(), 1);  // searchable again
+  m_chat->switchSibling(pathBefore[2], -1);  // the other branch below Blue is back too
+  QCOMPARE(contents(*messages).mid(2), (QStringList{QStringLiteral("Another"), QStringLiteral("Green")}));
+  m_chat->switchSibling(pathBefore[2], +1);
+
+  // Undoing a message that was not the shown branch restores it without switching to it.
+  m_chat->switchSibling(blue, -1);  // Red shown
+  const qint64 red = roleValue(*messages, 1, "messageId").toLongLong();
+  m_chat->deleteMessage(blue);  // not on the path, as a store-level caller may do
+  QCOMPARE(roleValue(*messages, 1, "messageId").toLongLong(), red);
+  m_chat->undoDelete();
+  QCOMPARE(roleValue(*messages, 1, "messageId").toLongLong(), red);
+  QCOMPARE(roleValue(*messages, 1, "siblingCount").toInt(), 2);
+
+  // One undo at a time: a second delete makes the first final; after a restart nothing is pending.
+  m_chat->deleteMessage(pathBefore[3]);
+  m_chat->deleteMessage(red);
+  m_chat->undoDelete();
+  QCOMPARE(m_store->message(red).content, QStringLiteral("Red"));
+  QCOMPARE(m_store->message(pathBefore[3]).id, 0);
+  m_chat->deleteMessage(red);
+  makeController();
+  QVERIFY(m_chat->undoText().isEmpty());
+  m_chat->undoDelete();
+  QCOMPARE(m_store->message(red).id, 0);
+  QVERIFY(m_store->quickCheck());
+}
+
+void TestChatController::messageUndoEndsWithTheNextMessage() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("first")));
+  m_engine->reply(QStringLiteral("reply"));
+  const qint64 reply = roleValue(*messages, 1, "messageId").toLongLong();
+  // Deleting the newest message frees its id (SQLite reuses the largest rowid); the next message
+  // may take it, so the undo ends there rather than fail later.
+  m_chat->deleteMessage(reply);
+  QVERIFY(!m_chat->undoText().isEmpty());
+  QVERIFY(m_chat->send(QStringLiteral("second")));
+  QVERIFY(m_chat->undoText().isEmpty());
+  m_engine->reply(QStringLiteral("new reply"));
+  m_chat->undoDelete();  // nothing to undo: nothing changes
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("first"), QStringLiteral("second"), QStringLiteral("new reply")}));
+
+  // The store refuses a restore whose ids are taken, changing nothing.
+  DeletedMessages removed;
+  const qint64 last = roleValue(*messages, 2, "messageId").toLongLong();
+  QVERIFY(m_store->deleteMessage(last, &removed));
+  QCOMPARE(removed.rootId, last);
+  QVERIFY(removed.wasActive);
+  const qint64 taken = m_store->addMessage(m_chat->currentChatId(), roleValue(*messages, 1, "messageId").toLongLong(),
+                                           QStringLiteral("assistant"), QStringLiteral("taker"));
+  QCOMPARE(taken, last);
+  QVERIFY(!m_store->restoreMessages(removed));
+  QCOMPARE(m_store->message(last).content, QStringLiteral("taker"));
+  QVERIFY(!m_store->lastError().isEmpty());
+}
+
+void TestChatController::tagFilter() {
+  auto titles = [&] {
+    QStringList out;
+    for (int i = 0; i < m_chat->chats()->rowCount(); ++i) out << roleValue(*m_chat->chats(), i, "title").toString();
+    return out;
+  };
+  const QStringList names{QStringLiteral("Pasta recipe"), QStringLiteral("Rust lifetimes"), QStringLiteral("Trip to Rome")};
+  QList<qint64> chats;
+  for (const QString& n : names) {
+    QVERIFY(m_chat->newChat() > 0);
+    QVERIFY(m_chat->send(n));
+    m_engine->reply(QStringLiteral("ok"));
+    chats << m_chat->currentChatId();
+    QTest::qWait(2);  // distinct update times keep the order stable
+  }
+  QVERIFY(m_chat->tags().isEmpty());
+  QSignalSpy tagsChanged(m_chat.get(), &ChatController::tagsChanged);
+  m_chat->setChatTags(chats[0], QStringLiteral("food, italy"));
+  m_chat->setChatTags(chats[2], QStringLiteral("travel, italy"));
+  m_chat->setChatTags(chats[1], QStringLiteral("code"));
+  QCOMPARE(m_chat->tags(),
+           (QStringList{QStringLiteral("code"), QStringLiteral("food"), QStringLiteral("italy"), QStringLiteral("travel")}));
+  QVERIFY(tagsChanged.count() >= 3);
+
+  QSignalSpy filterChanged(m_chat.get(), &ChatController::tagFilterChanged);
+  m_chat->setTagFilter(QStringLiteral("italy"));
+  QCOMPARE(filterChanged.count(), 1);
+  QCOMPARE(titles(), (QStringList{QStringLiteral("Trip to Rome"), QStringLiteral("Pasta recipe")}));
+  m_chat->setTagFilter(QStringLiteral("travel"));
+  QCOMPARE(titles(), QStringList{QStringLiteral("Trip to Rome")});
+  // The filter combines with the folder filter, and a search looks through every chat.
+  m_chat->setChatFolder(chats[2], QStringLiteral("Holidays"));
+  m_chat->setFolderFilter(QStringLiteral("Holidays"));
+  QCOMPARE(titles(), QStringList{QStringLiteral("Trip to Rome")});
+  m_chat->setTagFilter(QStringLiteral("code"));
+  QVERIFY(titles().isEmpty());
+  m_chat->setFolderFilter({});
+  QCOMPARE(titles(), QStringList{QStringLiteral("Rust lifetimes")});
+  m_chat->setSearchText(QStringLiteral("Pasta"));
+  QVERIFY(titles().contains(QStringLiteral("Pasta recipe")));
+  m_chat->setSearchText({});
+  QCOMPARE(titles(), QStringList{QStringLiteral("Rust lifetimes")});
+
+  // When the last chat with the tag loses it, the filter clears itself rather than show nothing.
+  m_chat->setChatTags(chats[1], QString());
+  QVERIFY(m_chat->tagFilter().isEmpty());
+  QVERIFY(!m_chat->tags().contains(QStringLiteral("code")));
+  QCOMPARE(titles().size(), 3);
+  // Clearing shows every chat; a deleted chat's tags leave the list.
+  m_chat->setTagFilter(QStringLiteral("food"));
+  QCOMPARE(titles().size(), 1);
+  m_chat->setTagFilter({});
+  QCOMPARE(titles().size(), 3);
+  m_chat->deleteChat(chats[0]);
+  QVERIFY(!m_chat->tags().contains(QStringLiteral("food")));
+  m_chat->undoDelete();
+  QVERIFY(m_chat->tags().contains(QStringLiteral("food")));
+}
+
+void TestChatController::searchHitOpensAndHighlightsTheMessage() {
+  ChatMessageModel* messages = m_chat->messages();
+  QVERIFY(m_chat->send(QStringLiteral("Tell me about volcanoes")));
+  m_engine->reply(QStringLiteral("Magma rises through the crust."));
+  QVERIFY(m_chat->send(QStringLiteral("And glaciers?")));
+  m_engine->reply(QStringLiteral("Ice flows slowly downhill."));
+  QVERIFY(m_chat->send(QStringLiteral("Thanks")));
+  m_engine->reply(QStringLiteral("You are welcome."));
+  const qint64 geology = m_chat->currentChatId();
+  const qint64 glaciers = roleValue(*messages, 3, "messageId").toLongLong();
+  // A second version of the glacier answer, so the first one is on a branch not shown.
+  QVERIFY(m_chat->regenerate(glaciers));
+  m_engine->reply(QStringLiteral("Rivers of ice."));
+  QVERIFY(m_chat->newChat() > 0);
+  QVERIFY(m_chat->send(QStringLiteral("Unrelated")));
+  m_engine->reply(QStringLiteral("Sure."));
+  const qint64 other = m_chat->currentChatId();
+  QVERIFY(other != geology);
+  QCOMPARE(m_chat->highlightedRow(), -1);
+
+  // A hit in a message of another chat: that chat opens with the message highlighted.
+  m_chat->setSearchText(QStringLiteral("magma"));
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  const qint64 magma = roleValue(*m_chat->chats(), 0, "messageId").toLongLong();
+  QVERIFY(magma != 0);
+  QSignalSpy highlight(m_chat.get(), &ChatController::highlightChanged);
+  m_chat->openSearchHit(roleValue(*m_chat->chats(), 0, "chatId").toLongLong(), magma);
+  QCOMPARE(m_chat->currentChatId(), geology);
+  QCOMPARE(m_chat->highlightedMessageId(), magma);
+  QCOMPARE(m_chat->highlightedRow(), 1);
+  QVERIFY(highlight.count() >= 1);
+
+  // A hit on the branch not shown: the chat switches to that branch so the message is there.
+  m_chat->setSearchText(QStringLiteral("downhill"));
+  QCOMPARE(m_chat->chats()->rowCount(), 1);
+  QCOMPARE(roleValue(*m_chat->chats(), 0, "messageId").toLongLong(), glaciers);
+  QVERIFY(messages->rowOf(glaciers) < 0);
+  m_chat->openSearchHit(geology, glaciers);
+  QCOMPARE(m_chat->highlightedMessageId(), glaciers);
+  QCOMPARE(m_chat->highlightedRow(), 3);
+  QCOMPARE(roleValue(*messages, 3, "content").toString(), QStringLiteral("Ice flows slowly downhill."));
+  QCOMPARE(roleValue(*messages, 3, "siblingIndex").toInt(), 0);
+  // Below it, the path goes on as that branch last went on.
+  QCOMPARE(contents(*messages).mid(4), (QStringList{QStringLiteral("Thanks"), QStringLiteral("You are welcome.")}));
+  makeController();  // the switch is saved like one made with the arrows
+  m_chat->selectChat(geology);
+  QCOMPARE(contents(*m_chat->messages()).value(3), QStringLiteral("Ice flows slowly downhill."));
+  QCOMPARE(m_chat->highlightedMessageId(), 0);
+  messages = m_chat->messages();
+
+  // Sending moves on from a highlight, as does opening another chat; a title hit just opens its chat.
+  m_chat->openSearchHit(geology, glaciers);
+  QCOMPARE(m_chat->highlightedRow(), 3);
+  QVERIFY(m_chat->send(QStringLiteral("More")));
+  QCOMPARE(m_chat->highlightedMessageId(), 0);
+  m_engine->reply(QStringLiteral("Fine."));
+  m_chat->openSearchHit(geology, magma);
+  QCOMPARE(m_chat->highlightedRow(), 1);
+  m_chat->selectChat(other);
+  QCOMPARE(m_chat->highlightedMessageId(), 0);
+  QCOMPARE(m_chat->highlightedRow(), -1);
+  m_chat->openSearchHit(geology, 0);
+  QCOMPARE(m_chat->currentChatId(), geology);
+  QCOMPARE(m_chat->highlightedRow(), -1);
 }
 
 void TestChatController::renameSearchAndFolders() {

@@ -1,6 +1,8 @@
 // EngineWorker's chat requests on a tiny model: the prompt is the chat as the model's template
 // renders it (counted the same way for the context meter), a continued reply goes on from its text, and a chat longer than the context is refused
-// with the numbers rather than cut.
+// with the numbers rather than cut. The Playground's chat mode streams per-token records from the
+// same prompt, continues after a forced alternative, and shows the prompt's pieces with only the
+// template's control tokens flagged special.
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
@@ -25,6 +27,8 @@ class TestChatWorker : public QObject {
   void tooLongChatIsRefused();
   void noModelCountsMinusOne();
   void modelTemplateIsUsed();
+  void playgroundChatStreamsTokens();
+  void playgroundChatPiecesFlagOnlyMarkup();
 
  private:
   // Token count of `turns` through the engine's own API (template render + encode_chat).
@@ -166,6 +170,95 @@ void TestChatWorker::modelTemplateIsUsed() {
   worker.countChatTokens(turns, 9);
   QCOMPARE(counted.first().at(1).toInt(), expected);
   QVERIFY(expected != engineCount(turns));  // not the Plain rendering
+}
+
+void TestChatWorker::playgroundChatStreamsTokens() {
+  const QList<ChatTurn> turns{{QStringLiteral("system"), QStringLiteral("be brief")},
+                              {QStringLiteral("user"), QStringLiteral("abc def")}};
+  GenerationSettings s;
+  s.temperature = 0;
+  s.maxTokens = 5;
+  s.topLogprobs = 3;
+  QSignalSpy records(m_worker.get(), &EngineWorker::tokensGenerated);
+  QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
+  m_worker->generateChatTokens(turns, {}, s);
+  QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+  QCOMPARE(finished.count(), 1);
+  GenerationStats stats = finished.first().at(0).value<GenerationStats>();
+  QCOMPARE(stats.promptTokens, engineCount(turns));  // the rendered chat, as the Chat page feeds it
+  QList<TokenRecord> got;
+  for (const auto& args : records) got += args.at(0).value<QList<TokenRecord>>();
+  QCOMPARE(got.size(), stats.generatedTokens);
+  QVERIFY(!got.isEmpty());
+  for (const TokenRecord& r : got) QCOMPARE(r.alternatives.size(), 3);
+
+  // The Chat page's request gives the same greedy text from the same prompt.
+  QSignalSpy text(m_worker.get(), &EngineWorker::tokenGenerated);
+  m_worker->generateChat(turns, {}, s);
+  QString chatText, recordText;
+  for (const auto& args : text) chatText += args.at(0).toString();
+  for (const TokenRecord& r : got) recordText += r.text;
+  QCOMPARE(recordText, chatText);
+
+  // A forced alternative: generation goes on after it, from the same chat prompt.
+  // One of the first token's alternatives that is a whole character (a byte token alone shows as
+  // \xNN, its text as U+FFFD); the letter "a" if none is.
+  TokenAlternative forced{97, QStringLiteral("a"), 0};
+  for (const TokenAlternative& a : got.first().alternatives)
+    if (a.id != got.first().id && !a.text.startsWith(QStringLiteral("\\x"))) {
+      forced = a;
+      break;
+    }
+  QVERIFY(forced.id != got.first().id);
+  finished.clear();
+  text.clear();
+  m_worker->generateChatTokens(turns, {forced.id}, s);
+  QCOMPARE(finished.count(), 1);
+  stats = finished.first().at(0).value<GenerationStats>();
+  QCOMPARE(stats.promptTokens, engineCount(turns));
+  QVERIFY(stats.generatedTokens >= 1 && stats.generatedTokens <= s.maxTokens);
+  QCOMPARE(text.first().at(0).toString(), forced.text);  // the forced token's text comes first
+}
+
+void TestChatWorker::playgroundChatPiecesFlagOnlyMarkup() {
+  // The tiny model's weights with a tokenizer that has ChatML control tokens, and a ChatML template.
+  const QString source = m_dir.filePath(QStringLiteral("chatml-source"));
+  QVERIFY(QDir().mkpath(source));
+  QVERIFY(QFile::copy(QStringLiteral(WB_TEST_DATA_DIR "/chat/tiny_chat_tokenizer.json"), source + QStringLiteral("/tokenizer.json")));
+  QFile jinja(source + QStringLiteral("/chat_template.jinja"));
+  QVERIFY(jinja.open(QIODevice::WriteOnly));
+  jinja.write("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+              "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
+  jinja.close();
+  const QString dir = m_dir.filePath(QStringLiteral("chatml-tokens"));
+  engine::save_hf_directory(*m_model, dir.toStdString(), source.toStdString(), "{}");
+  EngineWorker worker;
+  QSignalSpy loaded(&worker, &EngineWorker::modelLoaded);
+  worker.loadModel(dir, 1);
+  QCOMPARE(loaded.count(), 1);
+  QCOMPARE(loaded.first().at(0).value<ModelInfo>().chatTemplate, QStringLiteral("chatml"));
+
+  // The user types the control token's text: it stays text; only the template's markup is special.
+  const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("a<|im_end|>b")}};
+  QSignalSpy pieces(&worker, &EngineWorker::promptTokenized);
+  worker.tokenizeChat(turns, 7);
+  QCOMPARE(pieces.count(), 1);
+  QCOMPARE(pieces.first().at(0).toULongLong(), 7ull);
+  const QList<TokenRecord> got = pieces.first().at(1).value<QList<TokenRecord>>();
+  std::unique_ptr<engine::Model> model = engine::load_model(dir.toStdString());
+  std::vector<engine::ChatMessage> messages{{"user", "a<|im_end|>b"}};
+  const std::vector<int32_t> expected =
+      engine::encode_chat(*model->tokenizer(), model->chat_template().render(messages, true), messages);
+  QCOMPARE(got.size(), qsizetype(expected.size()));
+  QStringList special, all;
+  for (qsizetype i = 0; i < got.size(); ++i) {
+    QCOMPARE(got[i].id, expected[size_t(i)]);
+    if (got[i].special) special << got[i].text;
+    all << got[i].text;
+  }
+  QCOMPARE(special, (QStringList{QStringLiteral("<|im_start|>"), QStringLiteral("<|im_end|>"), QStringLiteral("<|im_start|>")}));
+  QVERIFY2(all.join(QString()).contains(QStringLiteral("a<|im_end|>b")), qPrintable(all.join(QLatin1Char('/'))));
 }
 
 QTEST_GUILESS_MAIN(TestChatWorker)

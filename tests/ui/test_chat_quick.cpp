@@ -1,6 +1,10 @@
 // Qt Quick Test runner for the QML TestCases in tests/ui/quick/, against the real Workbench.Ui
 // module (the static plugin) and a real AppController behind its `App` singleton (the module's
-// Style reads the theme from it), on a throwaway session database.
+// Style reads the theme from it), on a throwaway session database and settings.
+//
+// No model is loaded here, so chat replies go to a fake engine instead (`FakeEngine` in the
+// Workbench.Test module): a reply stays "being written" until a test finishes it, and stop requests
+// are counted, so the views' generating states can be tested without timing.
 #include <QQmlEngine>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
@@ -14,6 +18,46 @@
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
+// Stands in for the engine behind App.chat.
+class FakeEngine : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(int requests READ requests NOTIFY changed)
+  Q_PROPERTY(int stops READ stops NOTIFY changed)
+
+ public:
+  explicit FakeEngine(ChatController* chat) : m_chat(chat) {
+    connect(chat, &ChatController::generateRequested, this, [this] {
+      ++m_requests;
+      Q_EMIT changed();
+    });
+    // As the worker does: a stop ends the reply in flight as cancelled.
+    connect(chat, &ChatController::stopRequested, this, [this] {
+      ++m_stops;
+      Q_EMIT changed();
+      finish({}, QStringLiteral("cancelled"));
+    });
+  }
+  int requests() const { return m_requests; }
+  int stops() const { return m_stops; }
+
+  // Ends the reply being written with `text` (added to what it has) and `reason`.
+  Q_INVOKABLE void finish(const QString& text, const QString& reason = QStringLiteral("eos")) {
+    if (!text.isEmpty()) m_chat->handleText(text);
+    GenerationStats stats;
+    stats.generatedTokens = 1;
+    stats.finishReason = reason;
+    m_chat->handleFinished(stats);
+  }
+
+ Q_SIGNALS:
+  void changed();
+
+ private:
+  ChatController* m_chat;
+  int m_requests = 0;
+  int m_stops = 0;
+};
+
 class Setup : public QObject {
   Q_OBJECT
 
@@ -22,13 +66,23 @@ class Setup : public QObject {
     prepareQuickTestEnvironment(m_dir);
     m_controller = std::make_unique<AppController>();
     AppControllerForeign::setInstance(m_controller.get());
+
+    ChatController* chat = m_controller->chat();
+    QObject::disconnect(chat, &ChatController::generateRequested, m_controller.get(), nullptr);
+    QObject::disconnect(chat, &ChatController::stopRequested, m_controller.get(), nullptr);
+    m_engine = std::make_unique<FakeEngine>(chat);
+    qmlRegisterSingletonInstance("Workbench.Test", 1, 0, "FakeEngine", m_engine.get());
   }
   void qmlEngineAvailable(QQmlEngine* engine) { engine->addImportPath(QStringLiteral("qrc:/qt/qml")); }
-  void cleanupTestCase() { m_controller.reset(); }
+  void cleanupTestCase() {
+    m_engine.reset();
+    m_controller.reset();
+  }
 
  private:
   QTemporaryDir m_dir;
   std::unique_ptr<AppController> m_controller;
+  std::unique_ptr<FakeEngine> m_engine;
 };
 
 QUICK_TEST_MAIN_WITH_SETUP(chat_quick, Setup)

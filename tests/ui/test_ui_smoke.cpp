@@ -115,10 +115,12 @@ class TestUiSmoke : public QObject {
   void loadErrorIsShown();
   void darkThemeRenders();
   void playgroundShowsTokens();
+  void playgroundChatMode();
   void inspectPageShowsAnInspection();
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
   void chatMessageOpensInInspect();
+  void chatSearchTagsAndMessageUndo();
   void presetsAndRecentModels();
 
  private:
@@ -361,6 +363,9 @@ void TestUiSmoke::playgroundShowsTokens() {
   grab(QStringLiteral("playground-alternatives"));
   QVERIFY(QMetaObject::invokeMethod(popup, "close"));
   QTRY_VERIFY(!popup->property("visible").toBool());
+  // The pointer leaves the output: the chips under it are replaced by the next runs, and a hover
+  // tooltip of a chip being destroyed has no window to open in (a QML warning).
+  QTest::mouseMove(m_window, QPoint(2, m_window->height() - 2));
 
   // Force the second alternative of token 2: output is cut there and continues after it.
   const QVariantMap before = tokensA->get(2);
@@ -403,6 +408,93 @@ void TestUiSmoke::playgroundShowsTokens() {
   QVERIFY(playground->setProperty("compare", false));
   grab(QStringLiteral("playground-tokens-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::playgroundChatMode() {
+  m_warnings.clear();
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QQuickItem* playground = page(QStringLiteral("playground"));
+  QVERIFY(playground->setProperty("compare", false));
+  QVERIFY(playground->setProperty("chatMode", true));
+  auto* modeTabs = findItem(playground, QStringLiteral("playgroundMode"));
+  QVERIFY(modeTabs);
+  QCOMPARE(modeTabs->property("currentIndex").toInt(), 1);
+  QTRY_VERIFY(findItem(playground, QStringLiteral("chatEditor"))->isVisible());
+  QVERIFY(!findItem(playground, QStringLiteral("promptArea"))->isVisible());
+  // Which template renders the chat is shown (the tiny model names none: plain).
+  QCOMPARE(m_controller->chatTemplateName(), QStringLiteral("plain"));
+  auto* templateLabel = findItem(playground, QStringLiteral("chatTemplateLabel"));
+  QVERIFY(templateLabel && templateLabel->isVisible());
+  QVERIFY(templateLabel->property("text").toString().contains(QStringLiteral("Template: plain")));
+  QVERIFY(!playground->property("canGenerate").toBool());  // no user message yet
+
+  auto message = [](const char* role, const char* content) {
+    return QVariantMap{{QStringLiteral("role"), QString::fromLatin1(role)}, {QStringLiteral("content"), QString::fromLatin1(content)}};
+  };
+  const QVariantList messages{message("user", "abc def"), message("assistant", "cab fed"), message("user", "a cab")};
+  QVERIFY(QMetaObject::invokeMethod(playground, "setChat", Q_ARG(QVariant, QStringLiteral("Answer in few words.")),
+                                    Q_ARG(QVariant, messages)));
+  QTRY_VERIFY(playground->property("canGenerate").toBool());
+  QCOMPARE(findItem(playground, QStringLiteral("turnText2"))->property("text").toString(), QStringLiteral("a cab"));
+  // The chips show the rendered chat: every message with the template's role text around it.
+  auto chipsText = [&] {
+    QString all;
+    for (const QVariant& t : m_controller->promptTokens()) all += t.toMap().value(QStringLiteral("text")).toString();
+    return all;
+  };
+  QTRY_VERIFY_WITH_TIMEOUT(chipsText().contains(QStringLiteral("Answer in few words.")), 5000);
+  const QString rendered = chipsText();
+  QVERIFY2(rendered.contains(QStringLiteral("Answer in few words.")) && rendered.contains(QStringLiteral("cab fed")) &&
+               rendered.indexOf(QStringLiteral("abc def")) < rendered.indexOf(QStringLiteral("a cab")),
+           qPrintable(rendered));
+  QVERIFY(rendered.size() > QStringLiteral("Answer in few words.abc defcab feda cab").size());
+  QTRY_VERIFY(findItem(playground, QStringLiteral("chatPromptTokens"))->isVisible());
+
+  auto* tokensA = playground->property("tokensA").value<TokenStreamModel*>();
+  QSignalSpy done(m_controller.get(), &AppController::generationDone);
+  QVERIFY(QMetaObject::invokeMethod(playground, "generate"));
+  QVERIFY(m_controller->generating());
+  QCOMPARE(m_controller->generationLane(), QStringLiteral("A"));
+  QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 30000);
+  QVERIFY2(done.first().at(2).toString().isEmpty(), qPrintable(done.first().at(2).toString()));
+  // The prompt was the rendered chat, not the raw text of the messages.
+  QCOMPARE(done.first().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(), int(m_controller->promptTokens().size()));
+  QTRY_VERIFY(tokensA->count() > 0);
+  QVERIFY(!tokensA->get(0).value(QStringLiteral("alternatives")).toList().isEmpty());
+  QTRY_VERIFY(findItem(playground, QStringLiteral("generationStatsA"))->property("text").toString().contains(QStringLiteral("tok/s")));
+  QTest::qWait(400);
+  grab(QStringLiteral("playground-chat"));
+
+  // A forced alternative continues the reply from the same chat.
+  if (tokensA->count() >= 2) {
+    const QVariantList alts = tokensA->get(1).value(QStringLiteral("alternatives")).toList();
+    QVERIFY(alts.size() >= 2);
+    const int forcedId = alts.at(1).toMap().value(QStringLiteral("id")).toInt();
+    QVERIFY(QMetaObject::invokeMethod(playground, "forceAlternative", Q_ARG(QVariant, QStringLiteral("A")), Q_ARG(QVariant, 1),
+                                      Q_ARG(QVariant, 1)));
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, 30000);
+    QVERIFY(done.last().at(2).toString().isEmpty());
+    QCOMPARE(done.last().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(), int(m_controller->promptTokens().size()));
+    QCOMPARE(tokensA->get(1).value(QStringLiteral("id")).toInt(), forcedId);
+  }
+
+  // A/B compare in chat mode: both sides answer the same chat with the same seed.
+  QVERIFY(playground->setProperty("compare", true));
+  auto* tokensB = playground->property("tokensB").value<TokenStreamModel*>();
+  done.clear();
+  QVERIFY(QMetaObject::invokeMethod(playground, "generate"));
+  QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2 && !m_controller->generating(), 30000);
+  QCOMPARE(done.at(1).at(0).toString(), QStringLiteral("B"));
+  QCOMPARE(done.at(1).at(1).toMap().value(QStringLiteral("promptTokens")), done.at(0).at(1).toMap().value(QStringLiteral("promptTokens")));
+  QCOMPARE(tokensB->ids(), tokensA->ids());  // identical settings, identical replies
+  QTest::qWait(400);
+  grab(QStringLiteral("playground-chat-compare"));
+
+  QVERIFY(playground->setProperty("compare", false));
+  QVERIFY(playground->setProperty("chatMode", false));
+  QTRY_VERIFY(findItem(playground, QStringLiteral("promptArea"))->isVisible());
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 
@@ -720,6 +812,92 @@ void TestUiSmoke::presetsAndRecentModels() {
   QVERIFY(card && card->isVisible());
   QTest::qWait(200);
   grab(QStringLiteral("models-recent"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::chatSearchTagsAndMessageUndo() {
+  m_warnings.clear();
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  controller->setGenerationSettings({{QStringLiteral("maxTokens"), 4}});
+
+  // A long chat whose first message holds a rare word: the search hit scrolls up to it.
+  controller->newChat();
+  QVERIFY(controller->send(QStringLiteral("The quetzal is a colourful bird")));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  for (int i = 0; i < 6; ++i) {
+    QVERIFY(controller->send(QStringLiteral("Tell me more, part %1, with a few more words to fill the screen").arg(i)));
+    QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  }
+  const qint64 birds = controller->currentChatId();
+  controller->setChatTags(birds, QStringLiteral("birds, nature"));
+  controller->newChat();
+  QVERIFY(controller->send(QStringLiteral("Something else entirely")));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QQuickItem* list = findItem(chat, QStringLiteral("messageList"));
+  QVERIFY(list);
+
+  auto* search = findItem(chat, QStringLiteral("chatSearchField"));
+  QVERIFY(search->setProperty("text", QStringLiteral("quetzal")));
+  QTRY_COMPARE(controller->searchText(), QStringLiteral("quetzal"));
+  QQuickItem* chatList = findItem(chat, QStringLiteral("chatList"));
+  QTRY_VERIFY(controller->chats()->rowCount() >= 1);
+  int hitRow = -1;
+  for (int i = 0; i < controller->chats()->rowCount() && hitRow < 0; ++i)
+    if (controller->chats()->data(controller->chats()->index(i), ChatListModel::MessageIdRole).toLongLong() != 0) hitRow = i;
+  QVERIFY(hitRow >= 0);
+  QTest::qWait(200);
+  // Click the hit in the sidebar, as the user does.
+  QQuickItem* row = nullptr;
+  QVERIFY(QMetaObject::invokeMethod(chatList, "itemAtIndex", Q_RETURN_ARG(QQuickItem*, row), Q_ARG(int, hitRow)));
+  QVERIFY(row);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, row->mapToScene(QPointF(row->width() / 3, row->height() / 2)).toPoint());
+  QTRY_COMPARE(controller->currentChatId(), birds);
+  QCOMPARE(controller->highlightedRow(), 0);
+  // The list shows the first message (scrolled up from the end), highlighted.
+  QTRY_VERIFY(findVisibleItem(list, QStringLiteral("searchHighlight")) != nullptr);
+  QQuickItem* highlight = findVisibleItem(list, QStringLiteral("searchHighlight"));
+  const QRectF inList = highlight->mapRectToItem(list, QRectF(0, 0, highlight->width(), highlight->height()));
+  QVERIFY2(inList.bottom() > 0 && inList.top() < list->height(),
+           qPrintable(QStringLiteral("highlight at %1..%2 of %3").arg(inList.top()).arg(inList.bottom()).arg(list->height())));
+  QTest::qWait(300);
+  grab(QStringLiteral("chat-search-hit"));
+  QVERIFY(search->setProperty("text", QString()));
+  QTRY_VERIFY(controller->searchText().isEmpty());
+
+  // Tag chips filter the sidebar.
+  QQuickItem* chip = nullptr;
+  QTRY_VERIFY((chip = findItem(chat, QStringLiteral("tagChip_birds"))) && chip->isVisible());
+  QTest::qWait(200);  // laid out after the search field cleared
+  const int allChats = controller->chats()->rowCount();
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2)).toPoint());
+  QTRY_COMPARE(controller->tagFilter(), QStringLiteral("birds"));
+  QCOMPARE(controller->chats()->rowCount(), 1);
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-tag-filter"));
+  auto* clear = findItem(chat, QStringLiteral("clearTagFilter"));
+  QVERIFY(clear && clear->isVisible());
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, clear->mapToScene(QPointF(clear->width() / 2, clear->height() / 2)).toPoint());
+  QTRY_VERIFY(controller->tagFilter().isEmpty());
+  QCOMPARE(controller->chats()->rowCount(), allChats);
+
+  // Deleting a message shows the undo banner; Ctrl+Z brings the message back.
+  const int count = controller->messages()->rowCount();
+  const qint64 last = controller->messages()->rowAt(count - 2).message.id;
+  controller->deleteMessage(last);
+  QCOMPARE(controller->messages()->rowCount(), count - 2);
+  auto* undo = findItem(chat, QStringLiteral("undoBanner"));
+  QTRY_VERIFY(undo->isVisible());
+  QVERIFY(findItem(chat, QStringLiteral("undoText"))->property("text").toString().startsWith(QStringLiteral("Deleted a message")));
+  grab(QStringLiteral("chat-message-undo"));
+  m_window->requestActivate();
+  chat->forceActiveFocus();
+  QTest::keySequence(m_window, QKeySequence::Undo);
+  QTRY_COMPARE(controller->messages()->rowCount(), count);
+  QCOMPARE(controller->messages()->rowAt(count - 2).message.id, last);
+  QTRY_VERIFY(!undo->isVisible());
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 

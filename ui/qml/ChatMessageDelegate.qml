@@ -24,6 +24,7 @@ Item {
     property bool isLast: false
     property bool busy: false      // a reply is being generated somewhere
     property bool editing: false
+    property bool highlighted: false  // the search hit the chat was opened for
     readonly property bool isUser: role === "user"
 
     signal copyRequested(string text)
@@ -38,6 +39,16 @@ Item {
     width: ListView.view ? ListView.view.width : 600
 
     HoverHandler { id: hover }
+
+    Rectangle {
+        objectName: "searchHighlight"
+        visible: root.highlighted
+        anchors.fill: parent
+        anchors.topMargin: 2
+        radius: Style.radius
+        color: Style.findSoft
+        border.color: Style.findBorder
+    }
 
     ColumnLayout {
         id: column

@@ -30,6 +30,17 @@ Item {
     function send(text) {
         if (!App.chat.send(text)) composer.text = text
     }
+    function undoDelete() {
+        undoTimer.stop()
+        App.chat.undoDelete()
+    }
+    // A search hit opened: bring its message into view (after the list has laid out the chat).
+    function showHighlighted() {
+        const row = App.chat.highlightedRow
+        if (row < 0) return
+        messageList.follow = false
+        messageList.positionViewAtIndex(row, ListView.Center)
+    }
     function startExport(chatId, format) {
         if (chatId !== App.chat.currentChatId) App.chat.selectChat(chatId)
         exportFormat = format
@@ -51,6 +62,13 @@ Item {
         sequence: "Escape"
         enabled: page.visible && App.chat.generating
         onActivated: App.chat.stop()
+    }
+    // Undo of a deleted chat or message. A text field with focus keeps Ctrl+Z for its own text.
+    Shortcut {
+        objectName: "undoDeleteShortcut"
+        sequences: [StandardKey.Undo]
+        enabled: page.visible && App.chat.undoText.length > 0
+        onActivated: page.undoDelete()
     }
 
     FileDialog {
@@ -80,7 +98,8 @@ Item {
     }
     Connections {
         target: App.chat
-        function onDeletedChanged() { if (App.chat.deletedTitle.length > 0) undoTimer.restart() }
+        function onDeletedChanged() { if (App.chat.undoText.length > 0) undoTimer.restart() }
+        function onHighlightChanged() { if (App.chat.highlightedRow >= 0) Qt.callLater(page.showHighlighted) }
         function onCurrentChatChanged() { page.showSystemPrompt = App.chat.systemPrompt.length > 0 }
     }
 
@@ -257,7 +276,7 @@ Item {
             }
             Rectangle {
                 objectName: "undoBanner"
-                visible: App.chat.deletedTitle.length > 0
+                visible: App.chat.undoText.length > 0
                 color: Style.infoSoft
                 border.color: Style.infoBorder
                 radius: Style.radius - 2
@@ -268,7 +287,8 @@ Item {
                     anchors.leftMargin: 14
                     anchors.rightMargin: 6
                     Label {
-                        text: qsTr("Deleted “%1”.").arg(App.chat.deletedTitle)
+                        objectName: "undoText"
+                        text: App.chat.undoText
                         color: Style.text
                         elide: Text.ElideRight
                         Layout.fillWidth: true
@@ -278,10 +298,10 @@ Item {
                         text: qsTr("Undo")
                         flat: true
                         highlighted: true
-                        onClicked: {
-                            undoTimer.stop()
-                            App.chat.undoDelete()
-                        }
+                        onClicked: page.undoDelete()
+                        ToolTip.visible: hovered
+                        ToolTip.delay: 500
+                        ToolTip.text: qsTr("Bring it back (Ctrl+Z)")
                     }
                 }
             }
@@ -330,6 +350,7 @@ Item {
 
                     delegate: ChatMessageDelegate {
                         isLast: index === messageList.count - 1
+                        highlighted: messageId === App.chat.highlightedMessageId
                         busy: App.chat.generating
                         onCopyRequested: text => page.copyText(text)
                         onEditSubmitted: (id, text) => App.chat.editMessage(id, text)

@@ -1,5 +1,6 @@
-// ChatSidebar: the list of chats: new chat, full-text search, a folder filter, and per chat rename,
-// folder, tags, export and delete (with undo on the page).
+// ChatSidebar: the list of chats: new chat, full-text search, a folder filter, a tag filter, and per
+// chat rename, folder, tags, export and delete (with undo on the page). A search hit opens its chat
+// at the matching message.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
@@ -105,6 +106,59 @@ Rectangle {
             onActivated: index => App.chat.folderFilter = index === 0 ? "" : App.chat.folders[index - 1]
         }
 
+        // One chip per tag: choosing one lists only the chats that carry it; choosing it again, or the
+        // ✕, lists all chats again. Hidden while searching (a search covers every chat).
+        Flow {
+            objectName: "tagFilter"
+            visible: App.chat.tags.length > 0 && App.chat.searchText.length === 0
+            spacing: Style.gapSmall
+            Layout.fillWidth: true
+            Repeater {
+                model: App.chat.tags
+                delegate: AbstractButton {
+                    id: chip
+                    required property string modelData
+                    readonly property bool chosen: App.chat.tagFilter === modelData
+                    objectName: "tagChip_" + modelData
+                    implicitWidth: Math.min(chipLabel.implicitWidth + 20, 200)
+                    implicitHeight: 26
+                    onClicked: App.chat.tagFilter = chosen ? "" : modelData
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 600
+                    ToolTip.text: chosen ? qsTr("Show all chats") : qsTr("Show only chats tagged #%1").arg(modelData)
+                    background: Rectangle {
+                        radius: height / 2
+                        color: chip.chosen ? Style.accent : chip.hovered ? Style.accentSoft : "transparent"
+                        border.color: chip.chosen ? Style.accent : Style.border
+                    }
+                    contentItem: Label {
+                        id: chipLabel
+                        text: "#" + chip.modelData
+                        color: chip.chosen ? (Style.dark ? Style.window : "white") : Style.accent
+                        font.pixelSize: Style.fontSmall
+                        elide: Text.ElideRight
+                        horizontalAlignment: Text.AlignHCenter
+                        verticalAlignment: Text.AlignVCenter
+                    }
+                }
+            }
+            ToolButton {
+                objectName: "clearTagFilter"
+                visible: App.chat.tagFilter.length > 0
+                icon.source: "icons/close.svg"
+                icon.width: 14
+                icon.height: 14
+                icon.color: Style.textMuted
+                implicitWidth: 26
+                implicitHeight: 26
+                padding: 0
+                onClicked: App.chat.tagFilter = ""
+                ToolTip.visible: hovered
+                ToolTip.delay: 600
+                ToolTip.text: qsTr("Clear the tag filter")
+            }
+        }
+
         ListView {
             id: list
             objectName: "chatList"
@@ -124,6 +178,7 @@ Rectangle {
                 required property var tags
                 required property string updated
                 required property string snippet
+                required property var messageId  // a search hit's message; 0 otherwise
                 readonly property bool current: chatId === App.chat.currentChatId
 
                 width: ListView.view.width
@@ -131,7 +186,7 @@ Rectangle {
                 padding: 10
                 topPadding: 8
                 bottomPadding: 8
-                onClicked: App.chat.selectChat(chatId)
+                onClicked: messageId ? App.chat.openSearchHit(chatId, messageId) : App.chat.selectChat(chatId)
                 onDoubleClicked: sidebar.startRename(chatId, title)
                 background: Rectangle {
                     radius: 8
@@ -214,7 +269,8 @@ Rectangle {
                 wrapMode: Text.Wrap
                 color: Style.textMuted
                 text: App.chat.searchText.length > 0 ? qsTr("No chat contains “%1”.").arg(App.chat.searchText)
-                                                     : qsTr("No chats yet. Type below to start one.")
+                      : App.chat.tagFilter.length > 0 ? qsTr("No chat is tagged #%1.").arg(App.chat.tagFilter)
+                      : qsTr("No chats yet. Type below to start one.")
             }
         }
 

@@ -1,7 +1,10 @@
-// PlaygroundPage: raw completion. The model continues the prompt exactly as typed, with every
-// sampler setting; the output is shown token by token, coloured by probability, and any token can
-// be swapped for one of its alternatives to see where the text would have gone. Compare A/B runs
-// the same prompt and seed with two settings panels, one after the other, side by side.
+// PlaygroundPage: raw completion and chat. In Raw mode the model continues the prompt exactly as
+// typed; in Chat mode a system prompt and a few messages are rendered with the model's chat template
+// (special tokens only from its markup, as the Chat page does) and the model writes the next reply.
+// Either way every sampler setting applies, the output is shown token by token, coloured by
+// probability, and any token can be swapped for one of its alternatives to see where the text would
+// have gone. Compare A/B runs the same prompt and seed with two settings panels, one after the
+// other, side by side.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -12,21 +15,103 @@ Item {
     objectName: "page_playground"
 
     readonly property bool canGenerate: App.hasModel && App.modelHasTokenizer && !App.loading && !App.generating
+                                        && (!chatMode || hasUserMessage)
     property alias promptText: promptArea.text
+    // Chat mode: the conversation below is rendered with the model's chat template.
+    property bool chatMode: false
+    onChatModeChanged: tokenizeTimer.restart()
+    readonly property string templateText: App.chatTemplateNote.length > 0
+        ? qsTr("Template: %1. %2").arg(App.chatTemplateName).arg(App.chatTemplateNote)
+        : App.chatTemplateName === "plain"
+        ? qsTr("Template: plain (the model names none): “role: content” lines, no special tokens.")
+        : qsTr("Template: %1, the model's own. Its markup alone makes special tokens.").arg(App.chatTemplateName)
+    property alias systemText: systemArea.text
+    readonly property bool hasUserMessage: {
+        // ListModel.get() is not a binding dependency; turnEdited() bumps turnVersion instead.
+        if (turnVersion < 0) return false
+        for (let i = 0; i < chatTurns.count; ++i)
+            if (chatTurns.get(i).role === "user" && chatTurns.get(i).content.trim().length > 0) return true
+        return false
+    }
+    property int turnVersion: 0  // bumped on every edit of chatTurns, for the bindings that read it
     property alias compare: compareSwitch.checked
     property alias tokensA: tokensA
     property alias tokensB: tokensB
     // What the outputs were generated from: a forced alternative continues from these, not from
     // whatever was typed since.
     property string runPrompt
+    property var runTurns: []
+    property bool runChat: false
     property var runSettings: ({ A: null, B: null })
     property bool pendingB: false
     readonly property int maxPromptChips: 1000
     property var stats: ({ A: "", B: "" })
     property var errors: ({ A: "", B: "" })
 
+    // One prompt token as a chip: its text (spaces and line breaks made visible) and its id. A control
+    // token (only ever from the chat template's markup) stands out.
+    component PromptChip: Rectangle {
+        required property var modelData
+        width: chipRow.implicitWidth + 8
+        height: chipRow.implicitHeight + 2
+        radius: 3
+        color: modelData.special ? Style.findSoft : Style.accentSoft
+        border.color: modelData.special ? Style.findBorder : "transparent"
+        RowLayout {
+            id: chipRow
+            anchors.centerIn: parent
+            spacing: 3
+            Label {
+                text: modelData.text.replace(/\n/g, "↵").replace(/ /g, "␣")
+                color: Style.text
+                font.family: Style.monoFont
+                font.pixelSize: Style.fontSmall
+                Layout.alignment: Qt.AlignBaseline
+            }
+            Label {
+                text: modelData.id
+                color: Style.textFaint
+                font.pixelSize: 10
+                Layout.alignment: Qt.AlignBaseline
+            }
+        }
+    }
+
     TokenStreamModel { id: tokensA }
     TokenStreamModel { id: tokensB }
+    ListModel {
+        id: chatTurns
+        ListElement { role: "user"; content: "" }
+    }
+
+    // The conversation as App.generateChatWith takes it: the system prompt first, when there is one.
+    function turns() {
+        const out = []
+        if (systemArea.text.trim().length > 0) out.push({ role: "system", content: systemArea.text })
+        for (let i = 0; i < chatTurns.count; ++i) out.push({ role: chatTurns.get(i).role, content: chatTurns.get(i).content })
+        return out
+    }
+    // Replaces the conversation: `messages` as [{role, content}] ("user" or "assistant").
+    function setChat(system, messages) {
+        systemArea.text = system
+        chatTurns.clear()
+        for (const m of messages) chatTurns.append({ role: m.role, content: m.content })
+        if (chatTurns.count === 0) chatTurns.append({ role: "user", content: "" })
+        turnEdited()
+    }
+    function addTurn() {
+        const last = chatTurns.count > 0 ? chatTurns.get(chatTurns.count - 1).role : "assistant"
+        chatTurns.append({ role: last === "user" ? "assistant" : "user", content: "" })
+        turnEdited()
+    }
+    function turnEdited() {
+        ++turnVersion
+        tokenizeTimer.restart()
+    }
+    function request(lane, settings) {
+        if (runChat) App.generateChatWith(runTurns, settings, lane)
+        else App.generateWith(runPrompt, settings, lane)
+    }
 
     function modelFor(lane) { return lane === "B" ? tokensB : tokensA }
     function setStat(lane, text, error) {
@@ -37,12 +122,14 @@ Item {
         modelFor(lane).clear()
         setStat(lane, "", "")
         let r = Object.assign({}, runSettings); r[lane] = settings; runSettings = r
-        App.generateWith(runPrompt, settings, lane)
+        request(lane, settings)
     }
 
     function generate() {
         if (!canGenerate) return
+        runChat = chatMode
         runPrompt = promptArea.text
+        runTurns = turns()
         const a = settingsA.values()
         if (!compare) {
             start("A", a)
@@ -69,7 +156,8 @@ Item {
         const m = modelFor(lane)
         if (!m.forceAlternative(row, altIndex)) return
         setStat(lane, "", "")
-        App.continueWith(runPrompt, m.ids(), runSettings[lane], lane)
+        if (runChat) App.continueChatWith(runTurns, m.ids(), runSettings[lane], lane)
+        else App.continueWith(runPrompt, m.ids(), runSettings[lane], lane)
     }
 
     Connections {
@@ -83,7 +171,7 @@ Item {
                 page.pendingB = false
                 if (error.length === 0 && s.finishReason !== "cancelled") {
                     page.modelFor("B").clear()
-                    App.generateWith(page.runPrompt, page.runSettings.B, "B")
+                    page.request("B", page.runSettings.B)
                 }
             }
         }
@@ -93,7 +181,7 @@ Item {
     Timer {
         id: tokenizeTimer
         interval: 250  // live, but not on every keystroke
-        onTriggered: App.tokenizePrompt(promptArea.text)
+        onTriggered: page.chatMode ? App.tokenizeChat(page.turns()) : App.tokenizePrompt(promptArea.text)
     }
 
     Shortcut {
@@ -114,7 +202,8 @@ Item {
 
         PageHeader {
             title: qsTr("Playground")
-            subtitle: qsTr("Raw completion: the model continues your text exactly as written.")
+            subtitle: page.chatMode ? qsTr("Chat: your messages are written with the model's chat template, as the Chat page sends them.")
+                                    : qsTr("Raw completion: the model continues your text exactly as written.")
             Layout.fillWidth: true
         }
 
@@ -138,13 +227,49 @@ Item {
                 Layout.fillHeight: true
 
                 Card {
-                    title: qsTr("Prompt")
                     Layout.fillWidth: true
                     Layout.fillHeight: true
+                    // Fixed: a Layout.preferredHeight that changes with the mode crashes Qt 6.4's
+                    // layouts here (seen in test_ui_smoke), so the editor is kept compact instead.
                     Layout.preferredHeight: 2
                     padding: 16
 
+                    // The card's title with the Raw / Chat switch beside it: one row, to leave the
+                    // conversation as much height as it can get.
+                    RowLayout {
+                        spacing: Style.gapLarge
+                        Layout.fillWidth: true
+                        Label {
+                            objectName: "promptCardTitle"
+                            text: page.chatMode ? qsTr("Conversation") : qsTr("Prompt")
+                            font.pixelSize: Style.fontSection
+                            font.weight: Font.DemiBold
+                            color: Style.text
+                            Layout.fillWidth: true
+                        }
+                        TabBar {
+                            id: modeTabs
+                            objectName: "playgroundMode"
+                            currentIndex: page.chatMode ? 1 : 0
+                            onCurrentIndexChanged: page.chatMode = currentIndex === 1
+                            contentHeight: 34
+                            background: Item {}
+                            TabButton {
+                                objectName: "rawModeTab"
+                                text: qsTr("Raw completion")
+                                width: implicitWidth
+                            }
+                            TabButton {
+                                objectName: "chatModeTab"
+                                text: qsTr("Chat")
+                                width: implicitWidth
+                            }
+                        }
+                    }
+
+                    // The raw prompt or the conversation: one of the two is shown.
                     ScrollView {
+                        visible: !page.chatMode
                         Layout.fillWidth: true
                         Layout.fillHeight: true
                         TextArea {
@@ -158,10 +283,140 @@ Item {
                             onTextChanged: tokenizeTimer.restart()
                         }
                     }
+
+                    ScrollView {
+                        id: chatScroll
+                        objectName: "chatEditor"
+                        visible: page.chatMode
+                        contentWidth: availableWidth
+                        clip: true
+                        Layout.fillWidth: true
+                        Layout.fillHeight: true
+                        ColumnLayout {
+                            width: chatScroll.availableWidth - 12
+                            spacing: Style.gapSmall
+
+                            Label {
+                                objectName: "chatTemplateLabel"
+                                text: App.hasModel ? page.templateText : ""
+                                visible: text.length > 0
+                                color: Style.textMuted
+                                font.pixelSize: Style.fontSmall
+                                wrapMode: Text.Wrap
+                                Layout.fillWidth: true
+                                Layout.bottomMargin: Style.gapSmall
+                            }
+                            RowLayout {
+                                spacing: Style.gap
+                                Layout.fillWidth: true
+                                Label {
+                                    text: qsTr("System")
+                                    color: Style.textMuted
+                                    font.weight: Font.DemiBold
+                                    Layout.preferredWidth: 104
+                                    Layout.alignment: Qt.AlignTop
+                                    Layout.topMargin: 8
+                                    leftPadding: 12
+                                }
+                                TextArea {
+                                    id: systemArea
+                                    objectName: "systemArea"
+                                    topPadding: 6
+                                    bottomPadding: 6
+                                    placeholderText: qsTr("Optional: instructions the model reads first")
+                                    wrapMode: TextArea.Wrap
+                                    selectByMouse: true
+                                    Layout.fillWidth: true
+                                    onTextChanged: page.turnEdited()
+                                }
+                                Item { implicitWidth: 30 }
+                            }
+                            Repeater {
+                                model: chatTurns
+                                delegate: RowLayout {
+                                    id: turnRow
+                                    required property int index
+                                    required property string role
+                                    required property string content
+                                    spacing: Style.gap
+                                    Layout.fillWidth: true
+                                    ComboBox {
+                                        objectName: "turnRole" + turnRow.index
+                                        model: [qsTr("User"), qsTr("Assistant")]
+                                        currentIndex: turnRow.role === "assistant" ? 1 : 0
+                                        flat: true
+                                        implicitHeight: 38
+                                        Layout.preferredWidth: 104
+                                        Layout.alignment: Qt.AlignTop
+                                        onActivated: index => {
+                                            chatTurns.setProperty(turnRow.index, "role", index === 1 ? "assistant" : "user")
+                                            page.turnEdited()
+                                        }
+                                    }
+                                    TextArea {
+                                        objectName: "turnText" + turnRow.index
+                                        topPadding: 6
+                                        bottomPadding: 6
+                                        placeholderText: turnRow.role === "user" ? qsTr("A message from the user") : qsTr("An earlier reply of the model")
+                                        wrapMode: TextArea.Wrap
+                                        selectByMouse: true
+                                        Layout.fillWidth: true
+                                        Component.onCompleted: text = turnRow.content
+                                        onTextChanged: {
+                                            if (text === turnRow.content) return
+                                            chatTurns.setProperty(turnRow.index, "content", text)
+                                            page.turnEdited()
+                                        }
+                                    }
+                                    ToolButton {
+                                        icon.source: "icons/trash.svg"
+                                        icon.width: 16
+                                        icon.height: 16
+                                        icon.color: Style.textMuted
+                                        enabled: chatTurns.count > 1
+                                        implicitWidth: 30
+                                        Layout.alignment: Qt.AlignTop
+                                        onClicked: {
+                                            chatTurns.remove(turnRow.index)
+                                            page.turnEdited()
+                                        }
+                                    }
+                                }
+                            }
+                            Button {
+                                objectName: "addTurnButton"
+                                text: qsTr("Add message")
+                                icon.source: "icons/plus.svg"
+                                icon.width: 16
+                                icon.height: 16
+                                flat: true
+                                onClicked: page.addTurn()
+                            }
+                            // The whole chat as the model reads it: the template's text around each message.
+                            Label {
+                                visible: chatChips.visible
+                                text: qsTr("As the model reads it")
+                                color: Style.textMuted
+                                font.pixelSize: Style.fontSmall
+                                Layout.topMargin: Style.gap
+                            }
+                            Flow {
+                                id: chatChips
+                                objectName: "chatPromptTokens"
+                                visible: page.chatMode && App.promptTokens.length > 0 && page.hasUserMessage
+                                spacing: 3
+                                Layout.fillWidth: true
+                                Repeater {
+                                    model: chatChips.visible ? App.promptTokens.slice(0, page.maxPromptChips) : []
+                                    delegate: PromptChip {}
+                                }
+                            }
+                        }
+                    }
                     ScrollView {
                         id: promptChips
                         objectName: "promptTokens"
-                        visible: App.promptTokens.length > 0 && promptArea.text.length > 0
+                        visible: App.promptTokens.length > 0 && !page.chatMode && promptArea.text.length > 0
                         clip: true
                         contentWidth: availableWidth
                         Layout.fillWidth: true
@@ -173,36 +428,13 @@ Item {
                             Repeater {
                                 // A chip per token gets slow for book-length prompts; the count below is exact.
                                 model: App.promptTokens.slice(0, page.maxPromptChips)
-                                delegate: Rectangle {
-                                    required property var modelData
-                                    width: chipRow.implicitWidth + 8
-                                    height: chipRow.implicitHeight + 2
-                                    radius: 3
-                                    color: Style.accentSoft
-                                    RowLayout {
-                                        id: chipRow
-                                        anchors.centerIn: parent
-                                        spacing: 3
-                                        Label {
-                                            text: modelData.text.replace(/\n/g, "↵").replace(/ /g, "␣")
-                                            color: Style.text
-                                            font.family: Style.monoFont
-                                            font.pixelSize: Style.fontSmall
-                                            Layout.alignment: Qt.AlignBaseline
-                                        }
-                                        Label {
-                                            text: modelData.id
-                                            color: Style.textFaint
-                                            font.pixelSize: 10
-                                            Layout.alignment: Qt.AlignBaseline
-                                        }
-                                    }
-                                }
+                                delegate: PromptChip {}
                             }
                         }
                     }
                     Label {
-                        visible: promptChips.visible
+                        objectName: "promptTokenCount"
+                        visible: App.promptTokens.length > 0 && (page.chatMode ? page.hasUserMessage : promptArea.text.length > 0)
                         text: App.promptTokens.length > page.maxPromptChips
                               ? qsTr("%1 prompt tokens (first %2 shown)").arg(App.promptTokens.length).arg(page.maxPromptChips)
                               : qsTr("%n prompt token(s)", "", App.promptTokens.length)
@@ -212,7 +444,7 @@ Item {
                 }
 
                 Card {
-                    title: qsTr("Completion")
+                    title: page.chatMode ? qsTr("Reply") : qsTr("Completion")
                     subtitle: qsTr("Hover a token for its probability; click it to continue from an alternative.")
                     Layout.fillWidth: true
                     Layout.fillHeight: true
@@ -287,7 +519,6 @@ Item {
                         ToolTip.delay: 500
                         ToolTip.text: qsTr("Runs the same prompt and seed with two settings, one after the other, side by side.")
                     }
-                    // Chat mode (chat templates) comes with the chat work; raw completion only here.
                 }
                 TabBar {
                     id: panelTabs

@@ -124,6 +124,7 @@ ColumnLayout {
     }
     ParameterSpin {
         id: topK
+        objectName: "topKBox"
         label: qsTr("Top-k")
         tip: qsTr("Only the k most likely tokens can be picked; 0 turns this off.")
         from: 0; to: 1000
@@ -178,6 +179,7 @@ ColumnLayout {
     }
     ParameterSpin {
         id: seed
+        objectName: "seedBox"
         label: qsTr("Seed")
         tip: qsTr("The same seed with the same settings gives the same text; -1 picks a new one each time.")
         from: -1; to: 2147483647
@@ -230,6 +232,4 @@ ColumnLayout {
         Layout.fillWidth: true
         onClicked: panel.reset()
     }
-    // Presets (saved in SQLite) belong here: a preset picker and "Save as preset" are built with
-    // the session store in the chat work; values() and reset() are what they will call.
 }

@@ -38,6 +38,9 @@ QtObject {
     readonly property color errorBorder: dark ? "#6b2f33" : "#f2c4c0"
     readonly property color infoSoft: dark ? "#1f2a3a" : "#eaf1fb"
     readonly property color infoBorder: dark ? "#2f4566" : "#c4d7f2"
+    // A search hit in the conversation: a marker's yellow, kept soft so the text stays readable.
+    readonly property color findSoft: dark ? "#37321f" : "#fff5d1"
+    readonly property color findBorder: dark ? "#6b5a2a" : "#ecd28a"
     readonly property string monoFont: "DejaVu Sans Mono"
 
     // Token probability bands, shared by the token view and its legend (most to least likely).
