@@ -38,17 +38,48 @@ void AttentionHeatmap::setInspection(const QVariant& v) {
 }
 
 void AttentionHeatmap::setLayerIndex(int layer) {
-  if (layer == m_layer) return;
-  m_layer = layer;
+  if (layer == m_spec.layer) return;
+  m_spec.layer = layer;
   Q_EMIT selectionChanged();
   rebuild();
 }
 
 void AttentionHeatmap::setHead(int head) {
-  if (head == m_head) return;
-  m_head = head;
+  if (head == m_spec.head) return;
+  m_spec.head = head;
   Q_EMIT selectionChanged();
   rebuild();
+}
+
+QVariantList AttentionHeatmap::overlayHeads() const {
+  QVariantList out;
+  for (const engine::HeadRef& r : m_spec.overlay) out << QVariantMap{{"layer", r.layer}, {"head", r.head}};
+  return out;
+}
+
+void AttentionHeatmap::setOverlayHeads(const QVariantList& heads) {
+  std::vector<engine::HeadRef> refs;
+  for (const QVariant& v : heads) {
+    const QVariantMap m = v.toMap();
+    if (m.contains(QStringLiteral("layer")) && m.contains(QStringLiteral("head")))
+      refs.push_back({m.value(QStringLiteral("layer")).toInt(), m.value(QStringLiteral("head")).toInt()});
+  }
+  setOverlay(std::move(refs));
+}
+
+void AttentionHeatmap::setOverlay(std::vector<engine::HeadRef> heads) {
+  if (heads == m_spec.overlay) return;
+  m_spec.overlay = std::move(heads);
+  Q_EMIT selectionChanged();
+  rebuild();
+}
+
+void AttentionHeatmap::setOverlayMode(OverlayMode mode) {
+  const auto reduce = mode == OverlayMax ? engine::HeadReduce::Max : engine::HeadReduce::Mean;
+  if (reduce == m_spec.overlayReduce) return;
+  m_spec.overlayReduce = reduce;
+  Q_EMIT selectionChanged();
+  if (!m_spec.overlay.empty()) rebuild();
 }
 
 void AttentionHeatmap::setShowLabels(bool on) {
@@ -91,25 +122,44 @@ void AttentionHeatmap::resetView() {
 }
 
 void AttentionHeatmap::rebuild() {
-  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspectionVariant, m_layer, m_head);
-  setMatrixData(std::move(c.values), c.T, std::move(c.labels));
+  const bool wasBusy = busy();
+  const InspectionPtr in = inspectionFrom(m_inspectionVariant);
+  if (!in) {
+    m_job.cancel();
+    setMatrixData({});
+  } else {
+    m_job.start([in, spec = m_spec](const std::atomic<bool>&) { return inspectview::chooseMatrix(in, spec); },
+                [this](inspectview::MatrixChoice c) {
+                  setMatrixData(std::move(c));
+                  Q_EMIT busyChanged();
+                });
+  }
+  if (busy() != wasBusy) Q_EMIT busyChanged();
 }
 
 void AttentionHeatmap::setMatrix(std::vector<float> m, int T, QStringList labels) {
+  const bool wasBusy = busy();
+  m_job.cancel();  // what is set here wins over a matrix still being computed
   if (T < 0 || m.size() != static_cast<size_t>(T) * static_cast<size_t>(T)) {
     m.clear();
     T = 0;
   }
-  setMatrixData(std::move(m), T, std::move(labels));
+  inspectview::MatrixChoice c;
+  c.values = std::move(m);
+  c.T = T;
+  c.labels = std::move(labels);
+  if (T > 0) c.image = inspectview::matrixImage(c.values, T);
+  setMatrixData(std::move(c));
+  if (wasBusy) Q_EMIT busyChanged();
 }
 
-void AttentionHeatmap::setMatrixData(std::vector<float> m, int T, QStringList labels) {
-  const bool sameSize = T == m_T;
-  m_matrix = std::move(m);
-  m_T = T;
-  m_labels = std::move(labels);
+void AttentionHeatmap::setMatrixData(inspectview::MatrixChoice c) {
+  const bool sameSize = c.T == m_T;
+  m_matrix = std::move(c.values);
+  m_T = c.T;
+  m_labels = std::move(c.labels);
   while (m_labels.size() < m_T) m_labels << QString::number(m_labels.size());
-  m_image = m_T ? inspectview::matrixImage(m_matrix, m_T) : QImage();
+  m_image = m_T ? std::move(c.image) : QImage();
   if (!sameSize) {  // a new sequence: start from the whole matrix; a new head keeps the view
     m_zoom = 1.0;
     m_pan = {};
