@@ -1,6 +1,8 @@
 // AttentionHeatmap: one (T, T) attention matrix as a heatmap, query tokens down, key tokens across,
 // in the shared colour scale (inspectmatrix.h). Painted from a cached one-pixel-per-cell QImage, so a
-// 512+ token matrix costs one scaled drawImage per frame however many cells it has.
+// 512+ token matrix costs one scaled drawImage per frame however many cells it has; shrunk below a
+// pixel per cell, the smoothed image is cached too (per cell size), so hovering and panning a long
+// sequence shown whole is a plain copy (tests/tools/bench_heatmap.cpp measures it).
 //
 // Zoom with the wheel (around the pointer) or `zoom`; drag to pan. Token labels appear on both axes
 // once a cell is tall enough to read one. Hover sets hoverQuery/hoverKey/hoverValue; a click emits
@@ -14,6 +16,7 @@
 #pragma once
 
 #include <QColor>
+#include <QFont>
 #include <QImage>
 #include <QQuickPaintedItem>
 #include <QStringList>
@@ -122,6 +125,8 @@ class AttentionHeatmap : public QQuickPaintedItem {
   double cellSize() const;        // pixels per cell at the current zoom
   QRectF matrixRect() const;      // where the whole matrix is drawn (may extend past the item)
   bool cellAt(QPointF pos, int* q, int* k) const;
+  const QImage& shrunkImage(int side);          // m_image smoothed to side x side device pixels
+  const QString& elidedLabel(int t, const QFont& font, int width);
   void clampPan();
   void setHover(int q, int k);
 
@@ -131,6 +136,10 @@ class AttentionHeatmap : public QQuickPaintedItem {
   int m_T = 0;
   QStringList m_labels;
   QImage m_image;
+  QImage m_shrunk;                 // m_image at the last cell size below a pixel (null when stale)
+  std::vector<QString> m_elided;   // labels elided to the label margin in the font of m_elidedKey
+  std::vector<bool> m_elidedDone;  // which of m_elided are computed
+  int m_elidedKey = 0;
   bool m_showLabels = true;
   double m_zoom = 1.0;
   QPointF m_pan;                  // offset of the matrix from its fitted position, in pixels

@@ -5,6 +5,7 @@
 // heads shows their mean / max; a matrix from an inspection arrives from the thread pool.
 #include <QFile>
 #include <QGuiApplication>
+#include <QHoverEvent>
 #include <QImage>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -252,6 +253,35 @@ class TestAttentionHeatmap : public QObject {
     QCOMPARE(lines->contentHeight(), AttentionLines::kRowHeight + 2 * AttentionLines::kPad);
     lines->setSource(nullptr);
     QCOMPARE(lines->contentHeight(), 2 * AttentionLines::kPad);
+  }
+
+  void a_matrix_shrunk_below_a_pixel_per_cell_keeps_its_colours() {
+    // 600 tokens in 300 px: half a pixel per cell, drawn from the cached smoothed image. Keys in the
+    // left third weigh 1, the rest 0, so away from the edge every pixel has one colour.
+    const int T = 600;
+    std::vector<float> m(size_t(T) * T, 0.0f);
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k < T / 3; ++k) m[size_t(q) * T + k] = 1.0f;
+    m_map->setMatrix(m, T);
+    QImage img = grab();
+    QVERIFY2(near(img.pixel(40, 150), inspectview::colourOf(1.0f)), qPrintable(rgb(img.pixel(40, 150))));
+    QVERIFY2(near(img.pixel(250, 150), inspectview::colourOf(0.0f)), qPrintable(rgb(img.pixel(250, 150))));
+    // Hover repaints from the cache; the picture stays, the readout follows the pointer.
+    QHoverEvent hover(QEvent::HoverMove, QPointF(40, 150), m_window->mapToGlobal(QPointF(40, 150)), QPointF(41, 150));
+    QCoreApplication::sendEvent(m_map, &hover);
+    QCOMPARE(m_map->hoverQuery(), 300);
+    QCOMPARE(m_map->hoverKey(), 80);
+    QCOMPARE(m_map->hoverValue(), 1.0);
+    img = grab();
+    QVERIFY(near(img.pixel(40, 150), inspectview::colourOf(1.0f)));
+    QVERIFY(near(img.pixel(250, 150), inspectview::colourOf(0.0f)));
+    // Zoomed 1.5x (0.75 px a cell, a new cached size): the boundary moves to 200 * 0.75 = 150 px.
+    m_map->setZoom(1.5);
+    img = grab();
+    QVERIFY2(near(img.pixel(140, 100), inspectview::colourOf(1.0f)), qPrintable(rgb(img.pixel(140, 100))));
+    QVERIFY2(near(img.pixel(160, 100), inspectview::colourOf(0.0f)), qPrintable(rgb(img.pixel(160, 100))));
+    m_map->resetView();
+    m_map->setMatrix(kMatrix, 3, {"a", "b", "c"});
   }
 };
 
