@@ -2,6 +2,7 @@
 #include "attentionheatmap.h"
 
 #include <QCursor>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QSaveFile>
 
@@ -38,17 +39,48 @@ void AttentionHeatmap::setInspection(const QVariant& v) {
 }
 
 void AttentionHeatmap::setLayerIndex(int layer) {
-  if (layer == m_layer) return;
-  m_layer = layer;
+  if (layer == m_spec.layer) return;
+  m_spec.layer = layer;
   Q_EMIT selectionChanged();
   rebuild();
 }
 
 void AttentionHeatmap::setHead(int head) {
-  if (head == m_head) return;
-  m_head = head;
+  if (head == m_spec.head) return;
+  m_spec.head = head;
   Q_EMIT selectionChanged();
   rebuild();
+}
+
+QVariantList AttentionHeatmap::overlayHeads() const {
+  QVariantList out;
+  for (const engine::HeadRef& r : m_spec.overlay) out << QVariantMap{{"layer", r.layer}, {"head", r.head}};
+  return out;
+}
+
+void AttentionHeatmap::setOverlayHeads(const QVariantList& heads) {
+  std::vector<engine::HeadRef> refs;
+  for (const QVariant& v : heads) {
+    const QVariantMap m = v.toMap();
+    if (m.contains(QStringLiteral("layer")) && m.contains(QStringLiteral("head")))
+      refs.push_back({m.value(QStringLiteral("layer")).toInt(), m.value(QStringLiteral("head")).toInt()});
+  }
+  setOverlay(std::move(refs));
+}
+
+void AttentionHeatmap::setOverlay(std::vector<engine::HeadRef> heads) {
+  if (heads == m_spec.overlay) return;
+  m_spec.overlay = std::move(heads);
+  Q_EMIT selectionChanged();
+  rebuild();
+}
+
+void AttentionHeatmap::setOverlayMode(OverlayMode mode) {
+  const auto reduce = mode == OverlayMax ? engine::HeadReduce::Max : engine::HeadReduce::Mean;
+  if (reduce == m_spec.overlayReduce) return;
+  m_spec.overlayReduce = reduce;
+  Q_EMIT selectionChanged();
+  if (!m_spec.overlay.empty()) rebuild();
 }
 
 void AttentionHeatmap::setShowLabels(bool on) {
@@ -91,25 +123,47 @@ void AttentionHeatmap::resetView() {
 }
 
 void AttentionHeatmap::rebuild() {
-  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspectionVariant, m_layer, m_head);
-  setMatrixData(std::move(c.values), c.T, std::move(c.labels));
+  const bool wasBusy = busy();
+  const InspectionPtr in = inspectionFrom(m_inspectionVariant);
+  if (!in) {
+    m_job.cancel();
+    setMatrixData({});
+  } else {
+    m_job.start([in, spec = m_spec](const std::atomic<bool>&) { return inspectview::chooseMatrix(in, spec); },
+                [this](inspectview::MatrixChoice c) {
+                  setMatrixData(std::move(c));
+                  Q_EMIT busyChanged();
+                });
+  }
+  if (busy() != wasBusy) Q_EMIT busyChanged();
 }
 
 void AttentionHeatmap::setMatrix(std::vector<float> m, int T, QStringList labels) {
+  const bool wasBusy = busy();
+  m_job.cancel();  // what is set here wins over a matrix still being computed
   if (T < 0 || m.size() != static_cast<size_t>(T) * static_cast<size_t>(T)) {
     m.clear();
     T = 0;
   }
-  setMatrixData(std::move(m), T, std::move(labels));
+  inspectview::MatrixChoice c;
+  c.values = std::move(m);
+  c.T = T;
+  c.labels = std::move(labels);
+  if (T > 0) c.image = inspectview::matrixImage(c.values, T);
+  setMatrixData(std::move(c));
+  if (wasBusy) Q_EMIT busyChanged();
 }
 
-void AttentionHeatmap::setMatrixData(std::vector<float> m, int T, QStringList labels) {
-  const bool sameSize = T == m_T;
-  m_matrix = std::move(m);
-  m_T = T;
-  m_labels = std::move(labels);
+void AttentionHeatmap::setMatrixData(inspectview::MatrixChoice c) {
+  const bool sameSize = c.T == m_T;
+  m_matrix = std::move(c.values);
+  m_T = c.T;
+  m_labels = std::move(c.labels);
   while (m_labels.size() < m_T) m_labels << QString::number(m_labels.size());
-  m_image = m_T ? inspectview::matrixImage(m_matrix, m_T) : QImage();
+  m_image = m_T ? std::move(c.image) : QImage();
+  m_shrunk = QImage();
+  m_elided.assign(m_T, QString());
+  m_elidedDone.assign(m_T, false);
   if (!sameSize) {  // a new sequence: start from the whole matrix; a new head keeps the view
     m_zoom = 1.0;
     m_pan = {};
@@ -202,10 +256,23 @@ void AttentionHeatmap::paint(QPainter* p) {
   if (k1 <= k0 || q1 <= q0) return;
   p->save();
   p->setClipRect(area);
-  // Crisp cells when magnified; averaged when a long sequence is shrunk below a pixel per cell.
-  p->setRenderHint(QPainter::SmoothPixmapTransform, cs < 1.0);
-  const QRectF target(r.left() + k0 * cs, r.top() + q0 * cs, (k1 - k0) * cs, (q1 - q0) * cs);
-  p->drawImage(target, m_image, QRectF(k0, q0, k1 - k0, q1 - q0));
+  const double deviceScale = p->deviceTransform().m11();
+  const int shrunkSide = static_cast<int>(std::lround(cs * m_T * deviceScale));
+  const bool wholeInView = r.width() <= area.width() + 0.5 && r.height() <= area.height() + 0.5;
+  if (cs < 1.0 && wholeInView && shrunkSide > 0 && p->deviceTransform().type() <= QTransform::TxScale) {
+    // A long sequence shown whole, below a pixel per cell: smooth the image once for this size, then
+    // copy it 1:1 at a whole device pixel (re-smoothing 1-4 M cells on every hover cost 7-10 ms).
+    // Zoomed in part way (still below a pixel, but cut by the view) only the visible cells are
+    // smoothed, per frame: caching the whole, mostly unseen, matrix at every wheel step cost more.
+    const QPointF at(std::round(r.left() * deviceScale) / deviceScale, std::round(r.top() * deviceScale) / deviceScale);
+    p->setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p->drawImage(QRectF(at, QSizeF(shrunkSide, shrunkSide) / deviceScale), shrunkImage(shrunkSide));
+  } else {
+    // Crisp cells when magnified.
+    p->setRenderHint(QPainter::SmoothPixmapTransform, cs < 1.0);
+    const QRectF target(r.left() + k0 * cs, r.top() + q0 * cs, (k1 - k0) * cs, (q1 - q0) * cs);
+    p->drawImage(target, m_image, QRectF(k0, q0, k1 - k0, q1 - q0));
+  }
   p->setRenderHint(QPainter::Antialiasing, false);
   if (m_selected >= 0) {  // the token's row (where it attends) and column (what attends to it)
     p->setPen(QPen(QColor(255, 255, 255, 200), 1.5));
@@ -228,29 +295,57 @@ void AttentionHeatmap::paint(QPainter* p) {
     p->save();
     const double lx = std::max(0.0, area.left() - m + std::max(0.0, r.left() - area.left()));  // labels hug the matrix
     p->setClipRect(QRectF(lx, m, m, height() - m));
+    QFont bold = f;
+    bold.setBold(true);
+    const QFontMetrics boldMetrics(bold);
+    const int labelWidth = static_cast<int>(m - 8);
+    // Elided once per label and font size; only the one or two bold labels are elided per frame.
+    const auto labelOf = [&](int t, bool isBold) -> QString {
+      return isBold ? boldMetrics.elidedText(m_labels.value(t), Qt::ElideRight, labelWidth) : elidedLabel(t, f, labelWidth);
+    };
     for (int q = q0; q < q1; ++q) {
-      QFont bold = f;
-      bold.setBold(q == m_selected || q == m_hoverQ);
-      p->setFont(bold);
-      p->drawText(QRectF(lx, r.top() + q * cs, m - 6, cs), Qt::AlignRight | Qt::AlignVCenter,
-                  p->fontMetrics().elidedText(m_labels.value(q), Qt::ElideRight, static_cast<int>(m - 8)));
+      const bool isBold = q == m_selected || q == m_hoverQ;
+      p->setFont(isBold ? bold : f);
+      p->drawText(QRectF(lx, r.top() + q * cs, m - 6, cs), Qt::AlignRight | Qt::AlignVCenter, labelOf(q, isBold));
     }
     p->restore();
     p->save();
     p->setClipRect(QRectF(std::max(m, r.left()), 0, width() - m, m));
     for (int k = k0; k < k1; ++k) {
-      QFont bold = f;
-      bold.setBold(k == m_selected || k == m_hoverK);
-      p->setFont(bold);
+      const bool isBold = k == m_selected || k == m_hoverK;
+      p->setFont(isBold ? bold : f);
       p->save();
       p->translate(r.left() + k * cs, m - 6);
       p->rotate(-90);
-      p->drawText(QRectF(0, 0, m - 8, cs), Qt::AlignLeft | Qt::AlignVCenter,
-                  p->fontMetrics().elidedText(m_labels.value(k), Qt::ElideRight, static_cast<int>(m - 8)));
+      p->drawText(QRectF(0, 0, m - 8, cs), Qt::AlignLeft | Qt::AlignVCenter, labelOf(k, isBold));
       p->restore();
     }
     p->restore();
   }
+}
+
+const QImage& AttentionHeatmap::shrunkImage(int side) {
+  if (m_shrunk.width() != side) {
+    // Drawn with the same smoothing as a scaled drawImage, so the cached frame looks as before.
+    m_shrunk = QImage(side, side, QImage::Format_RGB32);
+    QPainter sp(&m_shrunk);
+    sp.setRenderHint(QPainter::SmoothPixmapTransform, true);
+    sp.drawImage(QRectF(0, 0, side, side), m_image);
+  }
+  return m_shrunk;
+}
+
+const QString& AttentionHeatmap::elidedLabel(int t, const QFont& font, int width) {
+  const int key = font.pixelSize() * 100000 + width;  // a new font size or margin makes every label stale
+  if (key != m_elidedKey) {
+    m_elidedKey = key;
+    m_elidedDone.assign(m_T, false);
+  }
+  if (!m_elidedDone[t]) {
+    m_elided[t] = QFontMetrics(font).elidedText(m_labels.value(t), Qt::ElideRight, width);
+    m_elidedDone[t] = true;
+  }
+  return m_elided[t];
 }
 
 void AttentionHeatmap::hoverMoveEvent(QHoverEvent* event) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "inspectmatrix.h"
 
 namespace {
 constexpr float kFaintThreshold = 0.02f;
@@ -17,23 +16,12 @@ AttentionLines::AttentionLines(QQuickItem* parent) : QQuickPaintedItem(parent) {
   connect(this, &AttentionLines::coloursChanged, this, [this] { update(); });
 }
 
-void AttentionLines::setInspection(const QVariant& v) {
-  m_inspection = v;
-  Q_EMIT inspectionChanged();
-  rebuild();
-}
-
-void AttentionLines::setLayerIndex(int l) {
-  if (l == m_layer) return;
-  m_layer = l;
-  Q_EMIT selectionChanged();
-  rebuild();
-}
-
-void AttentionLines::setHead(int h) {
-  if (h == m_head) return;
-  m_head = h;
-  Q_EMIT selectionChanged();
+void AttentionLines::setSource(AttentionHeatmap* heatmap) {
+  if (heatmap == m_source) return;
+  if (m_source) disconnect(m_source, nullptr, this, nullptr);
+  m_source = heatmap;
+  if (m_source) connect(m_source, &AttentionHeatmap::matrixChanged, this, &AttentionLines::rebuild);
+  Q_EMIT sourceChanged();
   rebuild();
 }
 
@@ -57,10 +45,15 @@ void AttentionLines::setContentY(double y) {
 
 void AttentionLines::rebuild() {
   const int oldT = m_T;
-  inspectview::MatrixChoice c = inspectview::chooseMatrix(m_inspection, m_layer, m_head);
-  m_matrix = std::move(c.values);
-  m_T = c.T;
-  m_labels = std::move(c.labels);
+  if (m_source) {
+    m_matrix = m_source->matrix();
+    m_T = m_source->tokenCount();
+    m_labels = m_source->labels();
+  } else {
+    m_matrix.clear();
+    m_T = 0;
+    m_labels.clear();
+  }
   if (m_T != oldT) {
     m_selected = -1;
     m_contentY = 0;

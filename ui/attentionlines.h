@@ -6,9 +6,13 @@
 //
 // Long sequences scroll inside the item (wheel or contentY), so it never becomes a texture taller
 // than the screen.
+//
+// It shows the matrix its `source` heatmap shows (a head, an aggregate or an overlay), so the two
+// views never disagree and the matrix is computed once.
 #pragma once
 
 #include <QColor>
+#include <QPointer>
 #include <QQuickPaintedItem>
 #include <QStringList>
 #include <QVariant>
@@ -16,12 +20,12 @@
 
 #include <vector>
 
+#include "attentionheatmap.h"
+
 class AttentionLines : public QQuickPaintedItem {
   Q_OBJECT
   QML_ELEMENT
-  Q_PROPERTY(QVariant inspection READ inspection WRITE setInspection NOTIFY inspectionChanged)
-  Q_PROPERTY(int layerIndex READ layerIndex WRITE setLayerIndex NOTIFY selectionChanged)
-  Q_PROPERTY(int head READ head WRITE setHead NOTIFY selectionChanged)
+  Q_PROPERTY(AttentionHeatmap* source READ source WRITE setSource NOTIFY sourceChanged)
   Q_PROPERTY(int selectedToken READ selectedToken WRITE setSelectedToken NOTIFY selectedTokenChanged)
   Q_PROPERTY(double contentY READ contentY WRITE setContentY NOTIFY scrollChanged)
   Q_PROPERTY(double contentHeight READ contentHeight NOTIFY scrollChanged)
@@ -32,12 +36,8 @@ class AttentionLines : public QQuickPaintedItem {
  public:
   explicit AttentionLines(QQuickItem* parent = nullptr);
 
-  QVariant inspection() const { return m_inspection; }
-  void setInspection(const QVariant& v);
-  int layerIndex() const { return m_layer; }
-  void setLayerIndex(int l);
-  int head() const { return m_head; }
-  void setHead(int h);
+  AttentionHeatmap* source() const { return m_source; }
+  void setSource(AttentionHeatmap* heatmap);
   int selectedToken() const { return m_selected; }
   void setSelectedToken(int t);
   double contentY() const { return m_contentY; }
@@ -50,8 +50,7 @@ class AttentionLines : public QQuickPaintedItem {
   static constexpr double kPad = 8;
 
  Q_SIGNALS:
-  void inspectionChanged();
-  void selectionChanged();
+  void sourceChanged();
   void selectedTokenChanged();
   void scrollChanged();
   void coloursChanged();
@@ -62,11 +61,10 @@ class AttentionLines : public QQuickPaintedItem {
   void geometryChange(const QRectF& newGeometry, const QRectF& oldGeometry) override;
 
  private:
-  void rebuild();
+  void rebuild();  // takes the source's matrix
   double rowY(int t) const { return kPad + t * kRowHeight + kRowHeight / 2 - m_contentY; }
 
-  QVariant m_inspection;
-  int m_layer = 0, m_head = -1;
+  QPointer<AttentionHeatmap> m_source;
   std::vector<float> m_matrix;
   int m_T = 0;
   QStringList m_labels;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <span>
 
 #include "inspectmatrix.h"
 
@@ -20,35 +22,69 @@ void HeadGridModel::setThumbnailSize(int px) {
   rebuild();
 }
 
+namespace {
+
+// Mean over queries of each attention row's entropy, in bits.
+double meanRowEntropy(std::span<const float> m, int T) {
+  double total = 0;
+  for (int q = 0; q < T; ++q) {
+    double e = 0;
+    for (int k = 0; k <= q; ++k) {
+      const double p = m[static_cast<size_t>(q) * T + k];
+      if (p > 0) e -= p * std::log2(p);
+    }
+    total += e;
+  }
+  return total / T;
+}
+
+// Runs on the thread pool: reads the immutable inspection only, polls `cancelled` between heads.
+HeadGridModel::Summaries summarise(const engine::Inspection& in, int thumbSize, const std::atomic<bool>& cancelled) {
+  HeadGridModel::Summaries s;
+  const int T = in.T;
+  for (int l = 0; l < in.n_layer; ++l)
+    for (int h = 0; h < in.n_head; ++h) {
+      if (cancelled.load(std::memory_order_relaxed)) return {};
+      const auto m = in.head_matrix(l, h);
+      s.thumbnails.push_back(inspectview::matrixThumbnail(m, T, std::min(T, thumbSize)));
+      s.entropy.push_back(meanRowEntropy(m, T));
+    }
+  return s;
+}
+
+}  // namespace
+
 void HeadGridModel::rebuild() {
+  const bool wasReady = ready();
+  m_job.cancel();
   beginResetModel();
+  m_layers = m_heads = 0;
   m_thumbs.clear();
   m_entropy.clear();
-  m_layers = m_heads = 0;
   const InspectionPtr in = inspectionFrom(m_inspection);
   if (in && !in->attention.empty()) {
     m_layers = in->n_layer;
     m_heads = in->n_head;
-    const int T = in->T;
-    for (int l = 0; l < m_layers; ++l)
-      for (int h = 0; h < m_heads; ++h) {
-        const auto span = in->head_matrix(l, h);
-        const std::vector<float> m(span.begin(), span.end());
-        m_thumbs.push_back(inspectview::matrixThumbnail(m, T, std::min(T, m_thumbSize)));
-        double total = 0;
-        for (int q = 0; q < T; ++q) {
-          double e = 0;
-          for (int k = 0; k <= q; ++k) {
-            const double p = m[static_cast<size_t>(q) * T + k];
-            if (p > 0) e -= p * std::log2(p);
-          }
-          total += e;
-        }
-        m_entropy.push_back(total / T);
-      }
+    const size_t cells = static_cast<size_t>(m_layers) * m_heads;
+    m_thumbs.assign(cells, QImage());
+    m_entropy.assign(cells, std::numeric_limits<double>::quiet_NaN());
+    // The job holds its own reference: the inspection stays alive while it runs, whatever the page does.
+    m_job.start([in, size = m_thumbSize](const std::atomic<bool>& cancelled) { return summarise(*in, size, cancelled); },
+                [this](Summaries s) { takeSummaries(std::move(s)); });
   }
   endResetModel();
   Q_EMIT inspectionChanged();
+  if (wasReady != ready()) Q_EMIT readyChanged();
+}
+
+void HeadGridModel::takeSummaries(Summaries s) {
+  if (s.thumbnails.size() == m_thumbs.size() && s.entropy.size() == m_entropy.size()) {
+    m_thumbs = std::move(s.thumbnails);
+    m_entropy = std::move(s.entropy);
+    if (!m_thumbs.empty())
+      Q_EMIT dataChanged(index(0, 0), index(m_layers - 1, m_heads - 1), {ThumbnailRole, Qt::DecorationRole, EntropyRole});
+  }
+  Q_EMIT readyChanged();
 }
 
 int HeadGridModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_layers; }

@@ -7,23 +7,31 @@
 
 namespace inspectview {
 
-std::vector<float> selectedMatrix(const engine::Inspection& in, int layer, int head) {
-  if (in.attention.empty() || layer < 0 || layer >= in.n_layer) return {};
-  if (head == kMeanOfHeads) return engine::reduce_heads(in, layer, engine::HeadReduce::Mean);
-  if (head == kMaxOfHeads) return engine::reduce_heads(in, layer, engine::HeadReduce::Max);
-  if (head < 0 || head >= in.n_head) return {};
-  const auto m = in.head_matrix(layer, head);
+std::vector<float> selectedMatrix(const engine::Inspection& in, const MatrixSpec& spec) {
+  if (in.attention.empty()) return {};
+  const auto inRange = [&](const engine::HeadRef& r) {
+    return r.layer >= 0 && r.layer < in.n_layer && r.head >= 0 && r.head < in.n_head;
+  };
+  if (!spec.overlay.empty()) {
+    if (!std::all_of(spec.overlay.begin(), spec.overlay.end(), inRange)) return {};
+    return engine::reduce_heads(in, spec.overlay, spec.overlayReduce);
+  }
+  if (spec.layer < 0 || spec.layer >= in.n_layer) return {};
+  if (spec.head == kMeanOfHeads) return engine::reduce_heads(in, spec.layer, engine::HeadReduce::Mean);
+  if (spec.head == kMaxOfHeads) return engine::reduce_heads(in, spec.layer, engine::HeadReduce::Max);
+  if (!inRange({spec.layer, spec.head})) return {};
+  const auto m = in.head_matrix(spec.layer, spec.head);
   return {m.begin(), m.end()};
 }
 
-MatrixChoice chooseMatrix(const QVariant& inspection, int layer, int head) {
+MatrixChoice chooseMatrix(const InspectionPtr& in, const MatrixSpec& spec) {
   MatrixChoice c;
-  const InspectionPtr in = inspectionFrom(inspection);
   if (!in) return c;
-  c.values = selectedMatrix(*in, layer, head);
+  c.values = selectedMatrix(*in, spec);
   if (c.values.empty()) return c;
   c.T = in->T;
   c.labels = tokenLabels(*in);
+  c.image = matrixImage(c.values, c.T);
   return c;
 }
 
@@ -39,7 +47,7 @@ QRgb colourOf(float value) {
   return qRgb(c.r, c.g, c.b);
 }
 
-QImage matrixImage(const std::vector<float>& m, int T) {
+QImage matrixImage(std::span<const float> m, int T) {
   QImage img(T, T, QImage::Format_RGB32);
   if (img.isNull()) return img;
   for (int q = 0; q < T; ++q) {
@@ -49,7 +57,7 @@ QImage matrixImage(const std::vector<float>& m, int T) {
   return img;
 }
 
-QImage matrixThumbnail(const std::vector<float>& m, int T, int side) {
+QImage matrixThumbnail(std::span<const float> m, int T, int side) {
   side = std::clamp(side, 1, std::max(1, T));
   QImage img(side, side, QImage::Format_RGB32);
   for (int y = 0; y < side; ++y) {

@@ -290,6 +290,42 @@ class TestInspect : public QObject {
     QVERIFY(error_of([&] { reduce_heads(in, in.n_layer, HeadReduce::Mean); }).contains("out of range"));
   }
 
+  void reduce_heads_over_a_hand_picked_set() {
+    auto model = load_model(kData + "/tiny-llama");
+    const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2};
+    const Inspection in = inspect_prompt(*model, *m_be, ids);
+    QVERIFY(in.n_layer >= 2 && in.n_head >= 2);
+    const int T = in.T;
+    // Heads from two layers; the same head twice counts twice in the mean (callers pass a set).
+    const std::vector<HeadRef> picked = {{0, 1}, {in.n_layer - 1, 0}, {in.n_layer - 1, in.n_head - 1}};
+    const auto mean = reduce_heads(in, picked, HeadReduce::Mean), mx = reduce_heads(in, picked, HeadReduce::Max);
+    QCOMPARE(mean.size(), size_t(T) * T);
+    for (int q = 0; q < T; ++q) {
+      double rowSum = 0;
+      for (int k = 0; k < T; ++k) {
+        double s = 0, m = 0;
+        for (const HeadRef& r : picked) {
+          s += in.att(r.layer, r.head, q, k);
+          m = std::max(m, double(in.att(r.layer, r.head, q, k)));
+        }
+        QVERIFY(std::abs(mean[size_t(q) * T + k] - s / picked.size()) < 1e-6);
+        QCOMPARE(double(mx[size_t(q) * T + k]), m);
+        rowSum += mean[size_t(q) * T + k];
+      }
+      QVERIFY(std::abs(rowSum - 1.0) < 1e-5);  // a mean of distributions is one
+    }
+    // One head is that head; a whole layer as a set equals the layer reduction.
+    const std::vector<HeadRef> one = {{1, 0}};
+    const auto single = reduce_heads(in, one, HeadReduce::Mean);
+    const auto head = in.head_matrix(1, 0);
+    QVERIFY(std::equal(single.begin(), single.end(), head.begin()));
+    std::vector<HeadRef> layer1;
+    for (int h = 0; h < in.n_head; ++h) layer1.push_back({1, h});
+    QCOMPARE(reduce_heads(in, layer1, HeadReduce::Max), reduce_heads(in, 1, HeadReduce::Max));
+    QVERIFY(error_of([&] { reduce_heads(in, std::vector<HeadRef>{}, HeadReduce::Mean); }).contains("no heads"));
+    QVERIFY(error_of([&] { reduce_heads(in, std::vector<HeadRef>{{0, in.n_head}}, HeadReduce::Max); }).contains("out of range"));
+  }
+
   void top_k_matches_a_full_sort() {
     std::vector<float> v = {0.5f, 2.0f, NAN, 2.0f, -INFINITY, 7.0f, -1.0f, 0.5f};
     QCOMPARE(top_k_indices(v, 4), (std::vector<int32_t>{5, 1, 3, 0}));  // ties: smaller id first

@@ -1,15 +1,18 @@
 // AttentionHeatmap and AttentionLines rendered offscreen and read back pixel by pixel: a known matrix
 // must come out in the expected colours at the expected cells (also zoomed and panned), hover must
 // report the cell under the pointer, and the PNG / CSV exports must hold the same values.
-// The colour scale itself is checked against matplotlib's published viridis stops.
+// The colour scale itself is checked against matplotlib's published viridis stops. An overlay of picked
+// heads shows their mean / max; a matrix from an inspection arrives from the thread pool.
 #include <QFile>
 #include <QGuiApplication>
+#include <QHoverEvent>
 #include <QImage>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
 
 #include <cmath>
 #include <memory>
@@ -31,6 +34,20 @@ bool near(QRgb a, QRgb b, int tol = 2) {
 }
 
 QString rgb(QRgb c) { return QStringLiteral("#%1").arg(c & 0xFFFFFF, 6, 16, QLatin1Char('0')); }
+
+// One layer of two heads over two tokens.
+std::shared_ptr<engine::Inspection> twoByTwo() {
+  auto in = std::make_shared<engine::Inspection>();
+  in->n_layer = 1;
+  in->n_head = 2;
+  in->T = 2;
+  in->top_k = 1;
+  in->lens_rows = 1;
+  in->ids = {1, 2};
+  in->attention = {1, 0, 0.2f, 0.8f,   // head 0
+                   1, 0, 0.6f, 0.4f};  // head 1
+  return in;
+}
 
 }  // namespace
 
@@ -138,28 +155,68 @@ class TestAttentionHeatmap : public QObject {
     QVERIFY(!m_map->exportCsv(dir.filePath("no/such/dir/x.csv")).isEmpty());
   }
 
+  // The matrix from an inspection is computed on the thread pool: wait for it.
+  void showInspection(int layer, int head) {
+    m_map->setLayerIndex(layer);
+    m_map->setHead(head);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_map->busy(), 60000);
+  }
+
   void matrix_from_an_inspection_follows_layer_and_head() {
-    auto in = std::make_shared<engine::Inspection>();
-    in->n_layer = 1;
-    in->n_head = 2;
-    in->T = 2;
-    in->top_k = 1;
-    in->lens_rows = 1;
-    in->ids = {1, 2};
-    in->attention = {1, 0, 0.2f, 0.8f,   // head 0
-                     1, 0, 0.6f, 0.4f};  // head 1
-    m_map->setInspection(QVariant::fromValue(InspectionPtr(in)));
-    m_map->setLayerIndex(0);
-    m_map->setHead(1);
+    m_map->setInspection(QVariant::fromValue(InspectionPtr(twoByTwo())));
+    QVERIFY(m_map->busy());
+    showInspection(0, 1);
     QCOMPARE(m_map->tokenCount(), 2);
     QCOMPARE(m_map->valueAt(1, 0), double(0.6f));
-    m_map->setHead(AttentionHeatmap::MeanOfHeads);
+    showInspection(0, AttentionHeatmap::MeanOfHeads);
     QVERIFY(std::abs(m_map->valueAt(1, 0) - 0.4) < 1e-6);
-    m_map->setHead(AttentionHeatmap::MaxOfHeads);
+    showInspection(0, AttentionHeatmap::MaxOfHeads);
     QCOMPARE(m_map->valueAt(1, 1), double(0.8f));
     QVERIFY(near(grab().pixel(225, 225), inspectview::colourOf(0.8f)));
-    m_map->setHead(7);  // no such head: nothing shown, no crash
+    showInspection(0, 7);  // no such head: nothing shown, no crash
     QCOMPARE(m_map->tokenCount(), 0);
+  }
+
+  void overlay_shows_the_mean_or_max_of_the_picked_heads() {
+    // Two layers of two heads; the overlay picks heads from both layers.
+    auto in = twoByTwo();
+    in->n_layer = 2;
+    in->attention.insert(in->attention.end(), {1, 0, 0.9f, 0.1f,     // layer 1 head 0
+                                               1, 0, 0.05f, 0.95f});  // layer 1 head 1
+    m_map->setInspection(QVariant::fromValue(InspectionPtr(in)));
+    showInspection(0, 0);
+    m_map->setOverlayHeads({QVariantMap{{"layer", 0}, {"head", 1}}, QVariantMap{{"layer", 1}, {"head", 0}},
+                            QVariantMap{{"layer", 1}, {"head", 1}}});
+    QCOMPARE(m_map->overlayMode(), AttentionHeatmap::OverlayMean);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_map->busy(), 60000);
+    QCOMPARE(m_map->overlayHeads().size(), 3);
+    // Row 1 of the three heads: (0.6, 0.4), (0.9, 0.1), (0.05, 0.95).
+    QVERIFY(std::abs(m_map->valueAt(1, 0) - (0.6 + 0.9 + 0.05) / 3) < 1e-6);
+    QVERIFY(std::abs(m_map->valueAt(1, 1) - (0.4 + 0.1 + 0.95) / 3) < 1e-6);
+    QCOMPARE(m_map->valueAt(0, 0), 1.0);
+    QCOMPARE(m_map->valueAt(0, 1), 0.0);
+    QVERIFY(near(grab().pixel(75, 225), inspectview::colourOf((0.6f + 0.9f + 0.05f) / 3)));
+    m_map->setOverlayMode(AttentionHeatmap::OverlayMax);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_map->busy(), 60000);
+    QCOMPARE(m_map->valueAt(1, 0), double(0.9f));
+    QCOMPARE(m_map->valueAt(1, 1), double(0.95f));
+    QVERIFY(near(grab().pixel(225, 225), inspectview::colourOf(0.95f)));
+    // A head out of range shows nothing rather than a partial overlay.
+    m_map->setOverlayHeads({QVariantMap{{"layer", 0}, {"head", 0}}, QVariantMap{{"layer", 2}, {"head", 0}}});
+    QTRY_VERIFY_WITH_TIMEOUT(!m_map->busy(), 60000);
+    QCOMPARE(m_map->tokenCount(), 0);
+    // No overlay: back to layer 0 head 0.
+    m_map->setOverlayHeads({});
+    QTRY_VERIFY_WITH_TIMEOUT(!m_map->busy(), 60000);
+    QCOMPARE(m_map->valueAt(1, 0), double(0.2f));
+    // A matrix set directly wins over one still being computed.
+    m_map->setOverlayHeads({QVariantMap{{"layer", 1}, {"head", 1}}});
+    m_map->setMatrix(kMatrix, 3, {"a", "b", "c"});
+    QVERIFY(!m_map->busy());
+    QThreadPool::globalInstance()->waitForDone();
+    QCoreApplication::processEvents();
+    QCOMPARE(m_map->tokenCount(), 3);
+    QCOMPARE(m_map->valueAt(1, 1), double(kMatrix[4]));
   }
 
   void lines_view_draws_the_selected_tokens_links() {
@@ -168,17 +225,13 @@ class TestAttentionHeatmap : public QObject {
     w.setColor(Qt::white);
     auto* lines = new AttentionLines(w.contentItem());
     lines->setSize(QSizeF(400, 200));
-    auto in = std::make_shared<engine::Inspection>();
-    in->n_layer = 1;
-    in->n_head = 1;
-    in->T = 3;
-    in->ids = {1, 2, 3};
+    // The lines show their source heatmap's matrix (the heatmap need not be visible).
+    AttentionHeatmap source;
+    lines->setSource(&source);
     // Token 1 attends mostly to token 0; token 2 attends mostly to token 1.
-    in->attention = {1.0f, 0.0f, 0.0f, 0.9f, 0.1f, 0.0f, 0.05f, 0.9f, 0.05f};
+    source.setMatrix({1.0f, 0.0f, 0.0f, 0.9f, 0.1f, 0.0f, 0.05f, 0.9f, 0.05f}, 3, {"x", "y", "z"});
     lines->setProperty("attendsColour", QColor(255, 0, 0));
     lines->setProperty("attendedColour", QColor(0, 0, 255));
-    lines->setInspection(QVariant::fromValue(InspectionPtr(in)));
-    lines->setHead(0);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     lines->setSelectedToken(1);  // red: 1 -> 0 (where it attends), blue: 2 -> 1 (what attends to it)
@@ -194,6 +247,41 @@ class TestAttentionHeatmap : public QObject {
     // A click on the third row selects token 2.
     QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(60, int(AttentionLines::kPad + 2.5 * AttentionLines::kRowHeight)));
     QCOMPARE(lines->selectedToken(), 2);
+    // A new matrix of another size in the source clears the selection; no source, nothing shown.
+    source.setMatrix({1.0f}, 1);
+    QCOMPARE(lines->selectedToken(), -1);
+    QCOMPARE(lines->contentHeight(), AttentionLines::kRowHeight + 2 * AttentionLines::kPad);
+    lines->setSource(nullptr);
+    QCOMPARE(lines->contentHeight(), 2 * AttentionLines::kPad);
+  }
+
+  void a_matrix_shrunk_below_a_pixel_per_cell_keeps_its_colours() {
+    // 600 tokens in 300 px: half a pixel per cell, drawn from the cached smoothed image. Keys in the
+    // left third weigh 1, the rest 0, so away from the edge every pixel has one colour.
+    const int T = 600;
+    std::vector<float> m(size_t(T) * T, 0.0f);
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k < T / 3; ++k) m[size_t(q) * T + k] = 1.0f;
+    m_map->setMatrix(m, T);
+    QImage img = grab();
+    QVERIFY2(near(img.pixel(40, 150), inspectview::colourOf(1.0f)), qPrintable(rgb(img.pixel(40, 150))));
+    QVERIFY2(near(img.pixel(250, 150), inspectview::colourOf(0.0f)), qPrintable(rgb(img.pixel(250, 150))));
+    // Hover repaints from the cache; the picture stays, the readout follows the pointer.
+    QHoverEvent hover(QEvent::HoverMove, QPointF(40, 150), m_window->mapToGlobal(QPointF(40, 150)), QPointF(41, 150));
+    QCoreApplication::sendEvent(m_map, &hover);
+    QCOMPARE(m_map->hoverQuery(), 300);
+    QCOMPARE(m_map->hoverKey(), 80);
+    QCOMPARE(m_map->hoverValue(), 1.0);
+    img = grab();
+    QVERIFY(near(img.pixel(40, 150), inspectview::colourOf(1.0f)));
+    QVERIFY(near(img.pixel(250, 150), inspectview::colourOf(0.0f)));
+    // Zoomed 1.5x (0.75 px a cell, a new cached size): the boundary moves to 200 * 0.75 = 150 px.
+    m_map->setZoom(1.5);
+    img = grab();
+    QVERIFY2(near(img.pixel(140, 100), inspectview::colourOf(1.0f)), qPrintable(rgb(img.pixel(140, 100))));
+    QVERIFY2(near(img.pixel(160, 100), inspectview::colourOf(0.0f)), qPrintable(rgb(img.pixel(160, 100))));
+    m_map->resetView();
+    m_map->setMatrix(kMatrix, 3, {"a", "b", "c"});
   }
 };
 

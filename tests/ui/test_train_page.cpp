@@ -15,6 +15,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QAbstractAxis>
+#include <QLegend>
 #include <QXYSeries>
 #include <QtQml/qqmlextensionplugin.h>
 
@@ -170,6 +172,33 @@ class TestTrainPage : public QObject {
     QCOMPARE(train->at(0).y(), m_controller->store()->metrics(id).first().loss);
     QVERIFY(metrics->samples().size() == 2);
     grab(QStringLiteral("train-dashboard"));
+
+    // The charts follow the theme: axis labels and titles, axis lines, grid and legend take Style's
+    // chart colours (Qt Charts' own theme would keep light-theme text on the dark background).
+    // (A theme change recolours the specs, and the chart makes its series anew: ask for them each time.)
+    const auto axisOf = [chart, &firstSeries](const char* which) {
+      QAbstractAxis* a = nullptr;
+      QAbstractSeries* series = firstSeries();
+      if (series) QMetaObject::invokeMethod(chart, which, Q_RETURN_ARG(QAbstractAxis*, a), Q_ARG(QAbstractSeries*, series));
+      return a;
+    };
+    const auto chartColoursAre = [&](const QColor& label, const QColor& line, const QColor& grid) {
+      for (const char* which : {"axisX", "axisY"}) {
+        QAbstractAxis* a = axisOf(which);
+        if (!a || a->labelsColor() != label || a->titleBrush().color() != label || a->linePenColor() != line ||
+            a->gridLineColor() != grid || a->shadesVisible())
+          return false;
+      }
+      auto* legend = qvariant_cast<QLegend*>(chart->property("legend"));
+      return legend && legend->labelColor() == label;
+    };
+    QVERIFY(axisOf("axisX") && axisOf("axisX")->titleText() == QStringLiteral("step"));
+    QVERIFY(chartColoursAre(QColor("#5e6573"), QColor("#c3c8d2"), QColor("#dfe2e8")));  // light
+    m_controller->settings()->setTheme(QStringLiteral("dark"));
+    QTRY_VERIFY(chartColoursAre(QColor("#9aa1ad"), QColor("#4a505b"), QColor("#30343c")));
+    grab(QStringLiteral("train-dashboard-dark"));
+    m_controller->settings()->setTheme(QStringLiteral("light"));
+    QTRY_VERIFY(chartColoursAre(QColor("#5e6573"), QColor("#c3c8d2"), QColor("#dfe2e8")));
 
     // Log scale: the same points on a log axis.
     QQuickItem* log = findItem(page, QStringLiteral("logToggle"));

@@ -17,6 +17,8 @@
 #include <QTest>
 #include <QtQml/qqmlextensionplugin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -575,8 +577,62 @@ void TestUiSmoke::inspectPageShowsAnInspection() {
   QVERIFY(inspect->setProperty("currentView", 1));
   QQuickItem* grid = findItem(inspect, QStringLiteral("headGrid"));
   QTRY_VERIFY(grid && grid->isVisible());
+  // Thumbnails come from the thread pool.
+  QObject* gridModel = inspect->findChild<QObject*>(QStringLiteral("headGridModel"));
+  QVERIFY(gridModel);
+  QTRY_VERIFY_WITH_TIMEOUT(gridModel->property("ready").toBool(), 30000);
   image = grab(QStringLiteral("inspect-heads"));
   QVERIFY(distinctColoursIn(image, grid, dpr) > 6);
+
+  // A click opens a head; a Ctrl-click adds another (here of another layer or head): the heatmap then
+  // shows the overlay of the two, and the legend says which heads and how they combine.
+  const InspectionPtr in = inspectionFrom(m_controller->inspection());
+  QVERIFY(in && in->n_layer * in->n_head >= 2);
+  const engine::HeadRef first{0, 0}, second{in->n_layer - 1, in->n_head - 1};
+  QVERIFY(QMetaObject::invokeMethod(inspect, "clickHead", Q_ARG(QVariant, first.layer), Q_ARG(QVariant, first.head), Q_ARG(QVariant, 0)));
+  QCOMPARE(inspect->property("currentView").toInt(), 0);  // opened
+  QVERIFY(inspect->setProperty("currentView", 1));
+  QVERIFY(QMetaObject::invokeMethod(inspect, "clickHead", Q_ARG(QVariant, second.layer), Q_ARG(QVariant, second.head),
+                                    Q_ARG(QVariant, int(Qt::ControlModifier))));
+  QCOMPARE(inspect->property("currentView").toInt(), 1);  // stays on the grid
+  QVERIFY(inspect->property("overlayActive").toBool());
+  QCOMPARE(heatmap->property("overlayHeads").toList().size(), 2);
+  QTRY_VERIFY_WITH_TIMEOUT(!heatmap->property("busy").toBool(), 30000);
+  const auto shown = [heatmap](int q, int k) {
+    double v = -1;
+    QMetaObject::invokeMethod(heatmap, "valueAt", Q_RETURN_ARG(double, v), Q_ARG(int, q), Q_ARG(int, k));
+    return v;
+  };
+  const auto overlaid = [&](int q, int k, bool max) {
+    const double a = in->att(first.layer, first.head, q, k), b = in->att(second.layer, second.head, q, k);
+    return max ? std::max(a, b) : (a + b) / 2;
+  };
+  for (int q = 0; q < in->T; ++q) QVERIFY(std::abs(shown(q, 0) - overlaid(q, 0, false)) < 1e-6);
+  QQuickItem* legendTitle = findVisibleItem(inspect, QStringLiteral("overlayLegendTitle"));
+  QVERIFY(legendTitle);
+  QCOMPARE(legendTitle->property("text").toString(), QStringLiteral("Mean of 2 heads:"));
+  QTest::qWait(100);
+  grab(QStringLiteral("inspect-heads-picked"));
+  QVERIFY(inspect->setProperty("currentView", 0));
+  QVERIFY(inspect->setProperty("overlayMode", 1));  // AttentionHeatmap.OverlayMax
+  QTRY_VERIFY_WITH_TIMEOUT(!heatmap->property("busy").toBool() && std::abs(shown(in->T - 1, 0) - overlaid(in->T - 1, 0, true)) < 1e-6, 30000);
+  legendTitle = findVisibleItem(inspect, QStringLiteral("overlayLegendTitle"));
+  QVERIFY(legendTitle);
+  QCOMPARE(legendTitle->property("text").toString(), QStringLiteral("Max of 2 heads:"));
+  QTest::qWait(200);
+  grab(QStringLiteral("inspect-overlay"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("inspect-overlay-dark"));
+  QVERIFY(inspect->setProperty("currentView", 1));
+  QTest::qWait(200);
+  grab(QStringLiteral("inspect-heads-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  QObject* picked = inspect->findChild<QObject*>(QStringLiteral("headSelection"));
+  QVERIFY(picked && QMetaObject::invokeMethod(picked, "clear"));
+  QVERIFY(inspect->setProperty("overlayMode", 0));
+  QVERIFY(!inspect->property("overlayActive").toBool());
+  QCOMPARE(heatmap->property("overlayHeads").toList().size(), 0);
 
   QVERIFY(inspect->setProperty("currentView", 2));
   QQuickItem* lens = findItem(inspect, QStringLiteral("lensView"));

@@ -3,7 +3,8 @@
 //   Attention  — one head (or the mean / max over a layer's heads) as a query x key heatmap with token
 //                labels, hover for exact weights, wheel to zoom and drag to pan, and beside it the
 //                bertviz-style lines between two token columns for a clicked token;
-//   All heads  — every layer x head as a thumbnail; click one to open it;
+//   All heads  — every layer x head as a thumbnail (drawn on the thread pool); click one to open it,
+//                Ctrl-/Shift-click to pick several and overlay their mean or max in the heatmap;
 //   Logit lens — layers x positions, each cell the top next-token prediction after that layer,
 //                coloured by its probability.
 // PNG and CSV export for the heatmap, CSV for the lens.
@@ -39,6 +40,13 @@ Item {
         headBox.currentIndex = head + 2
         tabs.currentIndex = 0
     }
+    // Two or more picked heads replace the layer / head choice in the heatmap (and the lines view).
+    readonly property bool overlayActive: picked.count > 1
+    property int overlayMode: AttentionHeatmap.OverlayMean
+    function clickHead(layer, head, modifiers) {
+        picked.click(layer, head, modifiers)
+        if (!(modifiers & (Qt.ControlModifier | Qt.ShiftModifier))) openHead(layer, head)
+    }
     function report(error, path) { notice = error.length > 0 ? error : qsTr("Saved %1").arg(path) }
 
     Shortcut {
@@ -47,7 +55,14 @@ Item {
         onActivated: page.inspect()
     }
 
-    HeadGridModel { id: grid; inspection: App.inspection; thumbnailSize: 64 }
+    HeadGridModel {
+        id: grid
+        objectName: "headGridModel"
+        inspection: App.inspection
+        thumbnailSize: 64
+        onInspectionChanged: picked.clear()  // picks of another inspection mean nothing here
+    }
+    HeadSelection { id: picked; objectName: "headSelection" }
     LogitLensModel { id: lens; inspection: App.inspection }
 
     FileDialog {
@@ -208,17 +223,19 @@ Item {
                 RowLayout {
                     spacing: Style.gap
                     Layout.fillWidth: true
-                    Label { text: qsTr("Layer"); color: Style.textMuted }
+                    Label { text: qsTr("Layer"); color: Style.textMuted; visible: !page.overlayActive }
                     ComboBox {
                         id: layerBox
+                        visible: !page.overlayActive
                         objectName: "layerBox"
                         model: grid.layers
                         displayText: qsTr("%1 of %2").arg(currentIndex).arg(grid.layers)
                         implicitWidth: 110
                     }
-                    Label { text: qsTr("Head"); color: Style.textMuted }
+                    Label { text: qsTr("Head"); color: Style.textMuted; visible: !page.overlayActive }
                     ComboBox {
                         id: headBox
+                        visible: !page.overlayActive
                         objectName: "headBox"
                         model: {
                             let names = [qsTr("Mean of heads"), qsTr("Max of heads")]
@@ -226,6 +243,13 @@ Item {
                             return names
                         }
                         implicitWidth: 160
+                    }
+                    OverlayLegend {
+                        visible: page.overlayActive
+                        selection: picked
+                        mode: page.overlayMode
+                        onModeChosen: (m) => page.overlayMode = m
+                        Layout.fillWidth: true
                     }
                     Button { text: qsTr("Fit"); flat: true; onClicked: heatmap.resetView(); enabled: heatmap.zoom > 1 }
                     Item { Layout.fillWidth: true }
@@ -251,8 +275,19 @@ Item {
                             inspection: App.inspection
                             layerIndex: Math.max(0, layerBox.currentIndex)
                             head: page.headValue(headBox.currentIndex)
+                            overlayHeads: page.overlayActive ? picked.heads : []
+                            overlayMode: page.overlayMode
                             labelColor: Style.text
                             onCellClicked: (query, key) => lines.selectedToken = heatmap.selectedToken
+                        }
+                        BusyIndicator {
+                            // A new head or overlay is being computed; the old matrix stays until it is.
+                            running: heatmap.busy
+                            visible: running
+                            width: 36; height: 36
+                            anchors.right: parent.right
+                            anchors.top: parent.top
+                            anchors.margins: 8
                         }
                     }
                     ColumnLayout {
@@ -273,9 +308,7 @@ Item {
                                 anchors.fill: parent
                                 anchors.margins: 6
                                 anchors.rightMargin: 14
-                                inspection: App.inspection
-                                layerIndex: heatmap.layerIndex
-                                head: heatmap.head
+                                source: heatmap
                                 labelColour: Style.text
                                 attendsColour: Style.accent
                                 attendedColour: Style.warn
@@ -324,10 +357,35 @@ Item {
             ColumnLayout {
                 spacing: Style.gap
                 Label {
-                    text: qsTr("Every layer (rows) and head (columns). Click one to open it. The number is the head's mean entropy in bits: low looks at few tokens, high spreads out.")
+                    text: qsTr("Every layer (rows) and head (columns). Click one to open it; Ctrl-click to pick several, Shift-click for a block, and overlay them. The number is the head's mean entropy in bits: low looks at few tokens, high spreads out.")
                     color: Style.textMuted
                     wrapMode: Text.Wrap
                     Layout.fillWidth: true
+                }
+                RowLayout {
+                    spacing: Style.gap
+                    Layout.fillWidth: true
+                    Layout.preferredHeight: 40
+                    OverlayLegend {
+                        visible: picked.count > 0
+                        selection: picked
+                        mode: page.overlayMode
+                        onModeChosen: (m) => page.overlayMode = m
+                        Layout.fillWidth: true
+                    }
+                    Label {
+                        visible: picked.count === 0
+                        text: grid.ready ? qsTr("No heads picked") : qsTr("Drawing thumbnails…")
+                        color: Style.textFaint
+                        Layout.fillWidth: true
+                    }
+                    Button {
+                        objectName: "showOverlayButton"
+                        text: qsTr("Show overlay")
+                        flat: true
+                        enabled: page.overlayActive
+                        onClicked: tabs.currentIndex = 0
+                    }
                 }
                 TableView {
                     id: gridView
@@ -341,31 +399,46 @@ Item {
                     ScrollBar.vertical: ScrollBar {}
                     ScrollBar.horizontal: ScrollBar {}
                     delegate: Rectangle {
+                        id: cell
                         required property int layerIndex
                         required property int headIndex
                         required property var thumbnail
                         required property double entropy
+                        // Reads picked.heads so the binding re-runs whenever the picks change.
+                        readonly property bool isPicked: picked.heads.length >= 0 && picked.isSelected(layerIndex, headIndex)
+                        readonly property bool isOpen: !page.overlayActive && layerIndex === layerBox.currentIndex
+                                                       && headIndex === page.headValue(headBox.currentIndex)
                         implicitWidth: 92
                         implicitHeight: 110
                         radius: 6
-                        color: cellMouse.containsMouse ? Style.accentSoft : Style.surface
-                        border.color: layerIndex === layerBox.currentIndex && headIndex === page.headValue(headBox.currentIndex) ? Style.accent : Style.border
+                        color: isPicked ? Style.accentSoft : cellMouse.containsMouse ? Style.surfaceAlt : Style.surface
+                        border.color: isPicked || isOpen ? Style.accent : Style.border
+                        border.width: isPicked ? 2 : 1
+                        Rectangle {
+                            // Stands in for the thumbnail until the thread pool delivers it.
+                            x: 6; y: 6
+                            width: 80; height: 80
+                            color: Style.surfaceAlt
+                            visible: cell.thumbnail === undefined || cell.thumbnail === null || isNaN(cell.entropy)
+                        }
                         HeatmapImage {
                             x: 6; y: 6
                             width: 80; height: 80
-                            image: parent.thumbnail
+                            image: cell.thumbnail
                         }
                         Label {
                             x: 6; y: 88
-                            text: "L%1 H%2 · %3".arg(parent.layerIndex).arg(parent.headIndex).arg(parent.entropy.toFixed(1))
-                            color: Style.textMuted
+                            text: isNaN(cell.entropy) ? "L%1 H%2".arg(cell.layerIndex).arg(cell.headIndex)
+                                                      : "L%1 H%2 · %3".arg(cell.layerIndex).arg(cell.headIndex).arg(cell.entropy.toFixed(1))
+                            color: cell.isPicked ? Style.accent : Style.textMuted
                             font.pixelSize: 11
+                            font.weight: cell.isPicked ? Font.DemiBold : Font.Normal
                         }
                         MouseArea {
                             id: cellMouse
                             anchors.fill: parent
                             hoverEnabled: true
-                            onClicked: page.openHead(parent.layerIndex, parent.headIndex)
+                            onClicked: (mouse) => page.clickHead(cell.layerIndex, cell.headIndex, mouse.modifiers)
                         }
                     }
                 }

@@ -2,6 +2,8 @@
 // series: {key, name, color, kind: "line" | "scatter", width}. The points go in through
 // MetricsModel.fillSeries (one replace() per series, not one append per point), at most every
 // 200 ms while a run trains. A log scale swaps the y axis for a LogValueAxis.
+// Every part of the chart (axes, their titles, grid, legend, background) takes Style's chart colours,
+// so it follows the light / dark theme; Qt Charts' own theme would paint light-theme text on dark.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -38,7 +40,10 @@ Card {
         antialiasing: true
         legend.visible: card.specs.length > 1
         legend.alignment: Qt.AlignTop
-        legend.labelColor: Style.textMuted
+        legend.labelColor: Style.chartLabel
+        legend.color: "transparent"
+        legend.borderColor: "transparent"
+        titleColor: Style.chartTitle
         backgroundColor: "transparent"
         plotAreaColor: "transparent"
         margins { left: 0; right: 0; top: 0; bottom: 0 }
@@ -49,30 +54,47 @@ Card {
             min: 0
             max: 1
             labelFormat: "%d"
-            labelsColor: Style.textMuted
-            gridLineColor: Style.border
-            lineVisible: false
             titleText: qsTr("step")
+            labelsColor: Style.chartLabel
+            titleBrush: Style.chartTitle
+            color: Style.chartAxisLine
+            gridLineColor: Style.chartGrid
+            minorGridLineColor: Style.chartMinorGrid
+            shadesVisible: false
+            lineVisible: false
             labelsFont.pixelSize: 11
+            titleFont.pixelSize: 11
         }
         ValueAxis {
             id: linAxis
             visible: !card.logScale
-            labelsColor: Style.textMuted
-            gridLineColor: Style.border
+            titleText: card.yTitle
+            labelsColor: Style.chartLabel
+            titleBrush: Style.chartTitle
+            color: Style.chartAxisLine
+            gridLineColor: Style.chartGrid
+            minorGridLineColor: Style.chartMinorGrid
+            shadesVisible: false
             lineVisible: false
             labelFormat: "%.3g"
             labelsFont.pixelSize: 11
+            titleFont.pixelSize: 11
         }
         LogValueAxis {
             id: logAxis
             visible: card.logScale
             base: 10
-            labelsColor: Style.textMuted
-            gridLineColor: Style.border
+            titleText: card.yTitle
+            labelsColor: Style.chartLabel
+            titleBrush: Style.chartTitle
+            color: Style.chartAxisLine
+            gridLineColor: Style.chartGrid
+            minorGridLineColor: Style.chartMinorGrid
+            shadesVisible: false
             lineVisible: false
             labelFormat: "%.3g"
             labelsFont.pixelSize: 11
+            titleFont.pixelSize: 11
         }
     }
 

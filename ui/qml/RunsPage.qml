@@ -123,9 +123,19 @@ Item {
                     antialiasing: true
                     backgroundColor: "transparent"
                     legend.alignment: Qt.AlignTop
-                    legend.labelColor: Style.textMuted
-                    ValueAxis { id: ox; min: 0; max: 1; labelFormat: "%d"; titleText: qsTr("step"); labelsColor: Style.textMuted; gridLineColor: Style.border }
-                    ValueAxis { id: oy; min: 0; max: 1; labelFormat: "%.3g"; labelsColor: Style.textMuted; gridLineColor: Style.border }
+                    plotAreaColor: "transparent"
+                    legend.labelColor: Style.chartLabel
+                    // Style's chart colours, as in MetricChart: Qt Charts' theme is light-only here.
+                    ValueAxis {
+                        id: ox; min: 0; max: 1; labelFormat: "%d"; titleText: qsTr("step")
+                        labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
+                        gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
+                    }
+                    ValueAxis {
+                        id: oy; min: 0; max: 1; labelFormat: "%.3g"
+                        labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
+                        gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
+                    }
                 }
             }
         }

@@ -43,6 +43,14 @@ QtObject {
     readonly property color findBorder: dark ? "#6b5a2a" : "#ecd28a"
     readonly property string monoFont: "DejaVu Sans Mono"
 
+    // Qt Charts: its built-in themes know nothing of ours (and a ChartView theme change would recolour
+    // the series), so every chart part takes these instead.
+    readonly property color chartLabel: textMuted
+    readonly property color chartTitle: textMuted
+    readonly property color chartAxisLine: dark ? "#4a505b" : "#c3c8d2"
+    readonly property color chartGrid: border
+    readonly property color chartMinorGrid: dark ? "#272a31" : "#eef0f4"
+
     // Token probability bands, shared by the token view and its legend (most to least likely).
     readonly property var probBands: [
         { min: 0.7, label: "≥ 70%", color: dark ? "#1f4a2e" : "#d5f0dc" },

@@ -112,14 +112,28 @@ Inspection inspect_prompt(const Model& model, Backend& backend, std::span<const 
 std::vector<float> reduce_heads(const Inspection& in, int layer, HeadReduce how) {
   if (in.attention.empty()) throw Error("reduce_heads: the inspection has no attention");
   if (layer < 0 || layer >= in.n_layer) throw Error("reduce_heads: layer " + std::to_string(layer) + " out of range");
+  std::vector<HeadRef> heads;
+  for (int h = 0; h < in.n_head; ++h) heads.push_back({layer, h});
+  return reduce_heads(in, heads, how);
+}
+
+std::vector<float> reduce_heads(const Inspection& in, std::span<const HeadRef> heads, HeadReduce how) {
+  if (in.attention.empty()) throw Error("reduce_heads: the inspection has no attention");
+  if (heads.empty()) throw Error("reduce_heads: no heads to reduce");
+  for (const HeadRef& r : heads)
+    if (r.layer < 0 || r.layer >= in.n_layer || r.head < 0 || r.head >= in.n_head)
+      throw Error("reduce_heads: layer " + std::to_string(r.layer) + " head " + std::to_string(r.head) + " out of range");
   const size_t TT = static_cast<size_t>(in.T) * in.T;
   std::vector<float> out(TT, 0.0f);
-  for (int h = 0; h < in.n_head; ++h) {
-    const std::span<const float> m = in.head_matrix(layer, h);
-    for (size_t i = 0; i < TT; ++i) out[i] = how == HeadReduce::Max ? std::max(out[i], m[i]) : out[i] + m[i];
+  for (const HeadRef& r : heads) {
+    const std::span<const float> m = in.head_matrix(r.layer, r.head);
+    if (how == HeadReduce::Max)
+      for (size_t i = 0; i < TT; ++i) out[i] = std::max(out[i], m[i]);
+    else
+      for (size_t i = 0; i < TT; ++i) out[i] += m[i];
   }
   if (how == HeadReduce::Mean)
-    for (float& v : out) v /= static_cast<float>(in.n_head);
+    for (float& v : out) v /= static_cast<float>(heads.size());
   return out;
 }
 

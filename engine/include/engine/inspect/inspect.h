@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <compare>
 #include <functional>
 #include <span>
 #include <string>
@@ -76,5 +77,16 @@ Inspection inspect_prompt(const Model& model, Backend& backend, std::span<const 
 // the elementwise max (shows any head's strong link).
 enum class HeadReduce { Mean, Max };
 std::vector<float> reduce_heads(const Inspection& in, int layer, HeadReduce how);
+
+// One head of one layer.
+struct HeadRef {
+  int layer = 0;
+  int head = 0;
+  friend bool operator==(const HeadRef&, const HeadRef&) = default;
+  friend auto operator<=>(const HeadRef&, const HeadRef&) = default;  // layer first, then head
+};
+// The same over any set of heads, from any layers (the overlay of heads picked by hand), (T, T).
+// Throws engine::Error for an empty set or a head out of range.
+std::vector<float> reduce_heads(const Inspection& in, std::span<const HeadRef> heads, HeadReduce how);
 
 }  // namespace engine
