@@ -11,6 +11,7 @@
 
 #include "engine/error.h"
 #include "engine/train/checkpoint.h"
+#include "processmemory.h"
 #include "trainingsetup.h"
 
 namespace {
@@ -188,6 +189,10 @@ void TrainingJobs::onStep(qint64 runId, const MetricRow& row, const SampleRow* s
   if (m_pendingRun != runId) flush();
   m_pendingRun = runId;
   m_pendingMetrics << row;
+  if (const qint64 rss = residentMemoryBytes(); rss != m_residentMemory) {
+    m_residentMemory = rss;
+    Q_EMIT residentMemoryChanged();
+  }
   Q_EMIT metricsArrived(runId, row);
   if (sample) {
     m_pendingSamples << *sample;

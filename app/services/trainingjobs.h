@@ -39,6 +39,9 @@ class TrainingJobs : public QObject {
   Q_OBJECT
   Q_PROPERTY(qint64 activeRunId READ activeRunId NOTIFY activeRunChanged)
   Q_PROPERTY(bool busy READ busy NOTIFY activeRunChanged)
+  // The app's resident memory, bytes, read as each step of a run arrives (-1: not known yet or not
+  // readable here); the dashboard's Memory figure.
+  Q_PROPERTY(qint64 residentMemory READ residentMemory NOTIFY residentMemoryChanged)
 
  public:
   // `store` must outlive this object.
@@ -66,6 +69,7 @@ class TrainingJobs : public QObject {
 
   qint64 activeRunId() const { return m_active; }
   bool busy() const { return m_active != 0; }
+  qint64 residentMemory() const { return m_residentMemory; }
   QList<qint64> queued() const { return m_queue; }
   void setRunsRoot(const QString& dir) { m_runsRoot = dir; }
   QString runsRoot() const { return m_runsRoot; }
@@ -77,6 +81,7 @@ class TrainingJobs : public QObject {
 
  Q_SIGNALS:
   void activeRunChanged();
+  void residentMemoryChanged();
   void runStarted(qint64 runId, qint64 fromStep, qint64 totalSteps);
   void metricsArrived(qint64 runId, const MetricRow& row);
   void sampleArrived(qint64 runId, const SampleRow& row);
@@ -102,4 +107,5 @@ class TrainingJobs : public QObject {
   qint64 m_pendingRun = 0;
   QTimer m_flushTimer;
   StepHook m_stepHook;
+  qint64 m_residentMemory = -1;
 };

@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
 
 #include "support/training_job_fixture.h"
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
+#include "services/processmemory.h"
 #include "services/sessionstore.h"
 #include "services/trainingjobs.h"
 #include "services/trainingsetup.h"
@@ -87,6 +89,8 @@ class TestTrainingJobs : public QObject {
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
     QSignalSpy arrived(&jobs, &TrainingJobs::metricsArrived);
     QSignalSpy samples(&jobs, &TrainingJobs::sampleArrived);
+    QSignalSpy memory(&jobs, &TrainingJobs::residentMemoryChanged);
+    QCOMPARE(jobs.residentMemory(), qint64(-1));  // nothing measured before a step arrives
     const QString out = m_dir.filePath(QStringLiteral("short"));
     const qint64 id = jobs.enqueue(QStringLiteral("short"), settings(6), out);
     QVERIFY(id > 0);
@@ -94,6 +98,9 @@ class TestTrainingJobs : public QObject {
     QCOMPARE(waitFinished(finished, id), QStringLiteral("done"));
     QVERIFY(!jobs.busy());
     QCOMPARE(arrived.size(), 6);
+    // The dashboard's Memory figure was read as steps arrived: at least the process's code and Qt.
+    QVERIFY(memory.size() >= 1);
+    QVERIFY(jobs.residentMemory() > 4 * 1024 * 1024);
     const StoredRun run = store.run(id);
     QCOMPARE(run.status, QStringLiteral("done"));
     QVERIFY(run.startedMs > 0 && run.finishedMs >= run.startedMs);
@@ -112,6 +119,20 @@ class TestTrainingJobs : public QObject {
     QVERIFY(!stored[1].text.isEmpty());
     // The trained model is written as a loadable HF directory.
     QVERIFY(engine::load_model(out.toStdString()) != nullptr);
+  }
+
+  void residentMemoryFollowsAllocations() {
+    const qint64 before = residentMemoryBytes();
+    QVERIFY(before > 0);
+    // 64 MiB touched page by page must show up as resident (and untouched pages must not count).
+    constexpr size_t kBytes = size_t(64) << 20;
+    std::unique_ptr<char[]> block(new char[kBytes]);
+    static char* volatile escaped;  // the reader cannot see the block unless the stores must happen first
+    escaped = block.get();
+    for (size_t i = 0; i < kBytes; i += 4096) escaped[i] = char(i / 4096);
+    const qint64 after = residentMemoryBytes();
+    QVERIFY2(after - before >= qint64(kBytes) * 9 / 10, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(after)));
+    QVERIFY(block[4096] == char(1));
   }
 
   void loraRunSavesTheAdapterAndTheMergedModel() {

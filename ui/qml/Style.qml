@@ -63,4 +63,10 @@ QtObject {
             if (p >= probBands[i].min) return probBands[i].color
         return probBands[probBands.length - 1].color
     }
+
+    // A byte count as people read memory sizes: "812 MiB", "3.4 GiB"; "—" when unknown (negative).
+    function bytes(b) {
+        if (!isFinite(b) || b < 0) return "—"
+        return b >= 1073741824 ? (b / 1073741824).toFixed(1) + " GiB" : Math.max(1, Math.round(b / 1048576)) + " MiB"
+    }
 }

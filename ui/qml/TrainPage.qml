@@ -220,7 +220,7 @@ Item {
             // Figures at a glance.
             GridLayout {
                 objectName: "statTiles"
-                columns: page.width > 1100 ? 6 : 3
+                columns: page.width > 1100 ? 7 : 4
                 columnSpacing: Style.gap
                 rowSpacing: Style.gap
                 Layout.fillWidth: true
@@ -233,7 +233,8 @@ Item {
                         { label: qsTr("Val loss"), value: page.num(metrics.lastValLoss) },
                         { label: qsTr("Tokens/s"), value: metrics.tokensPerS > 0 ? Math.round(metrics.tokensPerS).toString() : "—" },
                         { label: qsTr("Elapsed"), value: page.duration(metrics.elapsedS) },
-                        { label: qsTr("ETA"), value: page.shownStatus === "running" ? page.duration(metrics.etaS) : "—" }
+                        { label: qsTr("ETA"), value: page.shownStatus === "running" ? page.duration(metrics.etaS) : "—" },
+                        { label: qsTr("Memory"), value: page.shownStatus === "running" ? Style.bytes(App.training.residentMemory) : "—" }
                     ]
                     delegate: Rectangle {
                         required property var modelData

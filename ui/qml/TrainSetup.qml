@@ -127,9 +127,8 @@ Card {
             objectName: "setupMemory"
             readonly property var shape: { App.modelName; return App.modelShape() }
             readonly property var est: shape.parameters ? App.training.estimate(shape, setup.settings) : null
-            function mb(b) { return b >= 1e9 ? (b / 1073741824).toFixed(1) + " GiB" : Math.round(b / 1048576) + " MiB" }
             text: est ? qsTr("≈ %1: weights %2, gradients %3, AdamW %4, activations %5")
-                        .arg(mb(est.total)).arg(mb(est.weights)).arg(mb(est.gradients)).arg(mb(est.optimizer)).arg(mb(est.activations))
+                        .arg(Style.bytes(est.total)).arg(Style.bytes(est.weights)).arg(Style.bytes(est.gradients)).arg(Style.bytes(est.optimizer)).arg(Style.bytes(est.activations))
                       : qsTr("Open the model to see an estimate")
             color: Style.textMuted
             wrapMode: Text.Wrap

@@ -134,7 +134,6 @@ Card {
         inspectedModel = modelField.text
         service.inspectDataset(dataField.text, modelField.text, seqBox.value, wizard.valFraction)
     }
-    function mb(b) { return b >= 1073741824 ? (b / 1073741824).toFixed(1) + " GiB" : Math.max(1, Math.round(b / 1048576)) + " MiB" }
     function duration(s) {
         if (!isFinite(s) || s <= 0) return "—"
         if (s < 1) return qsTr("%1 ms").arg(Math.max(1, Math.round(s * 1000)))
@@ -391,8 +390,8 @@ Card {
                 objectName: "wizardMemory"
                 readonly property var est: service.model.parameters ? App.training.estimate(service.model, wizard.settings) : null
                 text: est ? qsTr("Memory ≈ %1 (weights %2, gradients %3, optimizer %4, activations %5)")
-                            .arg(wizard.mb(est.total)).arg(wizard.mb(est.weights)).arg(wizard.mb(est.gradients))
-                            .arg(wizard.mb(est.optimizer)).arg(wizard.mb(est.activations)) : ""
+                            .arg(Style.bytes(est.total)).arg(Style.bytes(est.weights)).arg(Style.bytes(est.gradients))
+                            .arg(Style.bytes(est.optimizer)).arg(Style.bytes(est.activations)) : ""
                 color: Style.text
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
