@@ -297,11 +297,8 @@ void AppController::generateWith(const QString& prompt, const QVariantMap& setti
 void AppController::continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
                                  const QString& lane) {
   if (m_generating || m_shutDown) return;
-  QList<int> ids;
-  ids.reserve(forcedIds.size());
-  for (const QVariant& v : forcedIds) ids << v.toInt();
   beginGeneration(lane);
-  Q_EMIT continueRequested(prompt, ids, GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
+  Q_EMIT continueRequested(prompt, tokenIdsFrom(forcedIds), GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
 }
 
 QVariantMap AppController::defaultGenerationSettings() const {

@@ -71,10 +71,7 @@ void AppController::requestInspection(const QString& text, const QList<int>& ids
 void AppController::inspectText(const QString& text) { requestInspection(text, {}); }
 
 void AppController::inspectIds(const QVariantList& ids) {
-  QList<int> list;
-  list.reserve(ids.size());
-  for (const QVariant& v : ids) list << v.toInt();
-  requestInspection(QString(), list);
+  requestInspection(QString(), tokenIdsFrom(ids));
 }
 
 void AppController::cancelInspect() {

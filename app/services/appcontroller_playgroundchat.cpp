@@ -34,12 +34,9 @@ void AppController::generateChatWith(const QVariantList& turns, const QVariantMa
 void AppController::continueChatWith(const QVariantList& turns, const QVariantList& forcedIds, const QVariantMap& settings,
                                      const QString& lane) {
   if (m_generating || m_shutDown) return;
-  QList<int> ids;
-  ids.reserve(forcedIds.size());
-  for (const QVariant& v : forcedIds) ids << v.toInt();
   // The Chat page's lane is its own; a Playground run never writes into a chat.
   beginGeneration(lane == QLatin1String("chat") ? QStringLiteral("main") : lane);
-  Q_EMIT playgroundChatRequested(turnsFrom(turns), ids, GenerationSettings::fromVariantMap(settings),
+  Q_EMIT playgroundChatRequested(turnsFrom(turns), tokenIdsFrom(forcedIds), GenerationSettings::fromVariantMap(settings),
                                  m_worker->issueGenerationTicket());
 }
 

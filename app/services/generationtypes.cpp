@@ -74,3 +74,10 @@ QVariantMap GenerationStats::toVariantMap() const {
           {QStringLiteral("seed"), QString::number(seed)},
           {QStringLiteral("summary"), summary()}};
 }
+
+QList<int> tokenIdsFrom(const QVariantList& ids) {
+  QList<int> out;
+  out.reserve(ids.size());
+  for (const QVariant& v : ids) out << v.toInt();
+  return out;
+}

@@ -66,6 +66,9 @@ struct GenerationStats {
   QVariantMap toVariantMap() const;
 };
 
+// Token ids as QML hands them over (a list of numbers).
+QList<int> tokenIdsFrom(const QVariantList& ids);
+
 Q_DECLARE_METATYPE(GenerationSettings)
 Q_DECLARE_METATYPE(GenerationStats)
 Q_DECLARE_METATYPE(TokenAlternative)
