@@ -38,6 +38,36 @@ void add_bias(float* out, const float* bias, int64_t n_rows, int64_t OC, int64_t
   }
 }
 
+// Weights with an x8 copy: X is rounded to int8 once (all N rows), threads take whole 16-row
+// units of the packed groups, and the last OC % 8 rows (only the vocabulary of some heads) come
+// from the file layout: the int8 matvec per token, so every row sees the same rounded activations.
+void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w,
+                    const float* bias, int N, int C, int OC) {
+  quantize_act_q8_rows(inp, N, C, act);
+  const int64_t groups = OC / k_x8_rows;
+  constexpr int64_t k_groups_per_unit = k_rows_per_unit / k_x8_rows;
+  const int64_t units = (groups + k_groups_per_unit - 1) / k_groups_per_unit;
+  pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
+    const int64_t gb = ub * k_groups_per_unit, ge = std::min(ue * k_groups_per_unit, groups);
+    matmul_x8(w.dtype, out, w.x8, act, N, OC, gb, ge);
+    add_bias(out, bias, N, OC, gb * k_x8_rows, ge * k_x8_rows);
+  }, /*chunks_per_thread=*/N == 1 ? 4 : 1);
+  const int64_t tail = groups * k_x8_rows;
+  if (tail == OC) return;
+  thread_local q8_act one;
+  const ActKernel k = act_kernel(w.dtype);
+  const int nb = C / k_qblock;
+  for (int n = 0; n < N; ++n) {
+    one.C = C;
+    one.q.assign(act.q.begin() + static_cast<int64_t>(n) * C, act.q.begin() + static_cast<int64_t>(n + 1) * C);
+    one.d.assign(act.d.begin() + static_cast<int64_t>(n) * nb, act.d.begin() + static_cast<int64_t>(n + 1) * nb);
+    one.sum.assign(act.sum.begin() + static_cast<int64_t>(n) * nb, act.sum.begin() + static_cast<int64_t>(n + 1) * nb);
+    float* row = out + static_cast<int64_t>(n) * OC;
+    k(row, w.data, one, tail, OC);
+  }
+  add_bias(out, bias, N, OC, tail, OC);
+}
+
 }  // namespace
 
 void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w,
@@ -49,6 +79,10 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
   auto rows_of = [&](int64_t ub, int64_t ue) {
     return std::pair<int64_t, int64_t>{ub * k_rows_per_unit, std::min<int64_t>(ue * k_rows_per_unit, OC)};
   };
+  if (w.x8 && (w.dtype == DType::Q8_0 || w.dtype == DType::Q4_0)) {
+    matmul_x8_rows(pool, act, out, inp, w, bias, N, C, OC);
+    return;
+  }
   if (N == 1) {
     if (ActKernel k = act_kernel(w.dtype)) {
       // One quantization of x serves every thread's rows.

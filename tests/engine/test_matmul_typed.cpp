@@ -86,17 +86,26 @@ class TestMatmulTyped : public QObject {
     QTest::addColumn<int>("C");
     QTest::addColumn<int>("OC");
     QTest::addColumn<int>("threads");  // 0: Backend's default implementation
+    QTest::addColumn<bool>("x8");      // the weight also has its x8 copy (q8_0 / q4_0, as GGUF loads give)
     for (const char* t : {"f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K"}) {
       const bool k = t[3] == 'K';
       const int C = k ? 512 : 96;
       for (int N : {1, 5})
         for (int threads : {0, 1, 3}) {
           const int OC = threads == 3 ? 301 : 37;  // odd, and not a multiple of the 16-row split unit
-          QTest::addRow("%s N=%d C=%d OC=%d threads=%d", t, N, C, OC, threads) << t << N << C << OC << threads;
+          QTest::addRow("%s N=%d C=%d OC=%d threads=%d", t, N, C, OC, threads) << t << N << C << OC << threads << false;
         }
       // C = 4096: 64-row widening tiles, so a thread's rows span several tiles with a partial last one.
-      QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2;
+      QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2 << false;
     }
+    // x8: N = 1 (decode), 4 (one 4-token tile), 9 (two tiles and a single token); OC % 8 = 5 tail
+    // rows from the file layout; 16-row units split unevenly over 3 threads.
+    for (const char* t : {"q8_0", "q4_0"})
+      for (int N : {1, 4, 9})
+        for (int threads : {1, 3}) {
+          const int OC = threads == 3 ? 301 : 37;
+          QTest::addRow("%s x8 N=%d C=96 OC=%d threads=%d", t, N, OC, threads) << t << N << 96 << OC << threads << true;
+        }
   }
   void matches_reference() {
     QFETCH(QString, dtype);
@@ -104,6 +113,7 @@ class TestMatmulTyped : public QObject {
     QFETCH(int, C);
     QFETCH(int, OC);
     QFETCH(int, threads);
+    QFETCH(bool, x8);
     const DType t = dtype_of(dtype);
     const auto bytes = random_weights(t, OC, C, 11);
     const auto w = widened(t, bytes, OC, C);
@@ -111,10 +121,18 @@ class TestMatmulTyped : public QObject {
     const auto bias = random_vec(size_t(OC), 13);
     std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
     std::vector<float> out(size_t(N) * OC, NAN);
-    be->matmul_forward_typed(out.data(), x.data(), WeightRef{t, bytes.data()}, bias.data(), N, C, OC);
+    WeightRef ref{t, bytes.data()};
+    std::vector<uint8_t> packed;
+    if (x8) {
+      packed.resize(engine::x8_bytes(t, OC, C));
+      engine::pack_x8(t, bytes.data(), OC, C, packed.data());
+      ref.x8 = packed.data();
+    }
+    be->matmul_forward_typed(out.data(), x.data(), ref, bias.data(), N, C, OC);
 
-    // Only the CPU kernels round activations, and only for single rows of block types.
-    const bool rounded = threads > 0 && N == 1 && engine::dtype_is_quantized(t);
+    // Only the CPU kernels round activations: for single rows of block types, and for every row
+    // of weights with an x8 copy.
+    const bool rounded = threads > 0 && (N == 1 || x8) && engine::dtype_is_quantized(t);
     double worst = 0;  // largest |out - ref| / allowed
     for (int n = 0; n < N; ++n) {
       const float* xn = x.data() + size_t(n) * C;
@@ -148,6 +166,40 @@ class TestMatmulTyped : public QObject {
       for (int c = 0; c < C; ++c) ref0 += double(w[c]) * x[c];
       QVERIFY(std::abs(ref0 - out[0]) < 0.5 * std::abs(ref0 - bias[0]));
     }
+  }
+
+  void x8_sums_equal_the_file_layout() {
+    // Same int8 activations, same integer block sums: the x8 product of every token must equal the
+    // file-layout matvec's up to f32 summation order (a few ulps of the magnitude).
+    for (DType t : {DType::Q8_0, DType::Q4_0}) {
+      const int N = 6, C = 256, OC = 40;
+      const auto bytes = random_weights(t, OC, C, 31);
+      std::vector<uint8_t> packed(engine::x8_bytes(t, OC, C));
+      engine::pack_x8(t, bytes.data(), OC, C, packed.data());
+      const auto x = random_vec(size_t(N) * C, 32);
+      engine::q8_act rows, one;
+      engine::quantize_act_q8_rows(x.data(), N, C, rows);
+      std::vector<float> got(size_t(N) * OC, NAN), want(OC);
+      engine::matmul_x8(t, got.data(), packed.data(), rows, N, OC, 0, OC / 8);
+      for (int n = 0; n < N; ++n) {
+        engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
+        (t == DType::Q8_0 ? engine::matvec_q8_0_act : engine::matvec_q4_0_act)(want.data(), bytes.data(), one, 0, OC);
+        for (int o = 0; o < OC; ++o) {
+          const float g = got[size_t(n) * OC + o];
+          QVERIFY2(std::abs(g - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
+                   qPrintable(QString("%1 n=%2 o=%3: %4 vs %5").arg(engine::dtype_name(t).data()).arg(n).arg(o).arg(g).arg(want[o])));
+        }
+      }
+    }
+    // Wrong inputs are errors, not out-of-bounds reads.
+    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q4_K, 8, 256); }).contains("q4_K"));
+    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q8_0, 8, 100); }).contains("multiple of 32"));
+    engine::q8_act a;
+    std::vector<float> x(64, 1.f), out(64);
+    engine::quantize_act_q8_rows(x.data(), 1, 64, a);
+    std::vector<uint8_t> p(engine::x8_bytes(DType::Q8_0, 16, 64));
+    QVERIFY(error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 1, 16, 0, 3); }).contains("range"));
+    QVERIFY(error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 2, 16, 0, 2); }).contains("activation"));
   }
 
   void f32_is_exactly_matmul_forward() {

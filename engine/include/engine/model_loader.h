@@ -50,6 +50,11 @@ struct LoadOptions {
   // true: every weight is widened into the f32 arena (param_data works for all of them); false: GGUF
   // linear weights a kernel can read directly stay file-encoded (Model::weight, quant_weight).
   bool dequantize = false;
+  // q8_0 / q4_0 weights kept in place also get a row-interleaved copy for the CPU kernels (quant.h
+  // x8 layout; the file pages are released, so memory stays about the file size). Prefill then
+  // rounds activations to int8 like decode does; false keeps the file layout only (prefill widens
+  // weight tiles to f32 for sgemm, no activation rounding).
+  bool pack_x8 = true;
 };
 
 std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress = {},

@@ -86,6 +86,29 @@ void matmul_q6_K(float* out, const void* W, const float* X, int N, int C, int64_
 void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin,
                   int64_t row_end);
 
+// --- row-interleaved ("x8") copies of q8_0 / q4_0 weights, for the CPU kernels ---
+// A file's layout keeps each row's blocks together, so a kernel computing one output per row must
+// reduce 8 int32 lanes to one number per block and load each row's scale separately. The x8 layout
+// stores 8 rows' block b side by side: their 8 f16 scales, then their quants interleaved 4 bytes at
+// a time (qs[32c + 4r + i] = row r's qs[4c + i]). One 32-byte load then holds the same 4 positions
+// of 8 rows, a broadcast of 4 activation bytes multiplies all of them, and the 8 int32 lanes are
+// already the 8 rows' sums: no horizontal reduction, one vector scale load per block. llama.cpp
+// repacks q4_0 the same way for its AVX2 kernels (its "q4_0_8x8"); this is our own layout.
+// Only the first OC / 8 * 8 rows are packed; the kernels' callers handle the remaining rows from
+// the original layout. Values are bit-identical to the original; only the order differs.
+inline constexpr int k_x8_rows = 8;
+// Bytes of the packed copy of W (OC, C) in encoding t (q8_0 or q4_0), overflow-checked.
+uint64_t x8_bytes(DType t, int64_t OC, int C);
+// dst (x8_bytes) = rows [0, OC / 8 * 8) of W in the x8 layout.
+void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst);
+// x quantized per row: X (N, C) -> q (N*C), d and sum (N*C/32), C = row width.
+void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out);
+// out[n * OC + r] for rows r of groups [group_begin, group_end) (r = 8 * group + lane) and the N
+// rows of X (quantized by quantize_act_q8_rows): the integer product over the packed weights P.
+// N == 1 is the decode matvec; N > 1 the prefill product, 4 tokens per weight unpack.
+void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
+               int64_t group_end);
+
 // --- any dtype, whole rows: the row-at-a-time form the kernels above share ---
 // dst (rows, C) = rows [row_begin, row_begin + rows) of W (OC, C) in encoding t, widened to f32.
 // C must be a whole number of t's blocks.

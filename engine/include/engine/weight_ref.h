@@ -11,6 +11,9 @@ namespace engine {
 struct WeightRef {
   DType dtype = DType::F32;
   const void* data = nullptr;  // OC rows of dtype_bytes(dtype, C) bytes each
+  // Optional: the same q8_0 / q4_0 values in the row-interleaved x8 layout (quant.h pack_x8), which
+  // the CPU kernels prefer; null when the loader made none (other encodings, OC < 8, tests).
+  const void* x8 = nullptr;
 
   // The f32 view, or null for any other encoding.
   const float* f32() const { return dtype == DType::F32 ? static_cast<const float*>(data) : nullptr; }

@@ -128,8 +128,11 @@ bool kernel_encoding(GgmlType t) {
 
 // Points layer `layer` of external group `ours` at tensor `name` inside the mapping (the caller keeps
 // the file alive through Model::keep_alive), after checking it.
+// With `pack`, q8_0 / q4_0 matrices of at least 8 rows also get the x8 copy the CPU kernels prefer
+// (quant.h pack_x8) and the file's pages are released: the copy replaces them in memory, and the
+// rare reader of the original layout (an embedding row, export, a CUDA upload) pages it back in.
 void map_into(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want, Model& model,
-              const std::string& ours, int layer) {
+              const std::string& ours, int layer, bool pack) {
   const GgufTensor& t = checked_tensor(f, name, want);
   const DType dt = *ggml_to_dtype(t.type);
   if (dt == DType::BF16) {
@@ -145,7 +148,17 @@ void map_into(const GgufFile& f, const std::string& name, const std::vector<uint
   if (bad >= 0)
     throw Error(f.path() + ": tensor " + name + " has a non-finite " + (dtype_is_quantized(dt) ? "scale in the block at " : "value at ") +
                 std::to_string(bad));
-  model.set_external_weight(ours, layer, {dt, data});
+  WeightRef ref{dt, data};
+  const int64_t rows = static_cast<int64_t>(want[1]);
+  if (pack && (dt == DType::Q8_0 || dt == DType::Q4_0) && rows >= k_x8_rows) {
+    const int C = static_cast<int>(want[0]);
+    auto packed = std::make_shared<std::vector<uint64_t>>((x8_bytes(dt, rows, C) + 7) / 8);
+    pack_x8(dt, data, rows, C, packed->data());
+    ref.x8 = packed->data();
+    model.keep_alive(std::move(packed));
+    f.release(t);
+  }
+  model.set_external_weight(ours, layer, ref);
   if (copy) model.keep_alive(std::move(copy));
 }
 
@@ -176,6 +189,9 @@ void check_tied_copy(const GgufFile& f, const Model& model, uint64_t C, uint64_t
     throw Error(f.path() + ": output.weight differs from token_embd.weight (an untied output head is not supported "
                 "for GPT-2)");
   f.release(h);  // never read again: the head is wte
+  // wte's own pages came back for the comparison; its kernels read the x8 copy (when there is one)
+  // and the embedding only a row per token.
+  f.release(checked_tensor(f, "token_embd.weight", {C, V}));
 }
 
 std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
@@ -317,7 +333,7 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   auto linear = [&](const std::string& ours, int l) {
     const Linear& g = *std::find_if(linears.begin(), linears.end(), [&](const Linear& x) { return x.ours == ours; });
     if (model->quant_weight(ours)) {
-      map_into(f, gguf_name(g, l), g.shape, *model, ours, l);
+      map_into(f, gguf_name(g, l), g.shape, *model, ours, l, options.pack_x8);
     } else {
       const uint64_t per_layer = g.shape[0] * g.shape[1];
       read_into(f, gguf_name(g, l), g.shape, model->param_data(ours) + static_cast<uint64_t>(l) * per_layer);

@@ -6,6 +6,7 @@
 // Rounding is to nearest, so the per-element activation error is at most d/2 = amax/254.
 #include <cmath>
 
+#include "engine/checked.h"
 #include "quant_blocks.h"
 
 namespace engine {
@@ -33,6 +34,16 @@ void quantize_act_q8(const float* x, int C, q8_act& out) {
     out.d[b] = d;
     out.sum[b] = s;
   }
+}
+
+void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out) {
+  require_multiple(C, k_qblock, "quantize_act_q8_rows");
+  if (N < 1) throw Error("quantize_act_q8_rows: no rows");
+  // Blocks never straddle rows (C % 32 == 0), so the rows quantize as one long vector.
+  const uint64_t n = checked_mul(static_cast<uint64_t>(N), static_cast<uint64_t>(C), "quantize_act_q8_rows");
+  if (n > static_cast<uint64_t>(INT32_MAX)) throw Error("quantize_act_q8_rows: more than 2^31 activations");
+  quantize_act_q8(X, static_cast<int>(n), out);
+  out.C = C;
 }
 
 }  // namespace engine

@@ -37,6 +37,17 @@ struct block_q6_K {
   int8_t scales[16];
   uint16_t d;
 };
+// x8 layout (quant.h): 8 rows' block b; qs[32c + 4r + i] = row r's qs[4c + i].
+struct block_q8_0x8 {
+  uint16_t d[8];
+  int8_t qs[256];
+};
+struct block_q4_0x8 {
+  uint16_t d[8];
+  uint8_t qs[128];
+};
+static_assert(sizeof(block_q8_0x8) == 8 * k_q8_0_bytes);
+static_assert(sizeof(block_q4_0x8) == 8 * k_q4_0_bytes);
 static_assert(sizeof(block_q8_0) == k_q8_0_bytes);
 static_assert(sizeof(block_q4_0) == k_q4_0_bytes);
 static_assert(sizeof(block_q4_K) == k_q4_K_bytes);

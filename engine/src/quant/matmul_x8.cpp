@@ -1,0 +1,217 @@
+// Integer kernels over the x8 layout (quant.h): out = X * W^T for q8_0 / q4_0 weights packed 8 rows
+// to a group, X rounded to int8 per 32-block (quantize_act_q8_rows), as the decode matvecs do.
+//
+// For one block and one group, the 8 int32 lanes of one vector are the 8 rows' integer dot products
+// with the block's 32 activations: a weight load holds the same 4 positions of every row (lane r =
+// row r) and the matching 4 activation bytes are broadcast to all lanes. After the block one fmadd
+// with the rows' 8 scales (one f16 vector load) times the activation scale accumulates all 8
+// outputs; there is no per-row horizontal sum at all.
+//   q4_0: sum((n-8)*x) = sum(n*x) - 8*sum(x) as in matvec_q4_0.cpp; the nibble n is the unsigned
+//         operand maddubs wants. Plain AVX2 adds the eight maddubs results in int16 before one
+//         madd: each int16 lane holds two products |n*x| <= 15*127, so eight reach 30480 < 32767.
+//   q8_0: sum(w*x) = sum(|w| * sign(x, w)); a lane's pair reaches 2*127*127 = 32258, so each
+//         maddubs result is widened (madd) before adding.
+// With VNNI both use vpdpbusd (no int16 stage). Prefill takes 4 tokens per step so each weight
+// block is loaded and unpacked once for four tokens; a group's blocks (8 rows) stay in L1 while
+// every token passes over them, so each weight byte comes from memory once per call.
+#include <cstring>
+
+#include "quant_blocks.h"
+#include "quant_simd.h"
+
+namespace engine {
+using namespace quant_detail;
+
+namespace {
+
+constexpr int k_tile_tokens = 4;
+
+// Row n's activation block b: quants at q + (n * nb + b) * 32, scale and sum at [n * nb + b].
+struct ActRows {
+  const int8_t* q;
+  const float* d;
+  const int32_t* sum;
+  int64_t nb;
+  int64_t at(int64_t n, int64_t b) const { return n * nb + b; }
+  const int8_t* block(int64_t n, int64_t b) const { return q + at(n, b) * k_qblock; }
+};
+
+// --- portable reference (and the path on machines without AVX2) ---
+
+[[maybe_unused]] int32_t row_dot(const block_q8_0x8& w, int r, const int8_t* x) {
+  int32_t s = 0;
+  for (int j = 0; j < k_qblock; ++j) s += int32_t{w.qs[32 * (j / 4) + 4 * r + j % 4]} * x[j];
+  return s;
+}
+
+[[maybe_unused]] int32_t row_dot(const block_q4_0x8& w, int r, const int8_t* x) {
+  int32_t s = 0;
+  for (int j = 0; j < k_qblock / 2; ++j) {
+    const uint8_t byte = w.qs[32 * (j / 4) + 4 * r + j % 4];
+    s += (int32_t{byte & 15} - 8) * x[j] + (int32_t{byte >> 4} - 8) * x[j + 16];
+  }
+  return s;
+}
+
+template <typename BlockX8>
+[[maybe_unused]] void matmul_portable(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+  for (int64_t g = g0; g < g1; ++g)
+    for (int64_t n = 0; n < N; ++n)
+      for (int r = 0; r < k_x8_rows; ++r) {
+        float s = 0.f;
+        for (int64_t b = 0; b < X.nb; ++b) {
+          const BlockX8& w = P[g * X.nb + b];
+          s += float(row_dot(w, r, X.block(n, b))) * (half_to_f32(w.d[r]) * X.d[X.at(n, b)]);
+        }
+        out[n * OC + g * k_x8_rows + r] = s;
+      }
+}
+
+#if defined(WB_QUANT_AVX2)
+#if (defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)
+#define WB_X8_VNNI 1
+#endif
+
+// 4 activation bytes broadcast to all 8 lanes.
+inline __m256i bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+inline __m256 row_scales(const uint16_t* d) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d))); }
+
+inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// A q4_0x8 block's nibbles: lo[c] holds positions 4c..4c+3 of each row, hi[c] positions 16+4c...
+struct Q4Nibbles {
+  __m256i lo[4], hi[4];
+  explicit Q4Nibbles(const block_q4_0x8& w) {
+    const __m256i m = _mm256_set1_epi8(0x0f);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load(w.qs + 32 * c);
+      lo[c] = _mm256_and_si256(v, m);
+      hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+    }
+  }
+  // Per row: sum(n * x) - 8 * sum(x), the block's exact integer dot product.
+  __m256i dot(const int8_t* x, int32_t xsum) const {
+    const __m256i offset = _mm256_set1_epi32(8 * xsum);
+#if defined(WB_X8_VNNI)
+    __m256i acc = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      acc = dot_u8s8_acc(acc, lo[c], bcast4(x + 4 * c));
+      acc = dot_u8s8_acc(acc, hi[c], bcast4(x + 16 + 4 * c));
+    }
+    return _mm256_sub_epi32(acc, offset);
+#else
+    __m256i s = _mm256_maddubs_epi16(lo[0], bcast4(x));
+    s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[0], bcast4(x + 16)));
+    for (int c = 1; c < 4; ++c) {
+      s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo[c], bcast4(x + 4 * c)));
+      s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[c], bcast4(x + 16 + 4 * c)));
+    }
+    return _mm256_sub_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), offset);
+#endif
+  }
+};
+
+void matmul_q4_0x8(float* out, const block_q4_0x8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+  for (int64_t g = g0; g < g1; ++g) {
+    const block_q4_0x8* wg = P + g * X.nb;
+    float* og = out + g * k_x8_rows;
+    int64_t n = 0;
+    for (; n + k_tile_tokens <= N; n += k_tile_tokens) {
+      __m256 acc[k_tile_tokens] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+      for (int64_t b = 0; b < X.nb; ++b) {
+        const Q4Nibbles w(wg[b]);
+        const __m256 dw = row_scales(wg[b].d);
+        for (int t = 0; t < k_tile_tokens; ++t) {
+          const int64_t i = X.at(n + t, b);
+          const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(X.d[i]));
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w.dot(X.q + i * k_qblock, X.sum[i])), s, acc[t]);
+        }
+      }
+      for (int t = 0; t < k_tile_tokens; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
+    }
+    for (; n < N; ++n) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t b = 0; b < X.nb; ++b) {
+        const int64_t i = X.at(n, b);
+        const __m256 s = _mm256_mul_ps(row_scales(wg[b].d), _mm256_set1_ps(X.d[i]));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Q4Nibbles(wg[b]).dot(X.q + i * k_qblock, X.sum[i])), s, acc);
+      }
+      _mm256_storeu_ps(og + n * OC, acc);
+    }
+  }
+}
+
+// Per row: sum(w * x) over one q8_0x8 block, chunk by chunk (|w| is the unsigned operand).
+inline __m256i q8_chunk(__m256i acc, __m256i w_abs, __m256i w, const int8_t* x4) {
+  return dot_u8s8_acc(acc, w_abs, _mm256_sign_epi8(bcast4(x4), w));
+}
+
+void matmul_q8_0x8(float* out, const block_q8_0x8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+  for (int64_t g = g0; g < g1; ++g) {
+    const block_q8_0x8* wg = P + g * X.nb;
+    float* og = out + g * k_x8_rows;
+    int64_t n = 0;
+    for (; n + k_tile_tokens <= N; n += k_tile_tokens) {
+      __m256 acc[k_tile_tokens] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+      for (int64_t b = 0; b < X.nb; ++b) {
+        const int8_t* x[k_tile_tokens];
+        for (int t = 0; t < k_tile_tokens; ++t) x[t] = X.block(n + t, b);
+        __m256i dot[k_tile_tokens] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                                      _mm256_setzero_si256()};
+        for (int c = 0; c < 8; ++c) {
+          const __m256i w = load(wg[b].qs + 32 * c);
+          const __m256i w_abs = _mm256_abs_epi8(w);
+          for (int t = 0; t < k_tile_tokens; ++t) dot[t] = q8_chunk(dot[t], w_abs, w, x[t] + 4 * c);
+        }
+        const __m256 dw = row_scales(wg[b].d);
+        for (int t = 0; t < k_tile_tokens; ++t)
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
+      }
+      for (int t = 0; t < k_tile_tokens; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
+    }
+    for (; n < N; ++n) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t b = 0; b < X.nb; ++b) {
+        const int8_t* x = X.block(n, b);
+        __m256i dot = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+          const __m256i w = load(wg[b].qs + 32 * c);
+          dot = q8_chunk(dot, _mm256_abs_epi8(w), w, x + 4 * c);
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(row_scales(wg[b].d), _mm256_set1_ps(X.d[X.at(n, b)])), acc);
+      }
+      _mm256_storeu_ps(og + n * OC, acc);
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
+               int64_t group_end) {
+  if (t != DType::Q8_0 && t != DType::Q4_0) throw Error(std::string("matmul_x8: no x8 kernel for ") + std::string(dtype_name(t)));
+  require_multiple(X.C, k_qblock, "matmul_x8");
+  if (N < 1 || OC < 0 || group_begin < 0 || group_begin > group_end || group_end > OC / k_x8_rows ||
+      X.q.size() != static_cast<size_t>(N) * static_cast<size_t>(X.C))
+    throw Error("matmul_x8: bad shape, row group range or activation count");
+  const ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
+#if defined(WB_QUANT_AVX2)
+  if (t == DType::Q8_0)
+    matmul_q8_0x8(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
+  else
+    matmul_q4_0x8(out, static_cast<const block_q4_0x8*>(P), rows, N, OC, group_begin, group_end);
+#else
+  if (t == DType::Q8_0)
+    matmul_portable(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
+  else
+    matmul_portable(out, static_cast<const block_q4_0x8*>(P), rows, N, OC, group_begin, group_end);
+#endif
+}
+
+}  // namespace engine
