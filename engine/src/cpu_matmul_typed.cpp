@@ -49,7 +49,7 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   const int64_t units = (groups + k_groups_per_unit - 1) / k_groups_per_unit;
   pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
     const int64_t gb = ub * k_groups_per_unit, ge = std::min(ue * k_groups_per_unit, groups);
-    matmul_x8(w.dtype, out, w.x8, act, N, OC, gb, ge);
+    matmul_x8(w.dtype, out, w.packed, act, N, OC, gb, ge);
     add_bias(out, bias, N, OC, gb * k_x8_rows, ge * k_x8_rows);
   }, /*chunks_per_thread=*/N == 1 ? 4 : 1);
   const int64_t tail = groups * k_x8_rows;
@@ -68,6 +68,24 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   add_bias(out, bias, N, OC, tail, OC);
 }
 
+// f16 weights with column panels: threads take whole panels (16 rows), X stays f32; the last
+// OC % 16 rows come from the row layout, one token at a time.
+void matmul_f16_panel_rows(ThreadPool& pool, float* out, const float* inp, const WeightRef& w, const float* bias,
+                           int N, int C, int OC) {
+  const int64_t panels = OC / k_panel_rows;
+  const auto* P = static_cast<const uint16_t*>(w.packed);
+  pool.parallel_for(panels, [&](int64_t pb, int64_t pe) {
+    matmul_f16_panels(out, P, inp, N, C, OC, pb, pe);
+    add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
+  }, /*chunks_per_thread=*/N == 1 ? 4 : 1);
+  const int64_t tail = panels * k_panel_rows;
+  if (tail == OC) return;
+  for (int n = 0; n < N; ++n)
+    matvec_f16(out + static_cast<int64_t>(n) * OC, static_cast<const uint16_t*>(w.data), inp + static_cast<int64_t>(n) * C, C,
+               tail, OC);
+  add_bias(out, bias, N, OC, tail, OC);
+}
+
 }  // namespace
 
 void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w,
@@ -79,8 +97,12 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
   auto rows_of = [&](int64_t ub, int64_t ue) {
     return std::pair<int64_t, int64_t>{ub * k_rows_per_unit, std::min<int64_t>(ue * k_rows_per_unit, OC)};
   };
-  if (w.x8 && (w.dtype == DType::Q8_0 || w.dtype == DType::Q4_0)) {
+  if (w.packed && (w.dtype == DType::Q8_0 || w.dtype == DType::Q4_0)) {
     matmul_x8_rows(pool, act, out, inp, w, bias, N, C, OC);
+    return;
+  }
+  if (w.packed && w.dtype == DType::F16) {
+    matmul_f16_panel_rows(pool, out, inp, w, bias, N, C, OC);
     return;
   }
   if (N == 1) {

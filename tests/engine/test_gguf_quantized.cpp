@@ -5,7 +5,7 @@
 // Files: tiny-qwen2-q8_0.gguf as written by gguf-py; tiny-gpt2 / tiny-llama f32 fixtures with their
 // linear weights re-encoded by our quantizers (the C = 64 fixtures only allow 32-blocks); and a
 // synthetic C = 256 GPT-2 / Llama with random q4_K / q6_K (and one q8_0 layer) weights for the K types.
-// Tolerances: with the file layout only (LoadOptions::pack_x8 = false), prefill (N > 1) multiplies
+// Tolerances: with the file layout only (LoadOptions::pack = false), prefill (N > 1) multiplies
 // the exactly dequantized weights in f32, so it must agree
 // with the widened model to f32 rounding (measured <= 2e-6 of the largest logit, held to 2e-5;
 // sgemm blocking differs between the tiled and the whole-matrix call); decode (N = 1)
@@ -63,6 +63,8 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   }
   return d / m;
 }
+
+bool spec_is_gpt2(const Model& m) { return m.has_param("wpe"); }
 
 std::vector<int32_t> sample_ids(int n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -287,11 +289,20 @@ class TestGgufQuantized : public QObject {
     QCOMPARE(q->has_external_weights(), summary != "f32");
     if (summary != "f32") QVERIFY(external > q->config().parameter_count() / 2);
 
-    // The same file without the x8 copies: prefill widens tiles to f32 (exact), decode uses the
-    // file-layout int8 matvecs.
+    // The same file without the packed copies: prefill widens tiles to f32 (exact), decode uses the
+    // file-layout matvecs.
     LoadOptions file_layout;
-    file_layout.pack_x8 = false;
+    file_layout.pack = false;
     auto u = load_model(path, {}, file_layout);
+    // Every f16 / q8_0 / q4_0 matrix a kernel reads got its packed copy (the fixtures' are all >= 16
+    // rows), none without `pack`; an untied wte (only an embedding table) gets none.
+    if (summary == "f16" || summary == "q8_0" || summary == "q4_0") {
+      const bool tied = arch_spec(q->config()).tied_head;
+      for (const char* name : {"wte", spec_is_gpt2(*q) ? "h.fc.weight" : "h.w_down.weight"}) {
+        QVERIFY2((q->weight(name, 0).packed != nullptr) == (tied || std::string(name) != "wte"), name);
+        QVERIFY2(u->weight(name, 0).packed == nullptr, name);
+      }
+    }
     const std::vector<int32_t> ids = sample_ids(12, 7);
     const double prefill = rel_diff(full_logits(*u, *m_be, ids), full_logits(*w, *m_be, ids));
     const double decode = rel_diff(decode_logits(*u, *m_be, ids), decode_logits(*w, *m_be, ids));
@@ -301,19 +312,20 @@ class TestGgufQuantized : public QObject {
     // Decode and prefill logits of the in-place model describe the same positions.
     const double self = rel_diff(decode_logits(*u, *m_be, ids), full_logits(*u, *m_be, ids));
     QVERIFY2(self < decode_tol, qPrintable(QString("decode vs prefill %1").arg(self)));
-    // With the x8 copies (the default) q8_0 / q4_0 prefill rounds activations to int8 like decode:
-    // both are held to the decode tolerance against the widened model. (Per kernel, the x8 sums equal
-    // the file-layout matvecs' exactly: test_matmul_typed. Across a whole model a last-bit difference
-    // in f32 summation order can flip one activation's int8 rounding, which these large fixture
-    // weights amplify to ~1%, so the two layouts are not compared bit for bit here.)
-    const double x8_decode = rel_diff(decode_logits(*q, *m_be, ids), decode_logits(*w, *m_be, ids));
-    const double x8_prefill = rel_diff(full_logits(*q, *m_be, ids), full_logits(*w, *m_be, ids));
-    const double x8_self = rel_diff(full_logits(*q, *m_be, ids), decode_logits(*q, *m_be, ids));
-    qInfo("%s: x8 prefill rel diff %.3g, x8 decode rel diff %.3g, x8 prefill vs decode %.3g", qPrintable(kind),
-          x8_prefill, x8_decode, x8_self);
-    QVERIFY2(x8_decode < decode_tol, qPrintable(QString("x8 decode %1").arg(x8_decode)));
-    QVERIFY2(x8_prefill < decode_tol, qPrintable(QString("x8 prefill %1").arg(x8_prefill)));
-    QVERIFY2(x8_self < decode_tol, qPrintable(QString("x8 prefill vs decode %1").arg(x8_self)));
+    // With the packed copies (the default): q8_0 / q4_0 prefill rounds activations to int8 like
+    // decode, and both are held to the decode tolerance against the widened model; f16 panels keep
+    // f32 activations (1e-5). (Per kernel, the x8 sums equal the file-layout matvecs' exactly:
+    // test_matmul_typed. Across a whole model a last-bit difference in f32 summation order can flip
+    // one activation's int8 rounding, which these large fixture weights amplify to ~1%, so the two
+    // layouts are not compared bit for bit here.)
+    const double packed_decode = rel_diff(decode_logits(*q, *m_be, ids), decode_logits(*w, *m_be, ids));
+    const double packed_prefill = rel_diff(full_logits(*q, *m_be, ids), full_logits(*w, *m_be, ids));
+    const double packed_self = rel_diff(full_logits(*q, *m_be, ids), decode_logits(*q, *m_be, ids));
+    qInfo("%s: packed prefill rel diff %.3g, packed decode rel diff %.3g, packed prefill vs decode %.3g",
+          qPrintable(kind), packed_prefill, packed_decode, packed_self);
+    QVERIFY2(packed_decode < decode_tol, qPrintable(QString("packed decode %1").arg(packed_decode)));
+    QVERIFY2(packed_prefill < decode_tol, qPrintable(QString("packed prefill %1").arg(packed_prefill)));
+    QVERIFY2(packed_self < decode_tol, qPrintable(QString("packed prefill vs decode %1").arg(packed_self)));
   }
 
   void matches_pytorch_reference_data() {
@@ -367,16 +379,16 @@ class TestGgufQuantized : public QObject {
     for (int i = 0; i < 64; ++i) QCOMPARE(row[i], ref[i]);
     QCOMPARE(w->weight("h.wq.weight", 1).f32(), w->param_data("h.wq.weight") + 64 * 64);
     // q8_0 matrices also carry the x8 copy for the CPU kernels, holding the same bytes reordered
-    // (row 5's scale is lane 5 of group 0's first block); pack_x8 = false leaves only the file's.
+    // (row 5's scale is lane 5 of group 0's first block); pack = false leaves only the file's.
     const WeightRef wq1 = m->weight("h.wq.weight", 1);
-    QVERIFY(wq1.x8 != nullptr && wq1.x8 != wq1.data);
+    QVERIFY(wq1.packed != nullptr && wq1.packed != wq1.data);
     uint16_t d_file = 0, d_x8 = 0;
     std::memcpy(&d_file, static_cast<const uint8_t*>(wq1.data) + 5 * 2 * k_q8_0_bytes, 2);  // row 5, block 0
-    std::memcpy(&d_x8, static_cast<const uint8_t*>(wq1.x8) + 5 * 2, 2);
+    std::memcpy(&d_x8, static_cast<const uint8_t*>(wq1.packed) + 5 * 2, 2);
     QCOMPARE(d_x8, d_file);
     LoadOptions file_layout;
-    file_layout.pack_x8 = false;
-    QVERIFY(load_model(kGguf + "tiny-qwen2-q8_0.gguf", {}, file_layout)->weight("h.wq.weight", 1).x8 == nullptr);
+    file_layout.pack = false;
+    QVERIFY(load_model(kGguf + "tiny-qwen2-q8_0.gguf", {}, file_layout)->weight("h.wq.weight", 1).packed == nullptr);
     QVERIFY(error_of([&] { m->weight("h.wq.weight", 2); }).contains("out of range"));
   }
 

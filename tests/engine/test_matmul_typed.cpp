@@ -86,7 +86,7 @@ class TestMatmulTyped : public QObject {
     QTest::addColumn<int>("C");
     QTest::addColumn<int>("OC");
     QTest::addColumn<int>("threads");  // 0: Backend's default implementation
-    QTest::addColumn<bool>("x8");      // the weight also has its x8 copy (q8_0 / q4_0, as GGUF loads give)
+    QTest::addColumn<bool>("x8");      // the weight also has its packed copy (x8 or f16 panels), as GGUF loads give
     for (const char* t : {"f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K"}) {
       const bool k = t[3] == 'K';
       const int C = k ? 512 : 96;
@@ -98,14 +98,22 @@ class TestMatmulTyped : public QObject {
       // C = 4096: 64-row widening tiles, so a thread's rows span several tiles with a partial last one.
       QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2 << false;
     }
-    // x8: N = 1 (decode), 4 (one 4-token tile), 9 (two tiles and a single token); OC % 8 = 5 tail
-    // rows from the file layout; 16-row units split unevenly over 3 threads.
+    // Packed copies. x8 (q8_0 / q4_0): N = 1 (decode), 4 (one 4-token tile), 9 (two tiles and a
+    // single token); OC % 8 = 5 tail rows from the file layout; 16-row units split unevenly over 3
+    // threads. f16 panels: N = 1, 6 (one 6-token tile), 13 (two tiles and one token), 5 (a short
+    // tile only); OC % 16 = 5 or 13 tail rows; C = 4100 takes two column chunks and a C % 4 tail.
     for (const char* t : {"q8_0", "q4_0"})
       for (int N : {1, 4, 9})
         for (int threads : {1, 3}) {
           const int OC = threads == 3 ? 301 : 37;
           QTest::addRow("%s x8 N=%d C=96 OC=%d threads=%d", t, N, OC, threads) << t << N << 96 << OC << threads << true;
         }
+    for (int N : {1, 5, 6, 13})
+      for (int threads : {1, 3}) {
+        const int OC = threads == 3 ? 301 : 45;
+        QTest::addRow("f16 panels N=%d C=100 OC=%d threads=%d", N, OC, threads) << "f16" << N << 100 << OC << threads << true;
+      }
+    QTest::addRow("f16 panels N=7 C=4100 OC=40 threads=2") << "f16" << 7 << 4100 << 40 << 2 << true;
   }
   void matches_reference() {
     QFETCH(QString, dtype);
@@ -123,10 +131,14 @@ class TestMatmulTyped : public QObject {
     std::vector<float> out(size_t(N) * OC, NAN);
     WeightRef ref{t, bytes.data()};
     std::vector<uint8_t> packed;
-    if (x8) {
+    if (x8 && t == DType::F16) {
+      packed.resize(engine::f16_panel_bytes(OC, C));
+      engine::pack_f16_panels(reinterpret_cast<const uint16_t*>(bytes.data()), OC, C, reinterpret_cast<uint16_t*>(packed.data()));
+      ref.packed = packed.data();
+    } else if (x8) {
       packed.resize(engine::x8_bytes(t, OC, C));
       engine::pack_x8(t, bytes.data(), OC, C, packed.data());
-      ref.x8 = packed.data();
+      ref.packed = packed.data();
     }
     be->matmul_forward_typed(out.data(), x.data(), ref, bias.data(), N, C, OC);
 

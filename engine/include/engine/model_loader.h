@@ -50,11 +50,11 @@ struct LoadOptions {
   // true: every weight is widened into the f32 arena (param_data works for all of them); false: GGUF
   // linear weights a kernel can read directly stay file-encoded (Model::weight, quant_weight).
   bool dequantize = false;
-  // q8_0 / q4_0 weights kept in place also get a row-interleaved copy for the CPU kernels (quant.h
-  // x8 layout; the file pages are released, so memory stays about the file size). Prefill then
-  // rounds activations to int8 like decode does; false keeps the file layout only (prefill widens
-  // weight tiles to f32 for sgemm, no activation rounding).
-  bool pack_x8 = true;
+  // Weights kept in place also get a copy in the layout the CPU kernels prefer (quant.h): q8_0 /
+  // q4_0 row-interleaved (x8), f16 in column panels. The file pages are released, so memory stays
+  // about the file size. q8_0 / q4_0 prefill then rounds activations to int8 like decode does;
+  // false keeps the file layout only (prefill widens weight tiles to f32 for sgemm).
+  bool pack = true;
 };
 
 std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& progress = {},

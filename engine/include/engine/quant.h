@@ -109,6 +109,19 @@ void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out);
 void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
                int64_t group_end);
 
+// --- f16 weights in column panels, for the CPU kernels ---
+// Panel p holds rows [16p, 16p + 16) column by column: P[(p * C + k) * 16 + j] = W[16p + j][k].
+// One 32-byte read then gives the 16 rows' weights for column k, which is what a register-tiled
+// outer product (prefill) and a single sequential stream (decode) want; values are bit-identical.
+// Only the first OC / 16 * 16 rows are packed; callers handle the rest from the row layout.
+inline constexpr int k_panel_rows = 16;
+uint64_t f16_panel_bytes(int64_t OC, int C);  // overflow-checked
+void pack_f16_panels(const uint16_t* W, int64_t OC, int C, uint16_t* dst);
+// out[n * OC + r] for rows r of panels [panel_begin, panel_end) and the N rows of X (f32, no
+// rounding): X (N, C) times the packed weights, accumulated in f32.
+void matmul_f16_panels(float* out, const uint16_t* P, const float* X, int N, int C, int64_t OC, int64_t panel_begin,
+                       int64_t panel_end);
+
 // --- any dtype, whole rows: the row-at-a-time form the kernels above share ---
 // dst (rows, C) = rows [row_begin, row_begin + rows) of W (OC, C) in encoding t, widened to f32.
 // C must be a whole number of t's blocks.

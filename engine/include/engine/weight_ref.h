@@ -11,9 +11,10 @@ namespace engine {
 struct WeightRef {
   DType dtype = DType::F32;
   const void* data = nullptr;  // OC rows of dtype_bytes(dtype, C) bytes each
-  // Optional: the same q8_0 / q4_0 values in the row-interleaved x8 layout (quant.h pack_x8), which
-  // the CPU kernels prefer; null when the loader made none (other encodings, OC < 8, tests).
-  const void* x8 = nullptr;
+  // Optional: the same values in the layout the CPU kernels prefer (quant.h): q8_0 / q4_0 in the
+  // row-interleaved x8 layout (pack_x8), f16 in column panels (pack_f16_panels). Null when the
+  // loader made none (other encodings, too few rows, weights built in memory).
+  const void* packed = nullptr;
 
   // The f32 view, or null for any other encoding.
   const float* f32() const { return dtype == DType::F32 ? static_cast<const float*>(data) : nullptr; }

@@ -129,8 +129,11 @@ bool kernel_encoding(GgmlType t) {
 // Points layer `layer` of external group `ours` at tensor `name` inside the mapping (the caller keeps
 // the file alive through Model::keep_alive), after checking it.
 // With `pack`, q8_0 / q4_0 matrices of at least 8 rows also get the x8 copy the CPU kernels prefer
-// (quant.h pack_x8) and the file's pages are released: the copy replaces them in memory, and the
-// rare reader of the original layout (an embedding row, export, a CUDA upload) pages it back in.
+// (quant.h pack_x8), f16 ones of at least 16 rows their column panels (pack_f16_panels). The copy
+// replaces the file's pages in memory: rows are checked, packed and released a slice at a time, so
+// the peak stays a slice above the packed copy rather than a whole tensor (an output head over a
+// 50k vocabulary is 100-200 MiB). The rare reader of the original layout (an embedding row, the
+// last OC % 8 rows, export, a CUDA upload) pages it back in from the file.
 void map_into(const GgufFile& f, const std::string& name, const std::vector<uint64_t>& want, Model& model,
               const std::string& ours, int layer, bool pack) {
   const GgufTensor& t = checked_tensor(f, name, want);
@@ -144,22 +147,39 @@ void map_into(const GgufFile& f, const std::string& name, const std::vector<uint
   }
   std::shared_ptr<std::vector<uint64_t>> copy;
   const void* data = aligned_data(t, copy);
-  const int64_t bad = first_nonfinite(dt, data, static_cast<int64_t>(t.numel));
-  if (bad >= 0)
-    throw Error(f.path() + ": tensor " + name + " has a non-finite " + (dtype_is_quantized(dt) ? "scale in the block at " : "value at ") +
-                std::to_string(bad));
-  WeightRef ref{dt, data};
+  const int C = static_cast<int>(want[0]);
   const int64_t rows = static_cast<int64_t>(want[1]);
-  if (pack && (dt == DType::Q8_0 || dt == DType::Q4_0) && rows >= k_x8_rows) {
-    const int C = static_cast<int>(want[0]);
-    auto packed = std::make_shared<std::vector<uint64_t>>((x8_bytes(dt, rows, C) + 7) / 8);
-    pack_x8(dt, data, rows, C, packed->data());
-    ref.x8 = packed->data();
+  const bool x8 = pack && (dt == DType::Q8_0 || dt == DType::Q4_0) && rows >= k_x8_rows;
+  const bool panels = pack && dt == DType::F16 && rows >= k_panel_rows;
+  std::shared_ptr<std::vector<uint64_t>> packed;
+  if (x8) packed = std::make_shared<std::vector<uint64_t>>((x8_bytes(dt, rows, C) + 7) / 8);
+  if (panels) packed = std::make_shared<std::vector<uint64_t>>((f16_panel_bytes(rows, C) + 7) / 8);
+  auto* packed_bytes = packed ? reinterpret_cast<uint8_t*>(packed->data()) : nullptr;
+  const uint64_t row_bytes = dtype_bytes(dt, static_cast<uint64_t>(C));
+  constexpr int64_t k_slice_rows = 256;  // a whole number of x8 groups and of f16 panels
+  for (int64_t r0 = 0; r0 < rows; r0 += k_slice_rows) {
+    const int64_t n = std::min(k_slice_rows, rows - r0);
+    const auto* src = static_cast<const uint8_t*>(data) + static_cast<uint64_t>(r0) * row_bytes;
+    const int64_t bad = first_nonfinite(dt, src, n * C);
+    if (bad >= 0)
+      throw Error(f.path() + ": tensor " + name + " has a non-finite " +
+                  (dtype_is_quantized(dt) ? "scale in the block at " : "value at ") + std::to_string(r0 * C + bad));
+    if (x8) pack_x8(dt, src, n, C, packed_bytes + x8_bytes(dt, r0, C));
+    if (panels)
+      pack_f16_panels(reinterpret_cast<const uint16_t*>(src), n, C,
+                      reinterpret_cast<uint16_t*>(packed_bytes + f16_panel_bytes(r0, C)));
+    if (packed && !copy) f.release(t, static_cast<uint64_t>(r0) * row_bytes, static_cast<uint64_t>(n) * row_bytes);
+  }
+  WeightRef ref{dt, data};
+  if (packed) {
+    ref.packed = packed->data();
     model.keep_alive(std::move(packed));
-    f.release(t);
   }
   model.set_external_weight(ours, layer, ref);
-  if (copy) model.keep_alive(std::move(copy));
+  if (copy) {
+    f.release(t);  // everything was read from the aligned copy
+    model.keep_alive(std::move(copy));
+  }
 }
 
 // llama.cpp's converter stores GPT-2's tied head as a copy of token_embd; it must be that copy (up to
@@ -333,7 +353,11 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   auto linear = [&](const std::string& ours, int l) {
     const Linear& g = *std::find_if(linears.begin(), linears.end(), [&](const Linear& x) { return x.ours == ours; });
     if (model->quant_weight(ours)) {
-      map_into(f, gguf_name(g, l), g.shape, *model, ours, l, options.pack_x8);
+      // An untied wte is only ever read a row per token (the embedding): no packed copy for it,
+      // and its pages, read once by the check, go back to the file.
+      const bool kernel_reads = ours != "wte" || arch_spec(c).tied_head;
+      map_into(f, gguf_name(g, l), g.shape, *model, ours, l, options.pack && kernel_reads);
+      if (!kernel_reads) f.release(*f.find(gguf_name(g, l)));
     } else {
       const uint64_t per_layer = g.shape[0] * g.shape[1];
       read_into(f, gguf_name(g, l), g.shape, model->param_data(ours) + static_cast<uint64_t>(l) * per_layer);

@@ -377,10 +377,14 @@ const GgufTensor* GgufFile::find(const std::string& name) const {
   return it == m_tensor_index.end() ? nullptr : &m_tensors[it->second];
 }
 
-void GgufFile::release(const GgufTensor& t) const {
+void GgufFile::release(const GgufTensor& t) const { release(t, 0, t.nbytes); }
+
+void GgufFile::release(const GgufTensor& t, uint64_t offset, uint64_t length) const {
+  if (offset >= t.nbytes) return;
+  length = std::min(length, t.nbytes - offset);
   if (m_file && t.data >= m_file->data() && t.nbytes <= m_file->size() &&
       t.data + t.nbytes <= m_file->data() + m_file->size())
-    m_file->release(static_cast<uint64_t>(t.data - m_file->data()), t.nbytes);
+    m_file->release(static_cast<uint64_t>(t.data - m_file->data()) + offset, length);
 }
 
 }  // namespace engine::io

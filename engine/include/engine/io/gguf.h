@@ -202,6 +202,8 @@ class GgufFile {
   const GgufTensor* find(const std::string& name) const;
   // Drops a tensor's pages once the caller copied it (see MappedFile::release).
   void release(const GgufTensor& t) const;
+  // The same for bytes [offset, offset + length) of t's data (clamped to the tensor).
+  void release(const GgufTensor& t, uint64_t offset, uint64_t length) const;
 
  private:
   GgufFile() = default;
