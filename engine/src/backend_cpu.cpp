@@ -97,7 +97,15 @@ class CpuBackend final : public Backend {
 
   void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) override {
     m_pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
+      int64_t i = begin;
+#if defined(__AVX2__) && defined(__FMA__)
+      for (; i + 8 <= end; i += 8) {
+        const __m256 g = _mm256_loadu_ps(gate + i);
+        const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), fast_expf8(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+      }
+#endif
+      for (; i < end; ++i) {
         const float g = gate[i];
         out[i] = g / (1.0f + fast_expf(-g)) * up[i];
       }
@@ -180,7 +188,11 @@ class CpuBackend final : public Backend {
 
   void gelu_forward(float* out, const float* inp, int64_t n) override {
     m_pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = gelu_tanh(inp[i]);
+      int64_t i = begin;
+#if defined(__AVX2__) && defined(__FMA__)
+      for (; i + 8 <= end; i += 8) _mm256_storeu_ps(out + i, gelu_tanh8(_mm256_loadu_ps(inp + i)));
+#endif
+      for (; i < end; ++i) out[i] = gelu_tanh(inp[i]);
     });
   }
 

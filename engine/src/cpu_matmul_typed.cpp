@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "engine/error.h"
 
@@ -38,12 +39,31 @@ void add_bias(float* out, const float* bias, int64_t n_rows, int64_t OC, int64_t
   }
 }
 
+void require_multiple_of_block(int C) {
+  if (C % k_qblock != 0)
+    throw Error("matmul_forward_typed: row width " + std::to_string(C) + " is not a multiple of " + std::to_string(k_qblock));
+}
+
 // Weights with an x8 copy: X is rounded to int8 once (all N rows), threads take whole 16-row
 // units of the packed groups, and the last OC % 8 rows (only the vocabulary of some heads) come
 // from the file layout: the int8 matvec per token, so every row sees the same rounded activations.
 void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w,
                     const float* bias, int N, int C, int OC) {
-  quantize_act_q8_rows(inp, N, C, act);
+  if (N == 1) {
+    quantize_act_q8(inp, C, act);
+  } else {
+    // Every token's activations, quantized by the pool too (a prefill's worth is not negligible).
+    require_multiple_of_block(C);
+    const int64_t nb = C / k_qblock;
+    act.C = C;
+    act.q.resize(static_cast<size_t>(N) * C);
+    act.d.resize(static_cast<size_t>(N * nb));
+    act.sum.resize(static_cast<size_t>(N * nb));
+    pool.parallel_for(N, [&](int64_t nb0, int64_t ne) {
+      quantize_act_blocks(inp + nb0 * C, (ne - nb0) * nb, act.q.data() + nb0 * C, act.d.data() + nb0 * nb,
+                          act.sum.data() + nb0 * nb);
+    });
+  }
   const int64_t groups = OC / k_x8_rows;
   constexpr int64_t k_groups_per_unit = k_rows_per_unit / k_x8_rows;
   const int64_t units = (groups + k_groups_per_unit - 1) / k_groups_per_unit;

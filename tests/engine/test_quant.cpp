@@ -67,6 +67,34 @@ enum class Kind { q8_0, q4_0 };
 class TestQuant : public QObject {
   Q_OBJECT
  private slots:
+  void activation_quantization_is_round_to_nearest() {
+    // The SIMD block loop must give exactly the portable definition: d = amax / 127, q =
+    // nearbyint(x * (1/d)) (ties to even), sum = sum(q); an all-zero block has d = 0 and q = 0.
+    std::mt19937 rng(9);
+    std::normal_distribution<float> nd(0.f, 2.f);
+    std::vector<float> x(32 * 6);
+    for (auto& v : x) v = nd(rng);
+    for (int j = 32; j < 64; ++j) x[j] = 0.f;                    // block 1: zeros
+    for (int j = 64; j < 96; ++j) x[j] = 0.5f * (j - 80);         // block 2: halves, ties
+    x[100] = -1e30f;                                             // block 3: one huge value
+    engine::q8_act a;
+    engine::quantize_act_q8(x.data(), int(x.size()), a);
+    for (int b = 0; b < 6; ++b) {
+      float amax = 0.f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::abs(x[b * 32 + j]));
+      const float d = amax / 127.f, id = d != 0.f ? 1.f / d : 0.f;
+      QCOMPARE(a.d[b], d);
+      int32_t sum = 0;
+      for (int j = 0; j < 32; ++j) {
+        const int q = int(std::nearbyint(x[b * 32 + j] * id));
+        QCOMPARE(int(a.q[b * 32 + j]), q);
+        sum += q;
+      }
+      QCOMPARE(a.sum[b], sum);
+    }
+    QCOMPARE(int(a.q[100]), -127);
+  }
+
   // --- hand-computed blocks ---
   void q8_0_block_of_0_to_31() {
     std::vector<float> x(32);

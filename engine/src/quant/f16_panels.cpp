@@ -113,8 +113,19 @@ void panels_avx2(float* out, const uint16_t* P, const float* X, int N, int C, in
     for (int64_t p = p0; p < p1; ++p) {
       const uint16_t* panel = P + p * C * k_panel_rows;
       float* o = out + p * k_panel_rows;
+      // Whole 6-token tiles, but a remainder of 1 or 2 tokens is merged with the last whole tile
+      // into two tiles of 3-4: a 1- or 2-token tile has too few independent FMA chains to keep both
+      // FMA units busy.
+      const int64_t whole = N % k_tile_tokens != 0 && N % k_tile_tokens <= 2 && N > k_tile_tokens
+                                ? N / k_tile_tokens - 1
+                                : N / k_tile_tokens;
       int64_t n = 0;
-      for (; n + k_tile_tokens <= N; n += k_tile_tokens) tile<k_tile_tokens>(o, OC, panel, X, C, n, k0, k1, c == 0);
+      for (; n < whole * k_tile_tokens; n += k_tile_tokens) tile<k_tile_tokens>(o, OC, panel, X, C, n, k0, k1, c == 0);
+      if (N - n >= 7) {
+        const int64_t first_half = (N - n) / 2;
+        (first_half == 4 ? tile<4> : tile<3>)(o, OC, panel, X, C, n, k0, k1, c == 0);
+        n += first_half;
+      }
       switch (N - n) {
         case 5: tile<5>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
         case 4: tile<4>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
