@@ -71,7 +71,7 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
     const int64_t gb = ub * k_groups_per_unit, ge = std::min(ue * k_groups_per_unit, groups);
     matmul_x8(w.dtype, out, w.packed, act, N, OC, gb, ge);
     add_bias(out, bias, N, OC, gb * k_x8_rows, ge * k_x8_rows);
-  }, /*chunks_per_thread=*/N == 1 ? 4 : 1);
+  }, /*chunks_per_thread=*/4);
   const int64_t tail = groups * k_x8_rows;
   if (tail == OC) return;
   thread_local q8_act one;
@@ -97,7 +97,7 @@ void matmul_f16_panel_rows(ThreadPool& pool, float* out, const float* inp, const
   pool.parallel_for(panels, [&](int64_t pb, int64_t pe) {
     matmul_f16_panels(out, P, inp, N, C, OC, pb, pe);
     add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
-  }, /*chunks_per_thread=*/N == 1 ? 4 : 1);
+  }, /*chunks_per_thread=*/4);
   const int64_t tail = panels * k_panel_rows;
   if (tail == OC) return;
   for (int n = 0; n < N; ++n)
