@@ -116,77 +116,63 @@ struct Q4Nibbles {
   }
 };
 
-void matmul_q4_0x8(float* out, const block_q4_0x8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  for (int64_t g = g0; g < g1; ++g) {
-    const block_q4_0x8* wg = P + g * X.nb;
-    float* og = out + g * k_x8_rows;
-    int64_t n = 0;
-    for (; n + k_tile_tokens <= N; n += k_tile_tokens) {
-      __m256 acc[k_tile_tokens] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      for (int64_t b = 0; b < X.nb; ++b) {
-        const Q4Nibbles w(wg[b]);
-        const __m256 dw = row_scales(wg[b].d);
-        for (int t = 0; t < k_tile_tokens; ++t) {
-          const int64_t i = X.at(n + t, b);
-          const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(X.d[i]));
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w.dot(X.q + i * k_qblock, X.sum[i])), s, acc[t]);
-        }
-      }
-      for (int t = 0; t < k_tile_tokens; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
-    }
-    for (; n < N; ++n) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int64_t b = 0; b < X.nb; ++b) {
-        const int64_t i = X.at(n, b);
-        const __m256 s = _mm256_mul_ps(row_scales(wg[b].d), _mm256_set1_ps(X.d[i]));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Q4Nibbles(wg[b]).dot(X.q + i * k_qblock, X.sum[i])), s, acc);
-      }
-      _mm256_storeu_ps(og + n * OC, acc);
+// Tokens [n, n + T) x one group of 8 rows, q4_0: out rows' 8 outputs per token. The block is
+// unpacked once for all T tokens.
+template <int T>
+void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  __m256 acc[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < X.nb; ++b) {
+    const Q4Nibbles w(wg[b]);
+    const __m256 dw = row_scales(wg[b].d);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      const int64_t i = X.at(n + t, b);
+      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(X.d[i]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w.dot(X.q + i * k_qblock, X.sum[i])), s, acc[t]);
     }
   }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
-// Per row: sum(w * x) over one q8_0x8 block, chunk by chunk (|w| is the unsigned operand).
-inline __m256i q8_chunk(__m256i acc, __m256i w_abs, __m256i w, const int8_t* x4) {
-  return dot_u8s8_acc(acc, w_abs, _mm256_sign_epi8(bcast4(x4), w));
+// The same for q8_0: per chunk, |w| is computed once for all T tokens (the unsigned operand) and
+// each token's activations take w's signs.
+template <int T>
+void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  __m256 acc[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < X.nb; ++b) {
+    __m256i dot[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) {
+      const __m256i w = load(wg[b].qs + 32 * c);
+      const __m256i w_abs = _mm256_abs_epi8(w);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) dot[t] = dot_u8s8_acc(dot[t], w_abs, _mm256_sign_epi8(bcast4(X.block(n + t, b) + 4 * c), w));
+    }
+    const __m256 dw = row_scales(wg[b].d);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
+  }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
-void matmul_q8_0x8(float* out, const block_q8_0x8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+// Every group in [g0, g1): whole k_tile_tokens tiles, then single tokens.
+template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
+          void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
+void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
   for (int64_t g = g0; g < g1; ++g) {
-    const block_q8_0x8* wg = P + g * X.nb;
+    const BlockX8* wg = P + g * X.nb;
     float* og = out + g * k_x8_rows;
     int64_t n = 0;
-    for (; n + k_tile_tokens <= N; n += k_tile_tokens) {
-      __m256 acc[k_tile_tokens] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      for (int64_t b = 0; b < X.nb; ++b) {
-        const int8_t* x[k_tile_tokens];
-        for (int t = 0; t < k_tile_tokens; ++t) x[t] = X.block(n + t, b);
-        __m256i dot[k_tile_tokens] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                                      _mm256_setzero_si256()};
-        for (int c = 0; c < 8; ++c) {
-          const __m256i w = load(wg[b].qs + 32 * c);
-          const __m256i w_abs = _mm256_abs_epi8(w);
-          for (int t = 0; t < k_tile_tokens; ++t) dot[t] = q8_chunk(dot[t], w_abs, w, x[t] + 4 * c);
-        }
-        const __m256 dw = row_scales(wg[b].d);
-        for (int t = 0; t < k_tile_tokens; ++t)
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
-      }
-      for (int t = 0; t < k_tile_tokens; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
-    }
-    for (; n < N; ++n) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int64_t b = 0; b < X.nb; ++b) {
-        const int8_t* x = X.block(n, b);
-        __m256i dot = _mm256_setzero_si256();
-        for (int c = 0; c < 8; ++c) {
-          const __m256i w = load(wg[b].qs + 32 * c);
-          dot = q8_chunk(dot, _mm256_abs_epi8(w), w, x + 4 * c);
-        }
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(row_scales(wg[b].d), _mm256_set1_ps(X.d[X.at(n, b)])), acc);
-      }
-      _mm256_storeu_ps(og + n * OC, acc);
-    }
+    for (; n + k_tile_tokens <= N; n += k_tile_tokens) Tile(og, wg, X, n, OC);
+    for (; n < N; ++n) One(og, wg, X, n, OC);
   }
 }
 #endif
@@ -203,9 +189,11 @@ void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64
   const ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
 #if defined(WB_QUANT_AVX2)
   if (t == DType::Q8_0)
-    matmul_q8_0x8(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
+    matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), rows, N,
+                                                                     OC, group_begin, group_end);
   else
-    matmul_q4_0x8(out, static_cast<const block_q4_0x8*>(P), rows, N, OC, group_begin, group_end);
+    matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, tile_q4<1>>(out, static_cast<const block_q4_0x8*>(P), rows, N,
+                                                                     OC, group_begin, group_end);
 #else
   if (t == DType::Q8_0)
     matmul_portable(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
