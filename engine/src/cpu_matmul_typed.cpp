@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "engine/error.h"
 
@@ -39,11 +38,6 @@ void add_bias(float* out, const float* bias, int64_t n_rows, int64_t OC, int64_t
   }
 }
 
-void require_multiple_of_block(int C) {
-  if (C % k_qblock != 0)
-    throw Error("matmul_forward_typed: row width " + std::to_string(C) + " is not a multiple of " + std::to_string(k_qblock));
-}
-
 // Weights with an x8 copy: X is rounded to int8 once (all N rows), threads take whole 16-row
 // units of the packed groups, and the last OC % 8 rows (only the vocabulary of some heads) come
 // from the file layout: the int8 matvec per token, so every row sees the same rounded activations.
@@ -53,12 +47,8 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
     quantize_act_q8(inp, C, act);
   } else {
     // Every token's activations, quantized by the pool too (a prefill's worth is not negligible).
-    require_multiple_of_block(C);
+    resize_act_q8(N, C, act);
     const int64_t nb = C / k_qblock;
-    act.C = C;
-    act.q.resize(static_cast<size_t>(N) * C);
-    act.d.resize(static_cast<size_t>(N * nb));
-    act.sum.resize(static_cast<size_t>(N * nb));
     pool.parallel_for(N, [&](int64_t nb0, int64_t ne) {
       quantize_act_blocks(inp + nb0 * C, (ne - nb0) * nb, act.q.data() + nb0 * C, act.d.data() + nb0 * nb,
                           act.sum.data() + nb0 * nb);
@@ -77,6 +67,11 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   thread_local q8_act one;
   const ActKernel k = act_kernel(w.dtype);
   const int nb = C / k_qblock;
+  if (N == 1) {  // decode: act already is the one token (no copy on the per-token path)
+    k(out, w.data, act, tail, OC);
+    add_bias(out, bias, 1, OC, tail, OC);
+    return;
+  }
   for (int n = 0; n < N; ++n) {
     one.C = C;
     one.q.assign(act.q.begin() + static_cast<int64_t>(n) * C, act.q.begin() + static_cast<int64_t>(n + 1) * C);

@@ -103,8 +103,9 @@ uint64_t x8_bytes(DType t, int64_t OC, int C);
 void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst);
 // x quantized per row: X (N, C) -> q (N*C), d and sum (N*C/32), C = row width.
 void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out);
-// The block loop both use: nb blocks of x into q (nb*32), d and sum (nb each), for callers that
-// size a q8_act themselves and split its blocks over threads.
+// The pieces of quantize_act_q8_rows, for callers that split the blocks over threads: size `out`
+// for N rows of width C (checked), then quantize nb blocks of x into q (nb*32), d and sum (nb each).
+void resize_act_q8(int N, int C, q8_act& out);
 void quantize_act_blocks(const float* x, int64_t nb, int8_t* q, float* d, int32_t* sum);
 // out[n * OC + r] for rows r of groups [group_begin, group_end) (r = 8 * group + lane) and the N
 // rows of X (quantized by quantize_act_q8_rows): the integer product over the packed weights P.

@@ -71,14 +71,21 @@ void quantize_act_q8(const float* x, int C, q8_act& out) {
   quantize_act_blocks(x, nb, out.q.data(), out.d.data(), out.sum.data());
 }
 
-void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out) {
+void resize_act_q8(int N, int C, q8_act& out) {
   require_multiple(C, k_qblock, "quantize_act_q8_rows");
   if (N < 1) throw Error("quantize_act_q8_rows: no rows");
-  // Blocks never straddle rows (C % 32 == 0), so the rows quantize as one long vector.
   const uint64_t n = checked_mul(static_cast<uint64_t>(N), static_cast<uint64_t>(C), "quantize_act_q8_rows");
   if (n > static_cast<uint64_t>(INT32_MAX)) throw Error("quantize_act_q8_rows: more than 2^31 activations");
-  quantize_act_q8(X, static_cast<int>(n), out);
   out.C = C;
+  out.q.resize(static_cast<size_t>(n));
+  out.d.resize(static_cast<size_t>(n / k_qblock));
+  out.sum.resize(static_cast<size_t>(n / k_qblock));
+}
+
+void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out) {
+  resize_act_q8(N, C, out);
+  // Blocks never straddle rows (C % 32 == 0), so the rows quantize as one long run of blocks.
+  quantize_act_blocks(X, static_cast<int64_t>(out.d.size()), out.q.data(), out.d.data(), out.sum.data());
 }
 
 }  // namespace engine
