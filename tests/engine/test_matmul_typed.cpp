@@ -99,16 +99,20 @@ class TestMatmulTyped : public QObject {
       QTest::addRow("%s N=5 C=4096 OC=301 threads=2", t) << t << 5 << 4096 << 301 << 2 << false;
     }
     // Packed copies. x8 (q8_0 / q4_0): N = 1 (decode), 4 (one 4-token tile), 9 (two tiles and a
-    // single token); OC % 8 = 5 tail rows from the file layout; 16-row units split unevenly over 3
-    // threads. f16 panels: N = 1, 6 (one 6-token tile), 13 (two tiles and one token), 5 (a short
-    // tile only); OC % 16 = 5 or 13 tail rows; C = 4100 takes two column chunks and a C % 4 tail.
+    // single token; with AVX-512, q4_0's one 8-token tile and one), 19 (AVX-512 q8_0: four 4-token
+    // tiles and three singles; q4_0: two 8-token tiles and three); OC % 8 = 5 tail rows from the
+    // file layout; 16-row units split unevenly over 3 threads, 37 groups leave one unpaired group
+    // for the AVX-512 kernels. f16 panels: N = 1, 6 (one 6-token tile), 13 (two tiles and one
+    // token; AVX-512: one 12-token tile and one), 5 (a short tile only), 26 (AVX-512: two 12-token
+    // tiles and two); OC % 16 = 5 or 13 tail rows, 18 panels in thread ranges of odd lengths;
+    // C = 4100 takes several column chunks and a C % 4 (and C % 8) tail.
     for (const char* t : {"q8_0", "q4_0"})
-      for (int N : {1, 4, 9})
+      for (int N : {1, 4, 9, 19})
         for (int threads : {1, 3}) {
           const int OC = threads == 3 ? 301 : 37;
           QTest::addRow("%s x8 N=%d C=96 OC=%d threads=%d", t, N, OC, threads) << t << N << 96 << OC << threads << true;
         }
-    for (int N : {1, 5, 6, 13})
+    for (int N : {1, 5, 6, 13, 26})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 45;
         QTest::addRow("f16 panels N=%d C=100 OC=%d threads=%d", N, OC, threads) << "f16" << N << 100 << OC << threads << true;

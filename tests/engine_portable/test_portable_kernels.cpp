@@ -1,9 +1,11 @@
-// The CPU kernels' portable paths (no AVX2 / FMA / F16C), built without -march=native.
+// The CPU kernels for instruction sets other than the build machine's, built without -march=native.
 //
-// Every build machine here has AVX2, so the engine's own tests only ever run the SIMD paths; this
-// executable compiles the packed-layout kernels and the file-layout kernels they must agree with
-// from the same sources for plain x86-64 (or whatever the compiler's default target is), so a
-// machine without AVX2 still gets correct products. Same checks as test_matmul_typed's
+// The engine is compiled for the machine it builds on, so its own tests only run that machine's
+// paths: the AVX-512 kernels on an AVX-512 machine, the 256-bit ones on an AVX2-only one. This file
+// compiles the packed-layout kernels and the file-layout kernels they must agree with from the same
+// sources twice (tests/CMakeLists.txt): test_portable_kernels for plain x86-64 (no AVX2 / FMA /
+// F16C: the C paths) and test_avx2_kernels for Haswell (AVX2, FMA, F16C, without AVX-512 or VNNI),
+// so every path is checked on every machine that can run it. Same checks as test_matmul_typed's
 // x8_sums_equal_the_file_layout, plus the f16 panels against the row-layout matvec.
 #include <QtTest>
 
@@ -20,16 +22,29 @@ class TestPortableKernels : public QObject {
   Q_OBJECT
 
  private slots:
-  void built_without_simd() {
-#if defined(__AVX2__) || defined(__F16C__)
-    QFAIL("this test must be compiled without AVX2 / F16C to exercise the portable kernels");
+  void built_for_the_intended_instruction_set() {
+#if defined(WB_EXPECT_AVX2)
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__) || defined(__AVX512F__) || defined(__AVXVNNI__)
+    QFAIL("test_avx2_kernels must be compiled for AVX2 + FMA + F16C without AVX-512 or VNNI");
+#endif
+#elif defined(__AVX2__) || defined(__F16C__)
+    QFAIL("test_portable_kernels must be compiled without AVX2 / F16C to exercise the portable kernels");
+#endif
+  }
+
+  void init() {
+#if defined(WB_EXPECT_AVX2)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
+      QSKIP("this CPU has no AVX2 / FMA / F16C");
 #endif
   }
 
   void packed_equals_file_layout() {
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.f, 0.1f);
-    const int N = 7, C = 96, OC = 37;  // a 4-token tile plus 3; OC % 8 and OC % 16 leave tails
+    // A 4-token tile plus 3 (x8), a 6-token tile plus 1 (f16); OC % 8 and OC % 16 leave tails.
+    const int N = 7, C = 96, OC = 37;
     std::vector<float> W(size_t(OC) * C), X(size_t(N) * C);
     for (auto& v : W) v = nd(rng);
     for (auto& v : X) v = nd(rng);

@@ -12,6 +12,11 @@
 // read back and added each time) measured slower, so the chunk only splits very long rows.
 // Decode (N = 1) uses the same tile with one token: per column, two weight loads, one broadcast and
 // two FMAs, four columns in flight to cover the FMA latency; the panel is one sequential stream.
+// GCC 12's AVX-512 intrinsics merge into _mm512_undefined_*() and then warn that it "may be used
+// uninitialized" wherever they are inlined (GCC bug 105593, fixed in 13): a false positive.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <algorithm>
 #include <cstring>
 
@@ -22,6 +27,10 @@
 namespace engine {
 using namespace quant_detail;
 
+
+
+
+#define WB_PF 64
 namespace {
 
 constexpr int k_max_chunk = 2048;
@@ -139,6 +148,89 @@ void panels_avx2(float* out, const uint16_t* P, const float* X, int N, int C, in
 }
 #endif
 
+#if defined(WB_F16_PANELS_AVX2) && defined(__AVX512F__)
+#define WB_F16_PANELS_AVX512 1
+
+// AVX-512: one zmm holds a panel column's 16 rows, so the tile is RP panels (16 * RP rows) x RN
+// tokens in RP * RN accumulators, the broadcast folded into the FMA's memory operand. Two panels
+// by 12 tokens use 24 of the 32 registers and issue 24 FMAs per 2 widening loads and 12
+// broadcasts, which keeps both FMA ports busy; the X rows (12 x k_chunk512 floats) and the two
+// panels' chunk (32 x k_chunk512 halves) stay in L1 while the chunk is swept.
+constexpr int k_tile_tokens512 = 12;
+constexpr int k_chunk512 = 256;
+
+inline __m512 widen16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+
+template <int RP, int RN>
+void tile512(float* out, int64_t OC, const uint16_t* panel, int64_t panel_stride, const float* X, int C, int64_t n,
+             int k0, int k1, bool first) {
+  __m512 acc[RP * RN];
+#pragma GCC unroll 24
+  for (int i = 0; i < RP * RN; ++i) acc[i] = _mm512_setzero_ps();
+  const float* x = X + n * C;
+  for (int k = k0; k < k1; ++k) {
+    __m512 w[RP];
+#pragma GCC unroll 2
+    for (int p = 0; p < RP; ++p) w[p] = widen16(panel + p * panel_stride + static_cast<int64_t>(k) * k_panel_rows);
+#pragma GCC unroll 12
+    for (int t = 0; t < RN; ++t) {
+      const __m512 b = _mm512_set1_ps(x[t * C + k]);
+#pragma GCC unroll 2
+      for (int p = 0; p < RP; ++p) acc[p * RN + t] = _mm512_fmadd_ps(w[p], b, acc[p * RN + t]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int t = 0; t < RN; ++t)
+#pragma GCC unroll 2
+    for (int p = 0; p < RP; ++p) {
+      float* o = out + (n + t) * OC + p * k_panel_rows;
+      const __m512 v = first ? acc[p * RN + t] : _mm512_add_ps(_mm512_loadu_ps(o), acc[p * RN + t]);
+      _mm512_storeu_ps(o, v);
+    }
+}
+
+// Tokens [0, N) x RP panels over columns [k0, k1): whole tiles, then one tile of the remainder.
+template <int RP>
+void tokens512(float* out, int64_t OC, const uint16_t* panel, int64_t panel_stride, const float* X, int C, int N,
+               int k0, int k1, bool first) {
+  int64_t n = 0;
+  for (; n + k_tile_tokens512 <= N; n += k_tile_tokens512)
+    tile512<RP, k_tile_tokens512>(out, OC, panel, panel_stride, X, C, n, k0, k1, first);
+  using Tile = void (*)(float*, int64_t, const uint16_t*, int64_t, const float*, int, int64_t, int, int, bool);
+  static constexpr Tile rest[k_tile_tokens512] = {nullptr,          tile512<RP, 1>, tile512<RP, 2>,  tile512<RP, 3>,
+                                                  tile512<RP, 4>,   tile512<RP, 5>, tile512<RP, 6>,  tile512<RP, 7>,
+                                                  tile512<RP, 8>,   tile512<RP, 9>, tile512<RP, 10>, tile512<RP, 11>};
+  if (N > n) rest[N - n](out, OC, panel, panel_stride, X, C, n, k0, k1, first);
+}
+
+// One token, zmm: one widening load and one FMA per column, eight columns in flight.
+void matvec_panel512(float* out, const uint16_t* panel, const float* x, int C) {
+  __m512 a[8];
+  for (auto& r : a) r = _mm512_setzero_ps();
+  int k = 0;
+  for (; k + 8 <= C; k += 8) {
+    _mm_prefetch(reinterpret_cast<const char*>(panel + static_cast<int64_t>(k + WB_PF) * k_panel_rows), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(panel + static_cast<int64_t>(k + WB_PF) * k_panel_rows + 64), _MM_HINT_T0);
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u)
+      a[u] = _mm512_fmadd_ps(widen16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);
+  }
+  for (; k < C; ++k) a[0] = _mm512_fmadd_ps(widen16(panel + static_cast<int64_t>(k) * k_panel_rows), _mm512_set1_ps(x[k]), a[0]);
+  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])),
+                                      _mm512_add_ps(_mm512_add_ps(a[4], a[5]), _mm512_add_ps(a[6], a[7]))));
+}
+
+void panels_avx512(float* out, const uint16_t* P, const float* X, int N, int C, int64_t OC, int64_t p0, int64_t p1) {
+  const int64_t stride = static_cast<int64_t>(C) * k_panel_rows;
+  for (int64_t p = p0; p < p1; p += 2)
+    for (int k0 = 0; k0 < C; k0 += k_chunk512) {
+      const int k1 = std::min(C, k0 + k_chunk512);
+      (p + 2 <= p1 ? tokens512<2> : tokens512<1>)(out + p * k_panel_rows, OC, P + p * stride, stride, X, C, N, k0, k1,
+                                                  k0 == 0);
+    }
+}
+#endif
+
 }  // namespace
 
 uint64_t f16_panel_bytes(int64_t OC, int C) {
@@ -162,6 +254,11 @@ void matmul_f16_panels(float* out, const uint16_t* P, const float* X, int N, int
                        int64_t panel_end) {
   if (N < 1 || C < 0 || OC < 0 || panel_begin < 0 || panel_begin > panel_end || panel_end > panels_of(OC))
     throw Error("matmul_f16_panels: bad shape or panel range");
+#if defined(WB_F16_PANELS_AVX512)
+  if (N > 1) return panels_avx512(out, P, X, N, C, OC, panel_begin, panel_end);
+  for (int64_t p = panel_begin; p < panel_end; ++p) matvec_panel512(out + p * k_panel_rows, P + p * C * k_panel_rows, X, C);
+  return;
+#endif
 #if defined(WB_F16_PANELS_AVX2)
   panels_avx2(out, P, X, N, C, OC, panel_begin, panel_end);
 #else
