@@ -1,5 +1,6 @@
-// Launchers of the CUDA kernels. Only engine/src/backend_cuda.cpp and backend_registry.cpp include
-// this header; nothing here exposes CUDA types, so the engine compiles without CUDA headers.
+// Launchers of the CUDA kernels, built into the module libwb_cuda.so. The engine reaches them only
+// through the module's C entry points (module.cu), loaded by engine/src/cuda_module.cpp; nothing
+// here exposes CUDA types, so the engine compiles without CUDA headers.
 // Every launcher mirrors its CPU function name-for-name with a trailing stream (void* = cudaStream_t).
 #pragma once
 
@@ -7,6 +8,9 @@
 #include <string>
 
 namespace wb::kernels {
+
+// Bumped whenever an entry point or a type crossing the module boundary changes.
+inline constexpr int k_module_abi = 1;
 
 struct DeviceProbe {
   int device_count = 0;

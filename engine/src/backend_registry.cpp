@@ -3,16 +3,29 @@
 #include "engine/backend.h"
 
 #ifdef WB_HAVE_CUDA
-#include "kernels.h"
+#include "cuda_module.h"
 #endif
 
 namespace engine {
+
+#ifdef WB_HAVE_CUDA
+namespace {
+
+// The module's probe, or "no device" with the reason the module is unavailable.
+wb::kernels::DeviceProbe probe_devices() {
+  wb::kernels::DeviceProbe probe;
+  if (const CudaModule* m = cuda_module(probe.error)) m->probe_devices(&probe);
+  return probe;
+}
+
+}  // namespace
+#endif
 
 BackendChoice choose_backend(BackendPreference pref, int threads) {
   BackendChoice choice;
 #ifdef WB_HAVE_CUDA
   if (pref != BackendPreference::Cpu) {
-    const wb::kernels::DeviceProbe probe = wb::kernels::probe_devices();
+    const wb::kernels::DeviceProbe probe = probe_devices();
     if (probe.device_count == 0) {
       choice.reason = "CPU: " + probe.error;
     } else if (!probe.cublas_ok) {
@@ -36,7 +49,7 @@ BackendChoice choose_backend(BackendPreference pref, int threads) {
 CudaProbe probe_cuda() {
   CudaProbe p;
 #ifdef WB_HAVE_CUDA
-  const wb::kernels::DeviceProbe d = wb::kernels::probe_devices();
+  const wb::kernels::DeviceProbe d = probe_devices();
   p.compiled_in = true;
   p.device_count = d.device_count;
   p.device_name = d.name;
@@ -50,7 +63,12 @@ CudaProbe probe_cuda() {
 
 std::string run_cuda_smoke_test() {
 #ifdef WB_HAVE_CUDA
-  return wb::kernels::run_smoke_test();
+  std::string why;
+  const CudaModule* m = cuda_module(why);
+  if (!m) return why;
+  std::string error;
+  m->run_smoke_test(&error);
+  return error;
 #else
   return "built without CUDA";
 #endif

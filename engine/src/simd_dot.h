@@ -4,9 +4,7 @@
 
 #include <cstdint>
 
-#if defined(__AVX2__) || defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "simd_intrinsics.h"
 
 namespace engine {
 

@@ -12,11 +12,6 @@
 // read back and added each time) measured slower, so the chunk only splits very long rows.
 // Decode (N = 1) uses the same tile with one token: per column, two weight loads, one broadcast and
 // two FMAs, four columns in flight to cover the FMA latency; the panel is one sequential stream.
-// GCC 12's AVX-512 intrinsics merge into _mm512_undefined_*() and then warn that it "may be used
-// uninitialized" wherever they are inlined (GCC bug 105593, fixed in 13): a false positive.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <algorithm>
 #include <cstring>
 

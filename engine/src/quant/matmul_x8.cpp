@@ -14,11 +14,6 @@
 // With VNNI both use vpdpbusd (no int16 stage). Prefill takes 4 tokens per step so each weight
 // block is loaded and unpacked once for four tokens; a group's blocks (8 rows) stay in L1 while
 // every token passes over them, so each weight byte comes from memory once per call.
-// GCC 12's AVX-512 intrinsics merge into _mm512_undefined_*() and then warn that it "may be used
-// uninitialized" wherever they are inlined (GCC bug 105593, fixed in 13): a false positive.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <cstring>
 #include <type_traits>
 

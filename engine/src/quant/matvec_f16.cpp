@@ -3,18 +3,8 @@
 // Half the bytes of f32 and no activation rounding. F16C widens 8 (AVX2) or 16 (AVX-512) halves
 // per instruction, so the loop stays bound by the weight stream; four rows share each x load,
 // like matvec_rows in simd_dot.h.
-// GCC 12's AVX-512 headers build _mm512_cvtph_ps / _mm512_reduce_add_ps from _mm512_undefined_*,
-// which -Wmaybe-uninitialized reports at every call site; the value is never read undefined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "quant_blocks.h"
 #include "quant_simd.h"
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 namespace engine {
 using namespace quant_detail;

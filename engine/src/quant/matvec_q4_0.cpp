@@ -8,12 +8,6 @@
 // which is exactly the order of x when the two halves go in the low and high 128-bit lanes.
 // With AVX-512 (BW, VBMI, VNNI) rows with an even block count take two blocks per step; odd
 // counts, AVX2 machines and the last OC % 4 rows use the 256-bit one-block path.
-// GCC 12's AVX-512 headers build several intrinsics from _mm512_undefined_*, which
-// -Wmaybe-uninitialized reports at every call site; the value is never read undefined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "quant_blocks.h"
 #include "quant_simd.h"
 

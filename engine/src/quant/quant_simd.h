@@ -8,9 +8,7 @@
 
 #include <cstdint>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include "simd_intrinsics.h"
 
 namespace engine::quant_detail {
 
