@@ -25,7 +25,6 @@ using namespace quant_detail;
 
 
 
-#define WB_PF 64
 namespace {
 
 constexpr int k_max_chunk = 2048;
@@ -204,8 +203,8 @@ void matvec_panel512(float* out, const uint16_t* panel, const float* x, int C) {
   for (auto& r : a) r = _mm512_setzero_ps();
   int k = 0;
   for (; k + 8 <= C; k += 8) {
-    _mm_prefetch(reinterpret_cast<const char*>(panel + static_cast<int64_t>(k + WB_PF) * k_panel_rows), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(panel + static_cast<int64_t>(k + WB_PF) * k_panel_rows + 64), _MM_HINT_T0);
+    // 64 columns (2 KiB) ahead; the 8 columns of a step are 256 bytes, 4 lines.
+    prefetch_lines(panel + static_cast<int64_t>(k) * k_panel_rows, 64 * k_panel_rows * 2, 4);
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u)
       a[u] = _mm512_fmadd_ps(widen16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);

@@ -195,6 +195,11 @@ void tile_pair(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < X.nb; ++b) {
+    if constexpr (T == 1) {  // decode: both groups' streams, 2 KiB ahead
+      constexpr int lines = (sizeof(BlockX8) + 63) / 64;
+      prefetch_lines(wa + b, 2048, lines);
+      prefetch_lines(wb + b, 2048, lines);
+    }
     __m512i dot[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) dot[t] = _mm512_setzero_si512();
