@@ -112,6 +112,13 @@ class TestMatmulTyped : public QObject {
           const int OC = threads == 3 ? 301 : 37;
           QTest::addRow("%s x8 N=%d C=96 OC=%d threads=%d", t, N, OC, threads) << t << N << 96 << OC << threads << true;
         }
+    // q4_K x8 (two super-blocks per row): N = 1, 8 (one 8-token tile), 11 (a tile and 3 singles);
+    // 37 groups over 3 threads leave a group with no partner (the kernel's `single` store).
+    for (int N : {1, 8, 11})
+      for (int threads : {1, 3}) {
+        const int OC = threads == 3 ? 301 : 37;
+        QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q4_K" << N << 512 << OC << threads << true;
+      }
     for (int N : {1, 5, 6, 13, 26})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 45;
@@ -187,8 +194,8 @@ class TestMatmulTyped : public QObject {
   void x8_sums_equal_the_file_layout() {
     // Same int8 activations, same integer block sums: the x8 product of every token must equal the
     // file-layout matvec's up to f32 summation order (a few ulps of the magnitude).
-    for (DType t : {DType::Q8_0, DType::Q4_0}) {
-      const int N = 6, C = 256, OC = 40;
+    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+      const int N = 6, C = t == DType::Q4_K ? 512 : 256, OC = 40;
       const auto bytes = random_weights(t, OC, C, 31);
       std::vector<uint8_t> packed(engine::x8_bytes(t, OC, C));
       engine::pack_x8(t, bytes.data(), OC, C, packed.data());
@@ -199,7 +206,9 @@ class TestMatmulTyped : public QObject {
       engine::matmul_x8(t, got.data(), packed.data(), rows, N, OC, 0, OC / 8);
       for (int n = 0; n < N; ++n) {
         engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
-        (t == DType::Q8_0 ? engine::matvec_q8_0_act : engine::matvec_q4_0_act)(want.data(), bytes.data(), one, 0, OC);
+        (t == DType::Q8_0   ? engine::matvec_q8_0_act
+         : t == DType::Q4_0 ? engine::matvec_q4_0_act
+                            : engine::matvec_q4_K_act)(want.data(), bytes.data(), one, 0, OC);
         for (int o = 0; o < OC; ++o) {
           const float g = got[size_t(n) * OC + o];
           QVERIFY2(std::abs(g - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
@@ -208,7 +217,7 @@ class TestMatmulTyped : public QObject {
       }
     }
     // Wrong inputs are errors, not out-of-bounds reads.
-    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q4_K, 8, 256); }).contains("q4_K"));
+    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q6_K, 8, 256); }).contains("q6_K"));
     QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q8_0, 8, 100); }).contains("multiple of 32"));
     engine::q8_act a;
     std::vector<float> x(64, 1.f), out(64);

@@ -15,6 +15,7 @@
 
 #include "engine/dtype.h"
 #include "engine/quant.h"
+#include "support/random_quant.h"
 
 using namespace engine;
 
@@ -61,6 +62,25 @@ class TestPortableKernels : public QObject {
         quantize_act_q8(X.data() + size_t(n) * C, C, one);
         (t == DType::Q8_0 ? matvec_q8_0_act : matvec_q4_0_act)(want.data(), q.data(), one, 0, OC);
         for (int o = 0; o < OC / 8 * 8; ++o) QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f);
+      }
+    }
+    {
+      // q4_K x8 (portable here: its fast kernel is AVX-512 only) against the file-layout matvec.
+      const int CK = 512;
+      std::vector<float> XK(size_t(N) * CK);
+      for (auto& v : XK) v = nd(rng);
+      const std::vector<uint8_t> q = random_weights(DType::Q4_K, OC, CK, 7);
+      std::vector<uint8_t> p(x8_bytes(DType::Q4_K, OC, CK));
+      pack_x8(DType::Q4_K, q.data(), OC, CK, p.data());
+      q8_act rows, one;
+      quantize_act_q8_rows(XK.data(), N, CK, rows);
+      std::vector<float> got(size_t(N) * OC, NAN), want(OC);
+      matmul_x8(DType::Q4_K, got.data(), p.data(), rows, N, OC, 0, OC / 8);
+      for (int n = 0; n < N; ++n) {
+        quantize_act_q8(XK.data() + size_t(n) * CK, CK, one);
+        matvec_q4_K_act(want.data(), q.data(), one, 0, OC);
+        for (int o = 0; o < OC / 8 * 8; ++o)
+          QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f * (1.f + std::abs(want[o])));
       }
     }
     std::vector<uint16_t> h(size_t(OC) * C);

@@ -149,7 +149,7 @@ void map_into(const GgufFile& f, const std::string& name, const std::vector<uint
   const void* data = aligned_data(t, copy);
   const int C = static_cast<int>(want[0]);
   const int64_t rows = static_cast<int64_t>(want[1]);
-  const bool x8 = pack && (dt == DType::Q8_0 || dt == DType::Q4_0) && rows >= k_x8_rows;
+  const bool x8 = pack && x8_worth_packing(dt) && rows >= k_x8_rows;
   const bool panels = pack && dt == DType::F16 && rows >= k_panel_rows;
   std::shared_ptr<std::vector<uint64_t>> packed;
   if (x8) packed = std::make_shared<std::vector<uint64_t>>((x8_bytes(dt, rows, C) + 7) / 8);

@@ -1,4 +1,4 @@
-// Packing q8_0 / q4_0 weights into the x8 layout (quant.h): done once at load, so the kernels in
+// Packing q8_0 / q4_0 / q4_K weights into the x8 layout (quant.h): done once at load, so the kernels in
 // matmul_x8.cpp can treat 8 rows as one vector. A plain byte shuffle: every scale and quant keeps
 // its bits, so the packed product equals the unpacked one exactly.
 #include <cstring>
@@ -27,28 +27,63 @@ void pack_groups(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
+// q4_K: the 6-bit scales and mins are unpacked once here (q4_K_scale_min), the nibbles move 4 bytes
+// at a time like q4_0's.
+void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
+  const int64_t nsb = C / k_kblock;
+  const auto* rows = static_cast<const block_q4_K*>(W);
+  auto* out = static_cast<block_q4_Kx8*>(dst);
+  for (int64_t g = 0; g < OC / k_x8_rows; ++g)
+    for (int64_t s = 0; s < nsb; ++s) {
+      block_q4_Kx8& o = out[g * nsb + s];
+      for (int r = 0; r < k_x8_rows; ++r) {
+        const block_q4_K& src = rows[(g * k_x8_rows + r) * nsb + s];
+        o.d[r] = src.d;
+        o.dmin[r] = src.dmin;
+        for (int j = 0; j < 8; ++j) {
+          int sc, m;
+          q4_K_scale_min(src.scales, j, sc, m);
+          o.sc[j][r] = static_cast<uint8_t>(sc);
+          o.m[j][r] = static_cast<uint8_t>(m);
+        }
+        for (int c = 0; c < 4; ++c)
+          for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);
+      }
+    }
+}
+
 void check_shape(DType t, int64_t OC, int C) {
-  if (t != DType::Q8_0 && t != DType::Q4_0)
-    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0 and q4_0)");
+  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K)
+    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0 and q4_K)");
   if (OC < 0) throw Error("x8 layout: negative row count");
-  require_multiple(C, k_qblock, "x8 layout");
+  require_multiple(C, t == DType::Q4_K ? k_kblock : k_qblock, "x8 layout");
+}
+
+uint64_t x8_block_bytes(DType t) {
+  switch (t) {
+    case DType::Q8_0: return sizeof(block_q8_0x8);
+    case DType::Q4_0: return sizeof(block_q4_0x8);
+    default: return sizeof(block_q4_Kx8);
+  }
 }
 
 }  // namespace
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
   check_shape(t, OC, C);
-  const uint64_t block = t == DType::Q8_0 ? sizeof(block_q8_0x8) : sizeof(block_q4_0x8);
-  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / k_qblock), "x8 layout"),
-                     block, "x8 layout");
+  const int block_weights = t == DType::Q4_K ? k_kblock : k_qblock;
+  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / block_weights), "x8 layout"),
+                     x8_block_bytes(t), "x8 layout");
 }
 
 void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst) {
   check_shape(t, OC, C);
   if (t == DType::Q8_0)
     pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst);
-  else
+  else if (t == DType::Q4_0)
     pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst);
+  else
+    pack_groups_q4_K(W, OC, C, dst);
 }
 
 }  // namespace engine

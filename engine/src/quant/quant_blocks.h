@@ -46,6 +46,17 @@ struct block_q4_0x8 {
   uint16_t d[8];
   uint8_t qs[128];
 };
+// q4_K x8 layout (quant.h): 8 rows' super-block. Scales and mins unpacked to bytes, [sub-block][row];
+// qs[c][32k + 4r + i] = row r's qs[32c + 4k + i], so chunk c holds sub-block 2c in its low nibbles and
+// 2c + 1 in its high nibbles, as the file's chunk does, for 8 rows.
+struct block_q4_Kx8 {
+  uint16_t d[8];
+  uint16_t dmin[8];
+  uint8_t sc[8][8];
+  uint8_t m[8][8];
+  uint8_t qs[4][256];
+};
+static_assert(sizeof(block_q4_Kx8) == 32 + 128 + 1024);
 static_assert(sizeof(block_q8_0x8) == 8 * k_q8_0_bytes);
 static_assert(sizeof(block_q4_0x8) == 8 * k_q4_0_bytes);
 static_assert(sizeof(block_q8_0) == k_q8_0_bytes);
