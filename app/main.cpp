@@ -55,8 +55,8 @@ int main(int argc, char* argv[]) {
   parser.addHelpOption();
   parser.addVersionOption();
   const QCommandLineOption modelOption(QStringList{QStringLiteral("m"), QStringLiteral("model")},
-                                       QStringLiteral("Open the model at PATH (a Hugging Face folder, a .safetensors "
-                                                      "file or an llm.c .bin checkpoint)."),
+                                       QStringLiteral("Open the model at PATH (a GGUF file, a Hugging Face folder, a "
+                                                      ".safetensors file or an llm.c .bin checkpoint)."),
                                        QStringLiteral("PATH"));
   parser.addOption(modelOption);
   parser.process(app);

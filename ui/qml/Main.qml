@@ -75,7 +75,7 @@ ApplicationWindow {
         id: fileDialog
         objectName: "modelFileDialog"
         title: qsTr("Open model file")
-        nameFilters: [qsTr("Model files (*.safetensors *.bin)"), qsTr("All files (*)")]
+        nameFilters: [qsTr("Model files (*.gguf *.safetensors *.bin)"), qsTr("All files (*)")]
         currentFolder: App.dialogFolder
         onAccepted: App.openModel(selectedFile)
     }

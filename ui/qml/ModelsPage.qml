@@ -23,7 +23,7 @@ Item {
 
             PageHeader {
                 title: qsTr("Models")
-                subtitle: qsTr("Open a Hugging Face model folder, a .safetensors file or an llm.c checkpoint.")
+                subtitle: qsTr("Open a GGUF file, a Hugging Face model folder, a .safetensors file or an llm.c checkpoint.")
                 Layout.fillWidth: true
                 Layout.topMargin: Style.pagePadding
                 Layout.leftMargin: Style.pagePadding
@@ -208,6 +208,7 @@ Item {
 
                     Repeater {
                         model: [
+                            [qsTr("GGUF file"), qsTr("as llama.cpp, Ollama and LM Studio use: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K")],
                             [qsTr("Hugging Face folder"), qsTr("config.json, model.safetensors, tokenizer.json or vocab.json + merges.txt")],
                             [qsTr("safetensors file"), qsTr("with config.json beside it")],
                             [qsTr("llm.c checkpoint"), qsTr(".bin, tokenizer files beside it")]
