@@ -65,7 +65,8 @@ class TestPortableKernels : public QObject {
       }
     }
     {
-      // q4_K x8 (portable here: its fast kernel is AVX-512 only) against the file-layout matvec.
+      // q4_K x8 (the portable loop, or the 256-bit tile in test_avx2_kernels) against the
+      // file-layout matvec.
       const int CK = 512;
       std::vector<float> XK(size_t(N) * CK);
       for (auto& v : XK) v = nd(rng);

@@ -100,8 +100,8 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
 // the original layout. Values are bit-identical to the original; only the order differs.
 inline constexpr int k_x8_rows = 8;
 // Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K where this build
-// has its fast kernel (AVX-512 with VNNI; elsewhere the file-layout kernels are faster than the
-// portable x8 loop, which exists for correctness).
+// has a SIMD kernel for it (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
+// the portable x8 loop, which exists for correctness).
 bool x8_worth_packing(DType t);
 // Bytes of the packed copy of W (OC, C) in encoding t (q8_0, q4_0 or q4_K), overflow-checked.
 uint64_t x8_bytes(DType t, int64_t OC, int C);

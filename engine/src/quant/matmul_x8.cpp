@@ -279,10 +279,8 @@ inline __m512 bytes_pair(const uint8_t* a, const uint8_t* b) {
 // (positions 4k..4k+3 of 16 rows) give sub-block 2c (low nibbles) and 2c + 1 (high nibbles) with
 // one vpdpbusd each per token, unsigned, so no correction inside the integer sum; then per sub-block
 // dx * (d*sc * sum - dmin*m * sum(xq)) with the rows' d*sc and dmin*m built once for all T tokens.
-// `single`: b is a stand-in for a missing second group (b == a); only a's 8 outputs are stored.
 template <int T>
-void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X, int64_t n, int64_t OC,
-                    bool single) {
+void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X, int64_t n, int64_t OC) {
   const __m512i m4 = _mm512_set1_epi8(0x0f);
   __m512 acc[T];
 #pragma GCC unroll 8
@@ -326,35 +324,25 @@ void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, c
     }
   }
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) {
-    if (single)
-      _mm512_mask_storeu_ps(og + (n + t) * OC, 0x00ff, acc[t]);
-    else
-      _mm512_storeu_ps(og + (n + t) * OC, acc[t]);
-  }
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
-void matmul_q4_K_pairs(float* out, const block_q4_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  constexpr int T = 8;  // measured: 8 tokens per unpack ran ~7 % faster than 4
-  const int64_t nsb = X.nb / 8;
-  for (int64_t g = g0; g < g1; g += 2) {
-    const block_q4_Kx8* wa = P + g * nsb;
-    const bool single = g + 1 == g1;
-    const block_q4_Kx8* wb = single ? wa : wa + nsb;
-    float* og = out + g * k_x8_rows;
-    int64_t n = 0;
-    for (; n + T <= N; n += T) tile_pair_q4_K<T>(og, wa, wb, X, n, OC, single);
-    for (; n < N; ++n) tile_pair_q4_K<1>(og, wa, wb, X, n, OC, single);
-  }
-}
-
-// Tokens per tile, measured: q4_0 unpacks nibbles once per block and gains from sharing that over
-// 8 tokens; q8_0's weight vector costs one xor, and 4 tokens ran faster than 8.
+// Tokens per tile, measured: q4_0 and q4_K unpack nibbles once per block and gain from sharing
+// that over 8 tokens (q4_K: ~7 % over 4); q8_0's weight vector costs one xor, and 4 tokens ran
+// faster than 8.
 template <typename BlockX8>
 constexpr int k_tile_tokens512 = std::is_same_v<BlockX8, block_q8_0x8> ? 4 : 8;
+
+template <typename BlockX8, int T>
+void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
+  if constexpr (std::is_same_v<BlockX8, block_q4_Kx8>)
+    tile_pair_q4_K<T>(og, wa, wb, X, n, OC);
+  else
+    tile_pair<BlockX8, T>(og, wa, wb, X, n, OC);
+}
 #endif
 
-// q4_K, one group (8 rows) x tokens [n, n + T), 256 bits: the same steps as tile_pair_q4_K below.
+// q4_K, one group (8 rows) x tokens [n, n + T), 256 bits: the same steps as tile_pair_q4_K above.
 // Without VNNI a chunk's eight nibble products per token are summed in int16 before one madd (as
 // tile_q4: each int16 lane holds two products <= 15*127, eight of them 30480 < 32767).
 template <int T>
@@ -410,33 +398,25 @@ void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, i
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
-[[maybe_unused]] void matmul_q4_K_groups(float* out, const block_q4_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  constexpr int T = 4;  // measured (AVX2 build): 4 tokens per unpack ran ~7 % faster than 2
-  const int64_t nsb = X.nb / 8;
-  for (int64_t g = g0; g < g1; ++g) {
-    int64_t n = 0;
-    for (; n + T <= N; n += T) tile_q4_K<T>(out + g * k_x8_rows, P + g * nsb, X, n, OC);
-    for (; n < N; ++n) tile_q4_K<1>(out + g * k_x8_rows, P + g * nsb, X, n, OC);
-  }
-}
-
 // Every group in [g0, g1): whole k_tile_tokens tiles, then single tokens (with AVX-512, pairs of
-// groups first).
+// groups first, and an odd last group by the 256-bit tiles). A group holds X.nb blocks of 32, or
+// X.nb / 8 super-blocks for q4_K.
 template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
           void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
 void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+  const int64_t per_group = std::is_same_v<BlockX8, block_q4_Kx8> ? X.nb / 8 : X.nb;
 #if defined(WB_X8_AVX512)
   for (; g0 + 2 <= g1; g0 += 2) {
-    const BlockX8* wa = P + g0 * X.nb;
+    const BlockX8* wa = P + g0 * per_group;
     float* og = out + g0 * k_x8_rows;
     int64_t n = 0;
     constexpr int T = k_tile_tokens512<BlockX8>;
-    for (; n + T <= N; n += T) tile_pair<BlockX8, T>(og, wa, wa + X.nb, X, n, OC);
-    for (; n < N; ++n) tile_pair<BlockX8, 1>(og, wa, wa + X.nb, X, n, OC);
+    for (; n + T <= N; n += T) pair_tile<BlockX8, T>(og, wa, wa + per_group, X, n, OC);
+    for (; n < N; ++n) pair_tile<BlockX8, 1>(og, wa, wa + per_group, X, n, OC);
   }
 #endif
   for (int64_t g = g0; g < g1; ++g) {
-    const BlockX8* wg = P + g * X.nb;
+    const BlockX8* wg = P + g * per_group;
     float* og = out + g * k_x8_rows;
     int64_t n = 0;
     for (; n + k_tile_tokens <= N; n += k_tile_tokens) Tile(og, wg, X, n, OC);
@@ -465,28 +445,23 @@ void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64
       X.q.size() != static_cast<size_t>(N) * static_cast<size_t>(X.C))
     throw Error("matmul_x8: bad shape, row group range or activation count");
   const ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
-  if (t == DType::Q4_K) {
-#if defined(WB_X8_AVX512)
-    matmul_q4_K_pairs(out, static_cast<const block_q4_Kx8*>(P), rows, N, OC, group_begin, group_end);
-#elif defined(WB_QUANT_AVX2)
-    matmul_q4_K_groups(out, static_cast<const block_q4_Kx8*>(P), rows, N, OC, group_begin, group_end);
-#else
-    matmul_portable_q4_K(out, static_cast<const block_q4_Kx8*>(P), rows, N, OC, group_begin, group_end);
-#endif
-    return;
-  }
 #if defined(WB_QUANT_AVX2)
   if (t == DType::Q8_0)
     matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), rows, N,
                                                                      OC, group_begin, group_end);
-  else
+  else if (t == DType::Q4_0)
     matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, tile_q4<1>>(out, static_cast<const block_q4_0x8*>(P), rows, N,
                                                                      OC, group_begin, group_end);
+  else
+    matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, tile_q4_K<1>>(out, static_cast<const block_q4_Kx8*>(P), rows,
+                                                                         N, OC, group_begin, group_end);
 #else
   if (t == DType::Q8_0)
     matmul_portable(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
-  else
+  else if (t == DType::Q4_0)
     matmul_portable(out, static_cast<const block_q4_0x8*>(P), rows, N, OC, group_begin, group_end);
+  else
+    matmul_portable_q4_K(out, static_cast<const block_q4_Kx8*>(P), rows, N, OC, group_begin, group_end);
 #endif
 }
 
