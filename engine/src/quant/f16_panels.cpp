@@ -22,9 +22,6 @@
 namespace engine {
 using namespace quant_detail;
 
-
-
-
 namespace {
 
 constexpr int k_max_chunk = 2048;

@@ -27,7 +27,7 @@ void pack_groups(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
-// q4_K: the 6-bit scales and mins are unpacked once here (q4_K_scale_min), the nibbles move 4 bytes
+// q4_K: the 6-bit scales and mins are unpacked once here (q4_K_scales_bytes), the nibbles move 4 bytes
 // at a time like q4_0's.
 void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
   const int64_t nsb = C / k_kblock;
@@ -40,11 +40,11 @@ void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
         const block_q4_K& src = rows[(g * k_x8_rows + r) * nsb + s];
         o.d[r] = src.d;
         o.dmin[r] = src.dmin;
+        uint8_t sc_m[16];
+        q4_K_scales_bytes(src.scales, sc_m);
         for (int j = 0; j < 8; ++j) {
-          int sc, m;
-          q4_K_scale_min(src.scales, j, sc, m);
-          o.sc[j][r] = static_cast<uint8_t>(sc);
-          o.m[j][r] = static_cast<uint8_t>(m);
+          o.sc[j][r] = sc_m[j];
+          o.m[j][r] = sc_m[8 + j];
         }
         for (int c = 0; c < 4; ++c)
           for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "engine/dtype.h"
@@ -84,6 +85,21 @@ inline void q4_K_scale_min(const uint8_t* s, int j, int& sc, int& m) {
     sc = (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
     m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
   }
+}
+
+// The 8 sub-blocks' 6-bit scales and mins of a super-block as bytes: sc[0..7] then m[0..7]. The same
+// bit layout as q4_K_scale_min, four sub-blocks per 32-bit word: for j < 4 both live in the low 6
+// bits of bytes j (sc) and j + 4 (m); for j >= 4 the low 4 bits come from byte j + 4 (sc: low
+// nibble, m: high nibble) and the top 2 bits from the top of bytes j - 4 (sc) and j (m).
+inline void q4_K_scales_bytes(const uint8_t* s12, uint8_t out[16]) {
+  uint32_t w[3];
+  std::memcpy(w, s12, 12);
+  constexpr uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+  const uint32_t sc_lo = w[0] & low6, m_lo = w[1] & low6;
+  const uint32_t sc_hi = (w[2] & low4) | (((w[0] >> 6) & top2) << 4);
+  const uint32_t m_hi = ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4);
+  const uint32_t v[4] = {sc_lo, sc_hi, m_lo, m_hi};
+  std::memcpy(out, v, 16);
 }
 
 inline void require_multiple(int64_t n, int64_t block, const char* what) {
