@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "appsingleton.h"
+#include "engine/blas_core.h"
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
 #include "testhooks.h"
@@ -39,6 +40,7 @@ void restoreGeometry(QQuickWindow* window, const AppSettings& settings) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  engine::restart_with_better_blas_core(argv);  // before anything else: it may replace the process
   // Qt Charts in QML needs a QApplication (widgets-based graphics scene), not a QGuiApplication.
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("LLM Workbench"));

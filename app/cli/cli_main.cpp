@@ -6,6 +6,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "engine/blas_core.h"
 #include "engine/error.h"
 
 namespace {
@@ -33,6 +34,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  engine::restart_with_better_blas_core(argv);  // before anything else: it may replace the process
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
     return argc < 2 ? 2 : 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/blas_core.h"
 #include "engine/error.h"
 #include "engine/thread_pool.h"
 #include "cpu_matmul_typed.h"
@@ -20,7 +21,6 @@
 extern "C" {
 // Declared by OpenBLAS; not in every cblas.h.
 void openblas_set_num_threads(int num_threads);
-char* openblas_get_corename(void);
 }
 
 namespace engine {
@@ -34,8 +34,10 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "CPU"; }
   std::string description() const override {
-    const char* core = openblas_get_corename();
-    return "CPU, " + std::to_string(m_pool.size()) + " threads, OpenBLAS (" + (core ? core : "?") + ")";
+    // "(SkylakeX, not Prescott)" when restart_with_better_blas_core overrode the library's choice.
+    const std::string replaced = blas_core_replaced();
+    return "CPU, " + std::to_string(m_pool.size()) + " threads, OpenBLAS (" + blas_core_name() +
+           (replaced.empty() ? "" : ", not " + replaced) + ")";
   }
   int threads() const override { return m_pool.size(); }
 

@@ -24,8 +24,9 @@ struct Run {
   QByteArray out, err;
 };
 
-Run cli(const QStringList& args) {
+Run cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(QStringLiteral(WB_CLI_PATH), args);
   if (!p.waitForFinished(300000)) {
     p.kill();
@@ -114,6 +115,27 @@ class TestCli : public QObject {
                        "8", "--gen-tokens", "2", "--repetitions", "1", "--json"});
     QVERIFY2(q.code == 0, q.err.constData());
     QCOMPARE(json_of(q)["weights"].toString(), QString("q8_0"));
+  }
+
+  // OpenBLAS's own pick of kernels is replaced when it is below the CPU's level (engine/blas_core.h);
+  // WB_ASSUME_BLAS_CORE makes the CLI believe OpenBLAS picked its SSE3 fallback on this machine.
+  void generic_blas_kernels_are_replaced() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("OPENBLAS_CORETYPE");
+    env.insert("WB_ASSUME_BLAS_CORE", "Prescott");
+    const QStringList args{"bench", "--model", m_model, "--prompt-tokens", "4", "--gen-tokens", "2", "--repetitions", "1", "--json"};
+    const Run r = cli(args, env);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QString backend = json_of(r)["backend"].toString();
+    QFile cpuinfo("/proc/cpuinfo");
+    QVERIFY(cpuinfo.open(QIODevice::ReadOnly));
+    if (!cpuinfo.readAll().contains(" avx ")) QSKIP("this CPU has no AVX: the SSE kernels are its best");
+    QVERIFY2(backend.contains(", not Prescott)") && !backend.contains("OpenBLAS (Prescott"), qPrintable(backend));
+    // A core the user set is theirs, even when it is the slow one.
+    env.insert("OPENBLAS_CORETYPE", "Prescott");
+    const Run u = cli(args, env);
+    QVERIFY2(u.code == 0, u.err.constData());
+    QCOMPARE(json_of(u)["backend"].toString().section(", ", 2), QString("OpenBLAS (Prescott)"));
   }
 
   void bad_input_gives_one_clear_line_data() {
