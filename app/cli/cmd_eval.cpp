@@ -47,7 +47,9 @@ int cmd_eval(int argc, char** argv) {
   const long long max_tokens = a.integer("max-tokens", 0, 0, 1ll << 40);
   const std::string text = read_text_file(data_path);
 
-  OpenedModel om{engine::io::load_model_f32(model_path), engine::choose_backend(engine::BackendPreference::Auto, threads)};
+  // Opened as generate and bench open it (GGUF weights in place), so the perplexity is the one the
+  // quantized kernels give, activation rounding included.
+  OpenedModel om{engine::load_model(model_path), engine::choose_backend(engine::BackendPreference::Auto, threads)};
   const engine::Model& model = *om.model;
   const int ctx = static_cast<int>(a.integer("ctx", std::min(256, model.config().max_seq_len), 2, 1 << 20));
   const std::vector<int32_t> all_ids = require_tokenizer(model, model_path).encode(text);
@@ -57,7 +59,7 @@ int cmd_eval(int argc, char** argv) {
   std::optional<OpenedModel> ref;
   if (a.has("reference")) {
     const std::string rp = a.str("reference");
-    ref.emplace(OpenedModel{engine::io::load_model_f32(rp), engine::choose_backend(engine::BackendPreference::Auto, threads)});
+    ref.emplace(OpenedModel{engine::load_model(rp), engine::choose_backend(engine::BackendPreference::Auto, threads)});
     // Same text must mean the same ids, else the comparison is meaningless.
     if (ref->model->tokenizer() && ref->model->tokenizer()->encode(text) != all_ids)
       throw engine::Error(rp + ": the reference's tokenizer encodes the text differently");

@@ -262,7 +262,7 @@ class TestGgufExport : public QObject {
   }
   void tokenizer_survives() {
     QFETCH(QString, file);
-    auto src = load_model(kData + "/gguf/" + file.toStdString());
+    auto src = io::load_model_f32(kData + "/gguf/" + file.toStdString());  // writers read the f32 arena
     QVERIFY(src->tokenizer());
     const std::string path = tmp("tok-" + file.toStdString());
     io::save_gguf(*src, path, {io::ExportType::Q8_0, "", std::nullopt});
@@ -399,10 +399,23 @@ class TestGgufExport : public QObject {
     QCOMPARE(max_abs_diff(full_logits(*m, *m_be, kIds), full_logits(*g, *m_be, kIds)), 0.0);
   }
 
+  void quantized_gguf_converts() {
+    // A downloaded GGUF is usually quantized: convert widens it (the writers read f32), and the HF
+    // copy computes exactly what the widened GGUF does.
+    const std::string q = kData + "/gguf/tiny-qwen2-q8_0.gguf", d = tmp("from-q8-hf"), g = tmp("from-q8.gguf");
+    io::convert_model(q, d, {io::ConvertTarget::Hf, io::ExportType::F32, ""});
+    io::convert_model(q, g, {io::ConvertTarget::Gguf, io::ExportType::F16, ""});
+    LoadOptions wide;
+    wide.dequantize = true;
+    const auto want = full_logits(*load_model(q, {}, wide), *m_be, kIds);
+    QCOMPARE(max_abs_diff(full_logits(*load_model(d), *m_be, kIds), want), 0.0);
+    QVERIFY(max_abs_diff(full_logits(*load_model(g), *m_be, kIds), want) < 0.05);
+  }
+
   void chat_template_travels() {
     // GGUF (with a template) -> GGUF keeps tokenizer.chat_template; GGUF -> HF puts it in
     // tokenizer_config.json; HF -> GGUF reads it back from there.
-    auto m = load_model(kData + "/gguf/tiny-gpt2-f32.gguf");
+    auto m = io::load_model_f32(kData + "/gguf/tiny-gpt2-f32.gguf");
     const std::string tmpl = "{% for m in messages %}{{ m.content }}{% endfor %}";
     const std::string a = tmp("tmpl-a.gguf"), b = tmp("tmpl-b.gguf"), d = tmp("tmpl-hf"), c = tmp("tmpl-c.gguf");
     io::save_gguf(*m, a, {io::ExportType::F32, "", tmpl});

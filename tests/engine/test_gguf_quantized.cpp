@@ -416,15 +416,29 @@ class TestGgufQuantized : public QObject {
     QCOMPARE(decode_logits(*mb, *m_be, ids), decode_logits(*ma, *m_be, ids));
   }
 
-  void only_some_groups_kept() {
-    // Only the MLP down projection is q8_0: that group is kept, every other stays f32 in the arena.
+  void mixed_file_keeps_each_encoding() {
+    // Only the MLP down projection is q8_0; the other linear weights are f32 and stay in the file
+    // too (sgemm reads the mapping), so an f32 model costs its file size once, not twice.
     const std::string p = tmp("gpt2-down-q8_0.gguf");
     write_reencoded(kGguf + "tiny-gpt2-f32.gguf", p, DType::Q8_0, 32, "ffn_down");
     auto m = load_model(p);
-    QVERIFY(m->quant_weight("h.fc_proj.weight"));
-    QVERIFY(!m->quant_weight("wte"));
-    QVERIFY(!m->quant_weight("h.fc.weight"));
+    QCOMPARE(m->weight("h.fc_proj.weight", 1).dtype, DType::Q8_0);
+    for (const char* name : {"wte", "h.fc.weight", "h.qkv.weight"}) {
+      QVERIFY2(m->quant_weight(name), name);
+      QCOMPARE(m->weight(name, 0).dtype, DType::F32);
+      QVERIFY2(error_of([&] { (void)std::as_const(*m).param_data(name); }).contains("kept in f32"), name);
+    }
+    QVERIFY(!m->quant_weight("h.ln1.weight"));  // norm gains and biases are in the arena
     QCOMPARE(QString::fromStdString(m->weight_summary()), QString("f32 (mixed: q8_0 h.fc_proj.weight)"));
+    // The f32 weights read in place compute exactly what the widened copy does.
+    LoadOptions wide;
+    wide.dequantize = true;
+    auto w = load_model(kGguf + "tiny-gpt2-f32.gguf", {}, wide);
+    auto f = load_model(kGguf + "tiny-gpt2-f32.gguf");
+    QVERIFY(f->quant_weight("h.fc.weight") && !w->quant_weight("h.fc.weight"));
+    const std::vector<int32_t> ids = sample_ids(6, 3);
+    QCOMPARE(decode_logits(*f, *m_be, ids), decode_logits(*w, *m_be, ids));
+    QCOMPARE(full_logits(*f, *m_be, ids), full_logits(*w, *m_be, ids));
   }
 
   void non_finite_scale_is_an_error() {

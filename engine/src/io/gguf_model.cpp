@@ -10,11 +10,11 @@
 // layout, so GGUF "llama" models get rope_interleaved = true; "qwen2" uses NEOX (rotate-half) rope in
 // llama.cpp and its converter does not permute, so rope_interleaved = false.
 //
-// Linear weights (token_embd, the attention and MLP matrices, output) stored as f16 / q8_0 / q4_0 /
-// q4_K / q6_K stay in the memory-mapped file: the Model gets WeightRefs into the mapping plus a
-// shared_ptr that keeps the file mapped, and the kernels of quant.h read them there, so peak RSS is
-// about the file size. A group is kept in the file when any of its layers is so encoded; its other
-// layers (f32) are referenced in place too, bf16 ones widened to an owned f32 copy. Everything else
+// Linear weights (token_embd, the attention and MLP matrices, output) stored as f32 / f16 / q8_0 /
+// q4_0 / q4_K / q6_K stay in the memory-mapped file: the Model gets WeightRefs into the mapping plus a
+// shared_ptr that keeps the file mapped, and the kernels of quant.h (sgemm for f32) read them there,
+// so peak RSS is about the file size. A group is kept in the file when any of its layers is so
+// encoded; its bf16 layers are widened to an owned f32 copy. Everything else
 // (norm gains, biases, position embeddings, bf16 weights) is widened into the f32 arena and its pages
 // are released after the copy. LoadOptions::dequantize widens every tensor into the arena instead
 // (what conversion and training need). Tensors kept in place are checked for non-finite scales
@@ -120,10 +120,12 @@ void read_into(const GgufFile& f, const std::string& name, const std::vector<uin
   f.release(t);
 }
 
-// The encodings a CPU kernel reads in place (bf16 is widened at load: no bf16 kernel yet).
-bool kernel_encoding(GgmlType t) {
-  return t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_K ||
-         t == GgmlType::Q6_K;
+// The encodings the CPU kernels read in place, f32 included: sgemm and the f32 matrix-vector product
+// read the mapping as well as a copy, and a copy would double an f32 file's memory while it is made
+// and keep it a copy above the file afterwards. bf16 is widened at load: no bf16 kernel yet.
+bool read_in_place(GgmlType t) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ||
+         t == GgmlType::Q4_K || t == GgmlType::Q6_K;
 }
 
 // Points layer `layer` of external group `ours` at tensor `name` inside the mapping (the caller keeps
@@ -343,7 +345,7 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   if (!options.dequantize)
     for (const Linear& g : linears)
       for (int l = 0; l < (g.per_layer ? c.n_layer : 1); ++l)
-        if (const GgufTensor* t = f.find(gguf_name(g, l)); t && kernel_encoding(t->type)) {
+        if (const GgufTensor* t = f.find(gguf_name(g, l)); t && read_in_place(t->type)) {
           external.push_back(g.ours);
           break;
         }

@@ -18,8 +18,9 @@ namespace fs = std::filesystem;
 namespace engine::io {
 
 std::unique_ptr<Model> load_model_f32(const std::string& path, const LoadProgress& progress) {
-  // load_model dequantizes every GGUF tensor into the f32 arena today.
-  return load_model(path, progress);
+  // Writers read the arena (param_data): GGUF weights that would stay in the file, quantized or f32,
+  // are widened into it instead.
+  return load_model(path, progress, LoadOptions{.dequantize = true});
 }
 
 ConvertTarget infer_convert_target(const std::string& out_path) {

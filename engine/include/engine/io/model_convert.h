@@ -2,8 +2,8 @@
 // HF directory or GGUF file out (the engine behind `llm-workbench-cli convert` and `quantize`).
 //
 // Every conversion goes through the f32 parameter arena: load_model_f32 is the one place that
-// decides how a model is opened for conversion, so when GGUF tensors stay quantized at load it is the
-// only line to change (it must then ask for dequantized weights).
+// decides how a model is opened for conversion, and it asks for every GGUF tensor widened to f32
+// (load_model keeps GGUF linear weights in the mapped file, where the writers cannot read them).
 // Outputs are written atomically: a GGUF file through a temp file + rename; an HF directory is
 // assembled in a temp directory beside it and renamed into place, so a failure leaves nothing at
 // `out`. An existing non-empty directory at `out` is refused (we never merge into or delete a
