@@ -9,6 +9,7 @@
 
 #include "engine/checked.h"
 #include "engine/error.h"
+#include "engine/quant.h"
 
 namespace engine {
 
@@ -202,6 +203,17 @@ WeightRef Model::weight(const std::string& name, int layer) const {
     return w;
   }
   return {DType::F32, m_params.data() + p.offset + static_cast<uint64_t>(layer) * (p.numel / layers)};
+}
+
+Model::F32Weight Model::f32_weight(const std::string& name, int layer) const {
+  const WeightRef w = weight(name, layer);
+  if (const float* f = w.f32()) return {f, nullptr};
+  const ParamTensor& p = param(name);
+  const int64_t cols = p.shape.back();
+  const int64_t rows = static_cast<int64_t>(p.numel / (p.shape.size() == 3 ? p.shape[0] : 1)) / cols;
+  auto wide = std::make_shared<std::vector<float>>(static_cast<size_t>(rows * cols));
+  dequantize_rows(w.dtype, w.data, static_cast<int>(cols), 0, rows, wide->data());
+  return {wide->data(), std::move(wide)};
 }
 
 std::string Model::weight_summary() const {

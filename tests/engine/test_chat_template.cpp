@@ -32,7 +32,6 @@
 #include "engine/chat_template.h"
 #include "engine/io/gguf.h"
 #include "engine/io/gguf_export.h"
-#include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
 #include "engine/tokenizer.h"
 
@@ -374,14 +373,14 @@ class TestChatTemplate : public QObject {
 
   void gguf_template_reaches_the_model() {
     const std::string gguf = std::string(WB_TEST_DATA_DIR) + "/gguf/tiny-gpt2-f32.gguf";
-    auto plain = engine::io::load_model_f32(gguf);  // save_gguf below reads the f32 arena
+    auto plain = engine::load_model(gguf);
     QCOMPARE(plain->chat_template().kind(), ChatTemplateKind::Plain);  // the fixture has no template
     QVERIFY(plain->chat_template_note.empty());
 
     const std::string src = family_source("llama3.1");
     const std::string a = tmp("with-template.gguf"), b = tmp("re-exported.gguf");
     engine::io::save_gguf(*plain, a, {engine::io::ExportType::F32, "", src});
-    auto m = engine::io::load_model_f32(a);
+    auto m = engine::load_model(a);
     QCOMPARE(m->chat_template().kind(), ChatTemplateKind::Llama3);
     QCOMPARE(m->chat_template().source(), src);
     QVERIFY(m->chat_template_note.empty());

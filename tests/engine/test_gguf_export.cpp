@@ -262,7 +262,7 @@ class TestGgufExport : public QObject {
   }
   void tokenizer_survives() {
     QFETCH(QString, file);
-    auto src = io::load_model_f32(kData + "/gguf/" + file.toStdString());  // writers read the f32 arena
+    auto src = load_model(kData + "/gguf/" + file.toStdString());
     QVERIFY(src->tokenizer());
     const std::string path = tmp("tok-" + file.toStdString());
     io::save_gguf(*src, path, {io::ExportType::Q8_0, "", std::nullopt});
@@ -410,12 +410,20 @@ class TestGgufExport : public QObject {
     const auto want = full_logits(*load_model(q, {}, wide), *m_be, kIds);
     QCOMPARE(max_abs_diff(full_logits(*load_model(d), *m_be, kIds), want), 0.0);
     QVERIFY(max_abs_diff(full_logits(*load_model(g), *m_be, kIds), want) < 0.05);
+    // The writers also take a model whose weights stay in the file: they widen a layer at a time.
+    auto kept = load_model(q);
+    QCOMPARE(kept->weight("h.wq.weight", 1).dtype, DType::Q8_0);
+    const std::string d2 = tmp("kept-hf"), g2 = tmp("kept.gguf");
+    save_hf_directory(*kept, d2, "", "{}");
+    io::save_gguf(*kept, g2, {io::ExportType::F32, "", std::nullopt});
+    QCOMPARE(max_abs_diff(full_logits(*load_model(d2), *m_be, kIds), want), 0.0);
+    QCOMPARE(max_abs_diff(full_logits(*load_model(g2), *m_be, kIds), want), 0.0);
   }
 
   void chat_template_travels() {
     // GGUF (with a template) -> GGUF keeps tokenizer.chat_template; GGUF -> HF puts it in
     // tokenizer_config.json; HF -> GGUF reads it back from there.
-    auto m = io::load_model_f32(kData + "/gguf/tiny-gpt2-f32.gguf");
+    auto m = load_model(kData + "/gguf/tiny-gpt2-f32.gguf");
     const std::string tmpl = "{% for m in messages %}{{ m.content }}{% endfor %}";
     const std::string a = tmp("tmpl-a.gguf"), b = tmp("tmpl-b.gguf"), d = tmp("tmpl-hf"), c = tmp("tmpl-c.gguf");
     io::save_gguf(*m, a, {io::ExportType::F32, "", tmpl});

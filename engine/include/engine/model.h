@@ -11,9 +11,9 @@
 // each parameter group is (L, ...) so layer l's weights are a fixed offset from the group's base,
 // as in llm.c. Linear weights are stored (out, in) row-major, whatever the file on disk used.
 // Exception: linear-weight groups named at construction as "external" (a GGUF file's f16 / q8_0 /
-// q4_0 / q4_K / q6_K weights, used in place from the memory map) take no arena space; each layer's
-// matrix is a WeightRef into memory the Model keeps alive (keep_alive), and param_data() on such a
-// group throws. The forward pass reads every linear weight through weight(name, layer), which
+// q4_0 / q4_K / q6_K weights, and f32 ones, used in place from the memory map) take no arena space;
+// each layer's matrix is a WeightRef into memory the Model keeps alive (keep_alive), and param_data()
+// on such a group throws (f32_weight widens one layer for readers that need f32). The forward pass reads every linear weight through weight(name, layer), which
 // works for both kinds.
 // The forward pass is written once against Backend; the architecture is a small description
 // (ArchSpec, derived from ModelConfig): which norm, which positions, which MLP, which biases, which head.
@@ -124,6 +124,14 @@ class Model {
   // whatever encoding it is stored. Throws for unknown names, layers out of range and external
   // layers not yet set.
   WeightRef weight(const std::string& name, int layer = 0) const;
+  // Layer `layer` of linear-weight group `name` as f32 values, for readers that need f32 and read
+  // each weight once (the HF and GGUF writers): a view into the arena or into an f32 file, or a copy
+  // widened from the file's encoding, which `owned` keeps alive as long as the caller holds it.
+  struct F32Weight {
+    const float* data = nullptr;
+    std::shared_ptr<const std::vector<float>> owned;
+  };
+  F32Weight f32_weight(const std::string& name, int layer = 0) const;
   // The external storage of `name`, or null when it lives in the arena.
   const QuantWeight* quant_weight(const std::string& name) const;
   bool has_external_weights() const { return !m_quant.empty(); }

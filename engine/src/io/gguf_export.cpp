@@ -228,7 +228,7 @@ std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const Gguf
       progress(0.05f + 0.9f * l / c.n_layer, "layer " + std::to_string(l + 1) + " of " + std::to_string(c.n_layer));
   };
   if (progress) progress(0.0f, "embeddings");
-  b.mat("token_embd.weight", model.param_data("wte"), V, C, true);
+  b.mat("token_embd.weight", model.f32_weight("wte").data, V, C, true);
   if (c.arch == Arch::GPT2) {
     b.mat("position_embd.weight", model.param_data("wpe"), T, C, true);
     for (int li = 0; li < c.n_layer; ++li) {
@@ -237,15 +237,15 @@ std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const Gguf
       const std::string p = "blk." + std::to_string(li) + ".";
       b.vec(p + "attn_norm.weight", model.param_data("h.ln1.weight") + l * C, C);
       b.vec(p + "attn_norm.bias", model.param_data("h.ln1.bias") + l * C, C);
-      b.mat(p + "attn_qkv.weight", model.param_data("h.qkv.weight") + l * 3 * C * C, 3 * C, C);
+      b.mat(p + "attn_qkv.weight", model.f32_weight("h.qkv.weight", li).data, 3 * C, C);
       b.vec(p + "attn_qkv.bias", model.param_data("h.qkv.bias") + l * 3 * C, 3 * C);
-      b.mat(p + "attn_output.weight", model.param_data("h.attn_proj.weight") + l * C * C, C, C);
+      b.mat(p + "attn_output.weight", model.f32_weight("h.attn_proj.weight", li).data, C, C);
       b.vec(p + "attn_output.bias", model.param_data("h.attn_proj.bias") + l * C, C);
       b.vec(p + "ffn_norm.weight", model.param_data("h.ln2.weight") + l * C, C);
       b.vec(p + "ffn_norm.bias", model.param_data("h.ln2.bias") + l * C, C);
-      b.mat(p + "ffn_up.weight", model.param_data("h.fc.weight") + l * F * C, F, C);
+      b.mat(p + "ffn_up.weight", model.f32_weight("h.fc.weight", li).data, F, C);
       b.vec(p + "ffn_up.bias", model.param_data("h.fc.bias") + l * F, F);
-      b.mat(p + "ffn_down.weight", model.param_data("h.fc_proj.weight") + l * C * F, C, F);
+      b.mat(p + "ffn_down.weight", model.f32_weight("h.fc_proj.weight", li).data, C, F);
       b.vec(p + "ffn_down.bias", model.param_data("h.fc_proj.bias") + l * C, C);
     }
     b.vec("output_norm.weight", model.param_data("lnf.weight"), C);
@@ -263,22 +263,22 @@ std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const Gguf
       const uint64_t l = li;
       const std::string p = "blk." + std::to_string(li) + ".";
       b.vec(p + "attn_norm.weight", model.param_data("h.attn_norm.weight") + l * C, C);
-      b.mat(p + "attn_q.weight", rotary(model.param_data("h.wq.weight") + l * C * C, c.n_head, C).data(), C, C);
-      b.mat(p + "attn_k.weight", rotary(model.param_data("h.wk.weight") + l * KVW * C, c.n_kv_head, C).data(), KVW, C);
-      b.mat(p + "attn_v.weight", model.param_data("h.wv.weight") + l * KVW * C, KVW, C);
+      b.mat(p + "attn_q.weight", rotary(model.f32_weight("h.wq.weight", li).data, c.n_head, C).data(), C, C);
+      b.mat(p + "attn_k.weight", rotary(model.f32_weight("h.wk.weight", li).data, c.n_kv_head, C).data(), KVW, C);
+      b.mat(p + "attn_v.weight", model.f32_weight("h.wv.weight", li).data, KVW, C);
       if (c.qkv_bias) {
         b.vec(p + "attn_q.bias", rotary(model.param_data("h.wq.bias") + l * C, c.n_head, 1).data(), C);
         b.vec(p + "attn_k.bias", rotary(model.param_data("h.wk.bias") + l * KVW, c.n_kv_head, 1).data(), KVW);
         b.vec(p + "attn_v.bias", model.param_data("h.wv.bias") + l * KVW, KVW);
       }
-      b.mat(p + "attn_output.weight", model.param_data("h.wo.weight") + l * C * C, C, C);
+      b.mat(p + "attn_output.weight", model.f32_weight("h.wo.weight", li).data, C, C);
       b.vec(p + "ffn_norm.weight", model.param_data("h.ffn_norm.weight") + l * C, C);
-      b.mat(p + "ffn_gate.weight", model.param_data("h.w_gate.weight") + l * F * C, F, C);
-      b.mat(p + "ffn_up.weight", model.param_data("h.w_up.weight") + l * F * C, F, C);
-      b.mat(p + "ffn_down.weight", model.param_data("h.w_down.weight") + l * C * F, C, F);
+      b.mat(p + "ffn_gate.weight", model.f32_weight("h.w_gate.weight", li).data, F, C);
+      b.mat(p + "ffn_up.weight", model.f32_weight("h.w_up.weight", li).data, F, C);
+      b.mat(p + "ffn_down.weight", model.f32_weight("h.w_down.weight", li).data, C, F);
     }
     b.vec("output_norm.weight", model.param_data("norm.weight"), C);
-    if (!c.tie_embeddings) b.mat("output.weight", model.param_data("lm_head.weight"), V, C, true);
+    if (!c.tie_embeddings) b.mat("output.weight", model.f32_weight("lm_head.weight").data, V, C, true);
   }
   if (progress) progress(0.95f, "tensors encoded");
   return b.take();

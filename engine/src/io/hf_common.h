@@ -26,6 +26,23 @@ const StTensor* find_hf_tensor(const SafetensorsFile& f, const std::string& name
 void read_tensor_into(const SafetensorsFile& f, const std::string& name, const std::vector<uint64_t>& want,
                       bool transpose, float* dst);
 
+// A writer's source of linear weights as f32 (Model::f32_weight): views into the arena or an f32
+// file, or copies widened from a kept file encoding, held until the writer is destroyed, since the
+// safetensors writer takes every tensor's pointer first and writes them all at the end.
+class LinearWeightsForWrite {
+ public:
+  explicit LinearWeightsForWrite(const Model& model) : m_model(model) {}
+  const float* operator()(const std::string& name, uint64_t layer) {
+    Model::F32Weight w = m_model.f32_weight(name, static_cast<int>(layer));
+    if (w.owned) m_widened.push_back(std::move(w.owned));
+    return w.data;
+  }
+
+ private:
+  const Model& m_model;
+  std::vector<std::shared_ptr<const std::vector<float>>> m_widened;
+};
+
 // Calls `progress` and throws Cancelled when it asks to stop.
 void report_progress(const LoadProgress& progress, float fraction, const std::string& stage);
 

@@ -228,21 +228,22 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
     out.push_back({name, io::StDType::F32, {indim, outdim}, transposed.back().data()});
   };
   transposed.reserve(4 * L);
-  plain("wte.weight", model.param_data("wte"), {static_cast<uint64_t>(c.vocab_size), C});
+  io::LinearWeightsForWrite linear(model);
+  plain("wte.weight", linear("wte", 0), {static_cast<uint64_t>(c.vocab_size), C});
   plain("wpe.weight", model.param_data("wpe"), {static_cast<uint64_t>(c.max_seq_len), C});
   for (uint64_t l = 0; l < L; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
     plain(h + "ln_1.weight", model.param_data("h.ln1.weight") + l * C, {C});
     plain(h + "ln_1.bias", model.param_data("h.ln1.bias") + l * C, {C});
-    conv1d(h + "attn.c_attn.weight", model.param_data("h.qkv.weight") + l * 3 * C * C, 3 * C, C);
+    conv1d(h + "attn.c_attn.weight", linear("h.qkv.weight", l), 3 * C, C);
     plain(h + "attn.c_attn.bias", model.param_data("h.qkv.bias") + l * 3 * C, {3 * C});
-    conv1d(h + "attn.c_proj.weight", model.param_data("h.attn_proj.weight") + l * C * C, C, C);
+    conv1d(h + "attn.c_proj.weight", linear("h.attn_proj.weight", l), C, C);
     plain(h + "attn.c_proj.bias", model.param_data("h.attn_proj.bias") + l * C, {C});
     plain(h + "ln_2.weight", model.param_data("h.ln2.weight") + l * C, {C});
     plain(h + "ln_2.bias", model.param_data("h.ln2.bias") + l * C, {C});
-    conv1d(h + "mlp.c_fc.weight", model.param_data("h.fc.weight") + l * F * C, F, C);
+    conv1d(h + "mlp.c_fc.weight", linear("h.fc.weight", l), F, C);
     plain(h + "mlp.c_fc.bias", model.param_data("h.fc.bias") + l * F, {F});
-    conv1d(h + "mlp.c_proj.weight", model.param_data("h.fc_proj.weight") + l * C * F, C, F);
+    conv1d(h + "mlp.c_proj.weight", linear("h.fc_proj.weight", l), C, F);
     plain(h + "mlp.c_proj.bias", model.param_data("h.fc_proj.bias") + l * C, {C});
   }
   plain("ln_f.weight", model.param_data("lnf.weight"), {C});

@@ -164,6 +164,7 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
   auto plain = [&](const std::string& name, const float* data, std::vector<uint64_t> shape) {
     out.push_back({name, StDType::F32, std::move(shape), data});
   };
+  LinearWeightsForWrite linear(model);
   // q/k weights and biases: HF expects rotate-half rows.
   auto rotary = [&](const std::string& name, const float* data, uint64_t heads, uint64_t cols,
                     std::vector<uint64_t> shape) {
@@ -171,26 +172,26 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
     permuted.push_back(interleaved_to_half(data, heads, HS, cols));
     plain(name, permuted.back().data(), std::move(shape));
   };
-  plain("model.embed_tokens.weight", model.param_data("wte"), {V, C});
+  plain("model.embed_tokens.weight", linear("wte", 0), {V, C});
   for (uint64_t l = 0; l < L; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     plain(p + "input_layernorm.weight", model.param_data("h.attn_norm.weight") + l * C, {C});
-    rotary(p + "self_attn.q_proj.weight", model.param_data("h.wq.weight") + l * C * C, c.n_head, C, {C, C});
-    rotary(p + "self_attn.k_proj.weight", model.param_data("h.wk.weight") + l * KVW * C, c.n_kv_head, C, {KVW, C});
-    plain(p + "self_attn.v_proj.weight", model.param_data("h.wv.weight") + l * KVW * C, {KVW, C});
+    rotary(p + "self_attn.q_proj.weight", linear("h.wq.weight", l), c.n_head, C, {C, C});
+    rotary(p + "self_attn.k_proj.weight", linear("h.wk.weight", l), c.n_kv_head, C, {KVW, C});
+    plain(p + "self_attn.v_proj.weight", linear("h.wv.weight", l), {KVW, C});
     if (c.qkv_bias) {
       rotary(p + "self_attn.q_proj.bias", model.param_data("h.wq.bias") + l * C, c.n_head, 1, {C});
       rotary(p + "self_attn.k_proj.bias", model.param_data("h.wk.bias") + l * KVW, c.n_kv_head, 1, {KVW});
       plain(p + "self_attn.v_proj.bias", model.param_data("h.wv.bias") + l * KVW, {KVW});
     }
-    plain(p + "self_attn.o_proj.weight", model.param_data("h.wo.weight") + l * C * C, {C, C});
+    plain(p + "self_attn.o_proj.weight", linear("h.wo.weight", l), {C, C});
     plain(p + "post_attention_layernorm.weight", model.param_data("h.ffn_norm.weight") + l * C, {C});
-    plain(p + "mlp.gate_proj.weight", model.param_data("h.w_gate.weight") + l * F * C, {F, C});
-    plain(p + "mlp.up_proj.weight", model.param_data("h.w_up.weight") + l * F * C, {F, C});
-    plain(p + "mlp.down_proj.weight", model.param_data("h.w_down.weight") + l * C * F, {C, F});
+    plain(p + "mlp.gate_proj.weight", linear("h.w_gate.weight", l), {F, C});
+    plain(p + "mlp.up_proj.weight", linear("h.w_up.weight", l), {F, C});
+    plain(p + "mlp.down_proj.weight", linear("h.w_down.weight", l), {C, F});
   }
   plain("model.norm.weight", model.param_data("norm.weight"), {C});
-  if (!c.tie_embeddings) plain("lm_head.weight", model.param_data("lm_head.weight"), {V, C});
+  if (!c.tie_embeddings) plain("lm_head.weight", linear("lm_head.weight", 0), {V, C});
   write_safetensors((fs::path(directory) / "model.safetensors").string(), out, {{"format", "pt"}});
 
   // Qwen2 is the Llama variant with q/k/v biases; writing it as such keeps the file loadable by HF.

@@ -17,10 +17,11 @@ namespace fs = std::filesystem;
 
 namespace engine::io {
 
-std::unique_ptr<Model> load_model_f32(const std::string& path, const LoadProgress& progress) {
-  // Writers read the arena (param_data): GGUF weights that would stay in the file, quantized or f32,
-  // are widened into it instead.
-  return load_model(path, progress, LoadOptions{.dequantize = true});
+std::unique_ptr<Model> load_model_to_convert(const std::string& path, const LoadProgress& progress) {
+  // GGUF weights stay in the mapped file and the writers widen one layer at a time (Model::f32_weight),
+  // so a GGUF -> GGUF conversion never holds the whole model in f32. No packed copies: nothing here
+  // runs the kernels.
+  return load_model(path, progress, LoadOptions{.pack = false});
 }
 
 ConvertTarget infer_convert_target(const std::string& out_path) {
@@ -208,7 +209,7 @@ ConvertReport convert_model(const std::string& in, const std::string& out_arg, c
     if (progress) progress(0.5f * f, "loading: " + stage);
     return true;
   };
-  std::unique_ptr<Model> model = load_model_f32(in, load_progress);
+  std::unique_ptr<Model> model = load_model_to_convert(in, load_progress);
   auto write_progress = [&](float f, const std::string& stage) {
     if (progress) progress(0.5f + 0.5f * f, "writing: " + stage);
   };

@@ -1,9 +1,9 @@
 // Model conversion between the formats of DESIGN.md §4: HF directory, GGUF file, llm.c .bin in;
 // HF directory or GGUF file out (the engine behind `llm-workbench-cli convert` and `quantize`).
 //
-// Every conversion goes through the f32 parameter arena: load_model_f32 is the one place that
-// decides how a model is opened for conversion, and it asks for every GGUF tensor widened to f32
-// (load_model keeps GGUF linear weights in the mapped file, where the writers cannot read them).
+// Every conversion opens the model with load_model_to_convert, the one place that decides how: GGUF
+// linear weights stay in the mapped file (quantized or not) and the writers widen them a layer at a
+// time through Model::f32_weight.
 // Outputs are written atomically: a GGUF file through a temp file + rename; an HF directory is
 // assembled in a temp directory beside it and renamed into place, so a failure leaves nothing at
 // `out`. An existing non-empty directory at `out` is refused (we never merge into or delete a
@@ -19,8 +19,8 @@
 
 namespace engine::io {
 
-// Opens any supported model with f32 parameters (see above).
-std::unique_ptr<Model> load_model_f32(const std::string& path, const LoadProgress& progress = {});
+// Opens any supported model for conversion (see above).
+std::unique_ptr<Model> load_model_to_convert(const std::string& path, const LoadProgress& progress = {});
 
 enum class ConvertTarget { Gguf, Hf };
 
