@@ -8,6 +8,7 @@
 //    weights, over shapes with C a multiple of 32 but not of 256, odd OC and partial row ranges.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -474,6 +475,51 @@ class TestQuant : public QObject {
       if (std::fabs(out[o] - ref[o]) > tol)
         QFAIL(qPrintable(QString("row %1: %2 vs %3 (tol %4)").arg(o).arg(out[o]).arg(ref[o]).arg(tol)));
     }
+  }
+
+  void first_nonfinite_finds_the_first_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<QList<int>>("bad");  // positions made inf / nan; -1 expected when empty
+    for (engine::DType t : {engine::DType::F32, engine::DType::F16, engine::DType::BF16}) {
+      const QString name = QString::fromLatin1(engine::dtype_name(t));
+      QTest::newRow(qPrintable(name + " clean")) << int(t) << 10000 << QList<int>{};
+      QTest::newRow(qPrintable(name + " first")) << int(t) << 10000 << QList<int>{0};
+      QTest::newRow(qPrintable(name + " chunk end")) << int(t) << 10000 << QList<int>{4095};
+      QTest::newRow(qPrintable(name + " next chunk")) << int(t) << 10000 << QList<int>{4096, 9000};
+      QTest::newRow(qPrintable(name + " last")) << int(t) << 10000 << QList<int>{9999};
+      QTest::newRow(qPrintable(name + " two in a chunk")) << int(t) << 5000 << QList<int>{4500, 4200};
+    }
+  }
+  void first_nonfinite_finds_the_first() {
+    QFETCH(int, type);
+    QFETCH(int, n);
+    QFETCH(QList<int>, bad);
+    const engine::DType t = engine::DType(type);
+    const size_t width = t == engine::DType::F32 ? 4 : 2;
+    std::vector<uint8_t> bytes(size_t(n) * width);
+    // Finite values with every other bit pattern around: large, tiny, negative, subnormal.
+    std::mt19937 rng(3);
+    for (int i = 0; i < n; ++i) {
+      const float v = std::ldexp(float(rng() % 1000) - 500.f, int(rng() % 40) - 20);
+      if (t == engine::DType::F32) std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+      else {
+        uint32_t f;
+        std::memcpy(&f, &v, 4);
+        const uint16_t h = t == engine::DType::F16 ? engine::f32_to_fp16(std::clamp(v, -60000.f, 60000.f)) : uint16_t(f >> 16);
+        std::memcpy(&bytes[size_t(i) * 2], &h, 2);
+      }
+    }
+    int want = -1;
+    for (int k = 0; k < bad.size(); ++k) {
+      const int i = bad[k];
+      const uint32_t f32_bits = k % 2 ? 0x7fc00001u : 0xff800000u;  // nan, -inf
+      const uint16_t f16_bits = k % 2 ? 0x7e01 : 0xfc00, bf16_bits = k % 2 ? 0x7fc1 : 0xff80;
+      if (t == engine::DType::F32) std::memcpy(&bytes[size_t(i) * 4], &f32_bits, 4);
+      else std::memcpy(&bytes[size_t(i) * 2], t == engine::DType::F16 ? &f16_bits : &bf16_bits, 2);
+      want = want < 0 ? i : std::min(want, i);
+    }
+    QCOMPARE(engine::first_nonfinite(t, bytes.data(), n), int64_t(want));
   }
 
   void matmul_data() {
