@@ -157,6 +157,7 @@ void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < X.nb; ++b) {
+    if constexpr (T == 1) prefetch_lines(wg + b, 2048, (sizeof(block_q4_0x8) + 63) / 64);  // decode
     const Q4Nibbles w(wg[b]);
     const __m256 dw = row_scales(wg[b].d);
 #pragma GCC unroll 4
@@ -178,6 +179,7 @@ void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& X, int64_t n, int
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < X.nb; ++b) {
+    if constexpr (T == 1) prefetch_lines(wg + b, 2048, (sizeof(block_q8_0x8) + 63) / 64);  // decode
     __m256i dot[T];
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
