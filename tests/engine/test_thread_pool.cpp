@@ -40,6 +40,24 @@ class TestThreadPool : public QObject {
     QCOMPARE(total.load(), 20000L * 28);
   }
 
+  void jobs_of_different_sizes_back_to_back() {
+    // Jobs of few and of many chunks alternate (sgemm calls use one chunk per thread, the other
+    // loops four or more), with more threads than cores so workers are preempted anywhere. A worker
+    // that read an exhausted job must never claim a chunk while the caller is writing the next job
+    // (it once could, ran a chunk twice and counted it into the next job: the caller then waited
+    // forever, seen with 16 threads on 16 cores).
+    engine::ThreadPool pool(12);
+    std::atomic<long> total{0};
+    long want = 0;
+    for (int job = 0; job < 30000; ++job) {
+      const int64_t n = 1 + job % 97;
+      pool.parallel_for(
+          n, [&](int64_t b, int64_t e) { total.fetch_add(e - b); }, job % 2 ? 1 : 8);
+      want += n;
+    }
+    QCOMPARE(total.load(), want);
+  }
+
   void caller_finishes_when_workers_are_asleep() {
     // Let the workers fall asleep, then issue a job: it must complete (the caller does the work or
     // wakes them), and every chunk is still done exactly once.
