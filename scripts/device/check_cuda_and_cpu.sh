@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (tools/device/README.md says how to prepare it): the CUDA module against a real driver + GPU, and the CPU kernels' tests on the
+# One device call (scripts/device/README.md says how to prepare it): the CUDA module against a real driver + GPU, and the CPU kernels' tests on the
 # device host's CPU. Binaries were built on the dev machine (Debian 12); their Qt/OpenBLAS libraries
 # travel in bundle.tar.xz.
 exec > >(tee "$OUT/device_log.txt") 2>&1
