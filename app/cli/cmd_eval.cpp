@@ -10,7 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "engine/error.h"
-#include "engine/io/model_convert.h"
+#include "engine/model_loader.h"
 #include "engine/perplexity.h"
 
 namespace wb::cli {

@@ -115,8 +115,8 @@ void read_into(const GgufFile& f, const std::string& name, const std::vector<uin
   std::shared_ptr<std::vector<uint64_t>> copy;
   dequantize_rows(*ggml_to_dtype(t.type), aligned_data(t, copy), static_cast<int>(want[0]),
                   0, static_cast<int64_t>(n / want[0]), dst);
-  for (uint64_t i = 0; i < n; ++i)
-    if (!std::isfinite(dst[i])) throw Error(f.path() + ": tensor " + name + " has a non-finite value at " + std::to_string(i));
+  if (const int64_t bad = first_nonfinite(DType::F32, dst, static_cast<int64_t>(n)); bad >= 0)
+    throw Error(f.path() + ": tensor " + name + " has a non-finite value at " + std::to_string(bad));
   f.release(t);
 }
 

@@ -228,6 +228,8 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
     out.push_back({name, io::StDType::F32, {indim, outdim}, transposed.back().data()});
   };
   transposed.reserve(4 * L);
+  // Conv1D weights are transposed into copies at once; only wte is written from a pointer held
+  // until the end, so only it needs a widened copy kept alive.
   io::LinearWeightsForWrite linear(model);
   plain("wte.weight", linear("wte", 0), {static_cast<uint64_t>(c.vocab_size), C});
   plain("wpe.weight", model.param_data("wpe"), {static_cast<uint64_t>(c.max_seq_len), C});
@@ -235,15 +237,15 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
     const std::string h = "h." + std::to_string(l) + ".";
     plain(h + "ln_1.weight", model.param_data("h.ln1.weight") + l * C, {C});
     plain(h + "ln_1.bias", model.param_data("h.ln1.bias") + l * C, {C});
-    conv1d(h + "attn.c_attn.weight", linear("h.qkv.weight", l), 3 * C, C);
+    conv1d(h + "attn.c_attn.weight", model.f32_weight("h.qkv.weight", static_cast<int>(l)).data, 3 * C, C);
     plain(h + "attn.c_attn.bias", model.param_data("h.qkv.bias") + l * 3 * C, {3 * C});
-    conv1d(h + "attn.c_proj.weight", linear("h.attn_proj.weight", l), C, C);
+    conv1d(h + "attn.c_proj.weight", model.f32_weight("h.attn_proj.weight", static_cast<int>(l)).data, C, C);
     plain(h + "attn.c_proj.bias", model.param_data("h.attn_proj.bias") + l * C, {C});
     plain(h + "ln_2.weight", model.param_data("h.ln2.weight") + l * C, {C});
     plain(h + "ln_2.bias", model.param_data("h.ln2.bias") + l * C, {C});
-    conv1d(h + "mlp.c_fc.weight", linear("h.fc.weight", l), F, C);
+    conv1d(h + "mlp.c_fc.weight", model.f32_weight("h.fc.weight", static_cast<int>(l)).data, F, C);
     plain(h + "mlp.c_fc.bias", model.param_data("h.fc.bias") + l * F, {F});
-    conv1d(h + "mlp.c_proj.weight", linear("h.fc_proj.weight", l), C, F);
+    conv1d(h + "mlp.c_proj.weight", model.f32_weight("h.fc_proj.weight", static_cast<int>(l)).data, C, F);
     plain(h + "mlp.c_proj.bias", model.param_data("h.fc_proj.bias") + l * C, {C});
   }
   plain("ln_f.weight", model.param_data("lnf.weight"), {C});
