@@ -119,6 +119,12 @@ class TestMatmulTyped : public QObject {
         const int OC = threads == 3 ? 301 : 37;
         QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q4_K" << N << 512 << OC << threads << true;
       }
+    // q6_K x8: N = 1, 4 (one 4-token tile), 11 (two tiles and 3 singles), the same row splits.
+    for (int N : {1, 4, 11})
+      for (int threads : {1, 3}) {
+        const int OC = threads == 3 ? 301 : 37;
+        QTest::addRow("q6_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q6_K" << N << 512 << OC << threads << true;
+      }
     for (int N : {1, 5, 6, 13, 26})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 45;
@@ -194,8 +200,8 @@ class TestMatmulTyped : public QObject {
   void x8_sums_equal_the_file_layout() {
     // Same int8 activations, same integer block sums: the x8 product of every token must equal the
     // file-layout matvec's up to f32 summation order (a few ulps of the magnitude).
-    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
-      const int N = 6, C = t == DType::Q4_K ? 512 : 256, OC = 40;
+    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+      const int N = 6, C = t == DType::Q4_K || t == DType::Q6_K ? 512 : 256, OC = 40;
       const auto bytes = random_weights(t, OC, C, 31);
       std::vector<uint8_t> packed(engine::x8_bytes(t, OC, C));
       engine::pack_x8(t, bytes.data(), OC, C, packed.data());
@@ -208,7 +214,8 @@ class TestMatmulTyped : public QObject {
         engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
         (t == DType::Q8_0   ? engine::matvec_q8_0_act
          : t == DType::Q4_0 ? engine::matvec_q4_0_act
-                            : engine::matvec_q4_K_act)(want.data(), bytes.data(), one, 0, OC);
+         : t == DType::Q4_K ? engine::matvec_q4_K_act
+                            : engine::matvec_q6_K_act)(want.data(), bytes.data(), one, 0, OC);
         for (int o = 0; o < OC; ++o) {
           const float g = got[size_t(n) * OC + o];
           QVERIFY2(std::abs(g - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
@@ -217,7 +224,8 @@ class TestMatmulTyped : public QObject {
       }
     }
     // Wrong inputs are errors, not out-of-bounds reads.
-    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q6_K, 8, 256); }).contains("q6_K"));
+    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::BF16, 8, 256); }).contains("bf16"));
+    QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q6_K, 8, 96); }).contains("multiple of 256"));
     QVERIFY(error_of([] { (void)engine::x8_bytes(DType::Q8_0, 8, 100); }).contains("multiple of 32"));
     engine::q8_act a;
     std::vector<float> x(64, 1.f), out(64);

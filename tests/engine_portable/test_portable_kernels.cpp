@@ -64,24 +64,25 @@ class TestPortableKernels : public QObject {
         for (int o = 0; o < OC / 8 * 8; ++o) QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f);
       }
     }
-    {
-      // q4_K x8 (the portable loop, or the 256-bit tile in test_avx2_kernels) against the
-      // file-layout matvec.
+    for (DType t : {DType::Q4_K, DType::Q6_K}) {
+      // q4_K / q6_K x8 (the portable loops, or the 256-bit tiles in test_avx2_kernels) against the
+      // file-layout matvecs.
       const int CK = 512;
       std::vector<float> XK(size_t(N) * CK);
       for (auto& v : XK) v = nd(rng);
-      const std::vector<uint8_t> q = random_weights(DType::Q4_K, OC, CK, 7);
-      std::vector<uint8_t> p(x8_bytes(DType::Q4_K, OC, CK));
-      pack_x8(DType::Q4_K, q.data(), OC, CK, p.data());
+      const std::vector<uint8_t> q = random_weights(t, OC, CK, 7);
+      std::vector<uint8_t> p(x8_bytes(t, OC, CK));
+      pack_x8(t, q.data(), OC, CK, p.data());
       q8_act rows, one;
       quantize_act_q8_rows(XK.data(), N, CK, rows);
       std::vector<float> got(size_t(N) * OC, NAN), want(OC);
-      matmul_x8(DType::Q4_K, got.data(), p.data(), rows, N, OC, 0, OC / 8);
+      matmul_x8(t, got.data(), p.data(), rows, N, OC, 0, OC / 8);
       for (int n = 0; n < N; ++n) {
         quantize_act_q8(XK.data() + size_t(n) * CK, CK, one);
-        matvec_q4_K_act(want.data(), q.data(), one, 0, OC);
+        (t == DType::Q4_K ? matvec_q4_K_act : matvec_q6_K_act)(want.data(), q.data(), one, 0, OC);
         for (int o = 0; o < OC / 8 * 8; ++o)
-          QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f * (1.f + std::abs(want[o])));
+          QVERIFY2(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
+                   qPrintable(QString("%1 n=%2 o=%3").arg(dtype_name(t).data()).arg(n).arg(o)));
       }
     }
     std::vector<uint16_t> h(size_t(OC) * C);

@@ -95,15 +95,17 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
 // already the 8 rows' sums: no horizontal reduction, one vector scale load per block. llama.cpp
 // repacks q4_0 the same way for its AVX2 kernels (its "q4_0_8x8"); this is our own layout.
 // q4_K has an x8 form too: per super-block the 8 rows' d and dmin, their sub-block scales and mins
-// unpacked from 6 bits to bytes, and the nibbles interleaved the same way per 32-byte chunk.
+// unpacked from 6 bits to bytes, and the nibbles interleaved the same way per 32-byte chunk; and
+// q6_K: per super-block the 8 rows' d and int8 scales, then the low-nibble and high-bit bytes
+// interleaved 4 at a time (the file's bytes, in another order; no wider than the file).
 // Only the first OC / 8 * 8 rows are packed; the kernels' callers handle the remaining rows from
 // the original layout. Values are bit-identical to the original; only the order differs.
 inline constexpr int k_x8_rows = 8;
-// Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K where this build
-// has a SIMD kernel for it (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
+// Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K and q6_K where
+// this build has SIMD kernels for them (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
 // the portable x8 loop, which exists for correctness).
 bool x8_worth_packing(DType t);
-// Bytes of the packed copy of W (OC, C) in encoding t (q8_0, q4_0 or q4_K), overflow-checked.
+// Bytes of the packed copy of W (OC, C) in encoding t (q8_0, q4_0, q4_K or q6_K), overflow-checked.
 uint64_t x8_bytes(DType t, int64_t OC, int C);
 // dst (x8_bytes) = rows [0, OC / 8 * 8) of W in the x8 layout.
 void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst);

@@ -1,4 +1,4 @@
-// Integer kernels over the x8 layout (quant.h): out = X * W^T for q8_0 / q4_0 / q4_K weights packed
+// Integer kernels over the x8 layout (quant.h): out = X * W^T for q8_0 / q4_0 / q4_K / q6_K weights packed
 // 8 rows to a group, X rounded to int8 per 32-block (quantize_act_q8_rows), as the decode matvecs do.
 //
 // For one block and one group, the 8 int32 lanes of one vector are the 8 rows' integer dot products
@@ -17,8 +17,14 @@
 //   q4_K: each 32-weight sub-block is an unsigned nibble dot like q4_0's, then per sub-block
 //         dx * (d*sc*sum - dmin*m*sum(xq)) with the rows' unpacked scales and mins (AVX2 and
 //         AVX-512; without AVX2 x8_worth_packing keeps q4_K in the file layout).
+//   q6_K: the weights w = u - 32 (-32..31) are the signed operand and the activations the unsigned
+//         one, as x + 128 (built once per call): sum((x + 128) * w) = sum(x*w) + 128*sum(w), and
+//         sum(w) per row and 16-group comes from one more vpdpbusd against ones, shared by every
+//         token. A group with int8 scale sc then adds dx * d*sc * (sum - 128*sum(w)). Without VNNI
+//         maddubs is safe: a lane's pair reaches 2*255*32 = 16320.
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "quant_blocks.h"
 #include "quant_simd.h"
@@ -36,6 +42,9 @@ struct ActRows {
   const float* d;
   const int32_t* sum;
   int64_t nb;
+  // q6_K's SIMD kernels only: the quants plus 128 as unsigned bytes, laid out as q.
+  const uint8_t* qu = nullptr;
+  const uint8_t* ublock(int64_t n, int64_t b) const { return qu + at(n, b) * k_qblock; }
   int64_t at(int64_t n, int64_t b) const { return n * nb + b; }
   const int8_t* block(int64_t n, int64_t b) const { return q + at(n, b) * k_qblock; }
 };
@@ -98,6 +107,41 @@ template <typename BlockX8>
   for (int64_t g = g0; g < g1; ++g)
     for (int64_t n = 0; n < N; ++n)
       for (int r = 0; r < k_x8_rows; ++r) out[n * OC + g * k_x8_rows + r] = row_dot_q4_K(P + g * (X.nb / 8), r, X, n);
+}
+
+// q6_K's 6-bit value at position p (0..31) of activation block `blk` (0..7) of row r's super-block.
+[[maybe_unused]] int q6_K_value(const block_q6_Kx8& b, int r, int blk, int p) {
+  const uint8_t(&v)[3][32] = b.q[blk / 4][p / 4];
+  const int at = 4 * r + p % 4;
+  if (blk % 4 < 3) return v[blk % 4][at] & 63;
+  return v[0][at] >> 6 | (v[1][at] >> 6) << 2 | (v[2][at] >> 6) << 4;
+}
+
+// q6_K, one row of a group against one token: per 16-group g, d * sc_g * dx * sum((u - 32) * x).
+[[maybe_unused]] float row_dot_q6_K(const block_q6_Kx8* w, int r, const ActRows& X, int64_t n) {
+  float acc = 0.f;
+  for (int64_t s = 0; s < X.nb / 8; ++s) {
+    const block_q6_Kx8& b = w[s];
+    const float d = half_to_f32(b.d[r]);
+    for (int blk = 0; blk < 8; ++blk) {
+      const int64_t i = X.at(n, 8 * s + blk);
+      const int8_t* x = X.q + i * k_qblock;
+      int32_t sum = 0;
+      for (int g = 0; g < 2; ++g) {
+        int32_t part = 0;
+        for (int p = 16 * g; p < 16 * g + 16; ++p) part += (q6_K_value(b, r, blk, p) - 32) * x[p];
+        sum += int32_t{b.sc[2 * blk + g][r]} * part;
+      }
+      acc += d * X.d[i] * float(sum);
+    }
+  }
+  return acc;
+}
+
+[[maybe_unused]] void matmul_portable_q6_K(float* out, const block_q6_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+  for (int64_t g = g0; g < g1; ++g)
+    for (int64_t n = 0; n < N; ++n)
+      for (int r = 0; r < k_x8_rows; ++r) out[n * OC + g * k_x8_rows + r] = row_dot_q6_K(P + g * (X.nb / 8), r, X, n);
 }
 
 #if defined(WB_QUANT_AVX2)
@@ -212,7 +256,7 @@ inline __m512 row_scales_pair(const uint16_t* a, const uint16_t* b) {
   return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
-inline __m512i bcast4_512(const int8_t* p) {
+inline __m512i bcast4_512(const void* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
@@ -329,6 +373,102 @@ void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, c
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
+// 16 rows' 8 signed bytes (group a's, then b's) as f32.
+inline __m512 signed_bytes_pair(const int8_t* a, const int8_t* b) {
+  const __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                                       _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+}
+
+// q6_K's signed weights (u - 32) of 16 rows, positions 4k..4k+3 of activation block 4h + J: blocks
+// 0-2 of a half are their byte's low 6 bits; block 3 gathers the three top-bit pairs (16-bit shifts
+// are safe, the selects keep only bits that came from the byte itself).
+template <int J>
+inline __m512i q6_K_weights(const block_q6_Kx8& A, const block_q6_Kx8& B, int h, int k) {
+  const __m512i m6 = _mm512_set1_epi8(0x3f), off = _mm512_set1_epi8(32);
+  __m512i u;
+  if constexpr (J < 3) {
+    u = _mm512_and_si512(load_pair(A.q[h][k][J], B.q[h][k][J]), m6);
+  } else {
+    const __m512i v0 = _mm512_srli_epi16(load_pair(A.q[h][k][0], B.q[h][k][0]), 6);
+    const __m512i v1 = _mm512_srli_epi16(load_pair(A.q[h][k][1], B.q[h][k][1]), 4);
+    const __m512i v2 = _mm512_srli_epi16(load_pair(A.q[h][k][2], B.q[h][k][2]), 2);
+    // 0xe4: c ? a : b, bit by bit. Bits 0-1 from v0, 2-3 from v1, 4-7 from v2, then the mask.
+    const __m512i lo = _mm512_ternarylogic_epi32(v0, v1, _mm512_set1_epi8(0x03), 0xe4);
+    u = _mm512_and_si512(_mm512_ternarylogic_epi32(lo, v2, _mm512_set1_epi8(0x0f), 0xe4), m6);
+  }
+  return _mm512_sub_epi8(u, off);
+}
+
+// q6_K, tokens [n, n + T) x groups (a, b), one activation block blk = 4h + J of super-block s. Per
+// 16-group half: the 4 weight vectors are rebuilt first and give the rows' sum(w) (one vpdpbusd
+// against ones each), so every token's integer sum starts at -128*sum(w) and ends exact; then one
+// vpdpbusd per vector and token, and the half's d*sc. The two halves meet before the one multiply
+// by the token's dx, so a block costs each token 2 conversions, a multiply and 2 fmas.
+template <int T, int J>
+inline void block_pair_q6_K(__m512 (&acc)[T], const block_q6_Kx8& A, const block_q6_Kx8& B, __m512 d, const ActRows& X,
+                            int64_t n, int64_t s, int h) {
+  const int blk = 4 * h + J;
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512 part[T];
+#pragma GCC unroll 2
+  for (int half = 0; half < 2; ++half) {
+    __m512i w[4];
+    __m512i wsum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+      w[kk] = q6_K_weights<J>(A, B, h, 4 * half + kk);
+      wsum = _mm512_dpbusd_epi32(wsum, ones, w[kk]);
+    }
+    const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(wsum, 7));
+    __m512i sum[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) sum[t] = start;
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t)
+        sum[t] = _mm512_dpbusd_epi32(sum[t], bcast4_512(X.ublock(n + t, 8 * s + blk) + 4 * (4 * half + kk)), w[kk]);
+    }
+    const __m512 sc = _mm512_mul_ps(d, signed_bytes_pair(A.sc[2 * blk + half], B.sc[2 * blk + half]));
+    if (half == 0) {
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) part[t] = _mm512_mul_ps(_mm512_cvtepi32_ps(sum[t]), sc);
+    } else {
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512 p = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), sc, part[t]);
+        acc[t] = _mm512_fmadd_ps(p, _mm512_set1_ps(X.d[X.at(n + t, 8 * s + blk)]), acc[t]);
+      }
+    }
+  }
+}
+
+template <int T>
+void tile_pair_q6_K(float* og, const block_q6_Kx8* wa, const block_q6_Kx8* wb, const ActRows& X, int64_t n, int64_t OC) {
+  __m512 acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t s = 0; s < X.nb / 8; ++s) {
+    const block_q6_Kx8& A = wa[s];
+    const block_q6_Kx8& B = wb[s];
+    if constexpr (T == 1) {  // decode: both groups' streams, 2 KiB ahead
+      constexpr int lines = (sizeof(block_q6_Kx8) + 63) / 64;
+      prefetch_lines(&A, 2048, lines);
+      prefetch_lines(&B, 2048, lines);
+    }
+    const __m512 d = row_scales_pair(A.d, B.d);
+    for (int h = 0; h < 2; ++h) {
+      block_pair_q6_K<T, 0>(acc, A, B, d, X, n, s, h);
+      block_pair_q6_K<T, 1>(acc, A, B, d, X, n, s, h);
+      block_pair_q6_K<T, 2>(acc, A, B, d, X, n, s, h);
+      block_pair_q6_K<T, 3>(acc, A, B, d, X, n, s, h);
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(og + (n + t) * OC, acc[t]);
+}
+
 // Tokens per tile, measured: q4_0 and q4_K unpack nibbles once per block and gain from sharing
 // that over 8 tokens (q4_K: ~7 % over 4); q8_0's weight vector costs one xor, and 4 tokens ran
 // faster than 8.
@@ -339,6 +479,8 @@ template <typename BlockX8, int T>
 void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
   if constexpr (std::is_same_v<BlockX8, block_q4_Kx8>)
     tile_pair_q4_K<T>(og, wa, wb, X, n, OC);
+  else if constexpr (std::is_same_v<BlockX8, block_q6_Kx8>)
+    tile_pair_q6_K<T>(og, wa, wb, X, n, OC);
   else
     tile_pair<BlockX8, T>(og, wa, wb, X, n, OC);
 }
@@ -400,13 +542,90 @@ void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, i
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
+// q6_K, one group (8 rows) x tokens [n, n + T), 256 bits: the same steps as tile_pair_q6_K above
+// (without ternary logic the fourth block's value takes two more ops).
+template <int J>
+inline __m256i q6_K_weights(const block_q6_Kx8& w, int h, int k) {
+  const __m256i m6 = _mm256_set1_epi8(0x3f);
+  __m256i u;
+  if constexpr (J < 3) {
+    u = _mm256_and_si256(load(w.q[h][k][J]), m6);
+  } else {
+    const __m256i v0 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][0]), 6), _mm256_set1_epi8(0x03));
+    const __m256i v1 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][1]), 4), _mm256_set1_epi8(0x0c));
+    const __m256i v2 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][2]), 2), _mm256_set1_epi8(0x30));
+    u = _mm256_or_si256(_mm256_or_si256(v0, v1), v2);
+  }
+  return _mm256_sub_epi8(u, _mm256_set1_epi8(32));
+}
+
+template <int T, int J>
+inline void block_q6_K(__m256 (&acc)[T], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t n, int64_t s, int h) {
+  const int blk = 4 * h + J;
+  const __m256i ones = _mm256_set1_epi8(1);
+  __m256 part[T];
+#pragma GCC unroll 2
+  for (int half = 0; half < 2; ++half) {
+    __m256i wv[4];
+    __m256i wsum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+      wv[kk] = q6_K_weights<J>(w, h, 4 * half + kk);
+      wsum = dot_u8s8_acc(wsum, ones, wv[kk]);
+    }
+    const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(wsum, 7));
+    __m256i sum[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) sum[t] = start;
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t)
+        sum[t] = dot_u8s8_acc(sum[t], bcast4(reinterpret_cast<const int8_t*>(X.ublock(n + t, 8 * s + blk)) + 4 * (4 * half + kk)), wv[kk]);
+    }
+    const __m256 sc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.sc[2 * blk + half])))));
+    if (half == 0) {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) part[t] = _mm256_mul_ps(_mm256_cvtepi32_ps(sum[t]), sc);
+    } else {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const __m256 p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), sc, part[t]);
+        acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(X.d[X.at(n + t, 8 * s + blk)]), acc[t]);
+      }
+    }
+  }
+}
+
+template <int T>
+void tile_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  __m256 acc[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t s = 0; s < X.nb / 8; ++s) {
+    const block_q6_Kx8& w = wg[s];
+    if constexpr (T == 1) prefetch_lines(&w, 2048, (sizeof(block_q6_Kx8) + 63) / 64);  // decode
+    const __m256 d = row_scales(w.d);
+    for (int h = 0; h < 2; ++h) {
+      block_q6_K<T, 0>(acc, w, d, X, n, s, h);
+      block_q6_K<T, 1>(acc, w, d, X, n, s, h);
+      block_q6_K<T, 2>(acc, w, d, X, n, s, h);
+      block_q6_K<T, 3>(acc, w, d, X, n, s, h);
+    }
+  }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
+}
+
 // Every group in [g0, g1): whole k_tile_tokens tiles, then single tokens (with AVX-512, pairs of
 // groups first, and an odd last group by the 256-bit tiles). A group holds X.nb blocks of 32, or
-// X.nb / 8 super-blocks for q4_K.
+// X.nb / 8 super-blocks for q4_K and q6_K.
 template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
           void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
 void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  const int64_t per_group = std::is_same_v<BlockX8, block_q4_Kx8> ? X.nb / 8 : X.nb;
+  constexpr bool super_blocks = std::is_same_v<BlockX8, block_q4_Kx8> || std::is_same_v<BlockX8, block_q6_Kx8>;
+  const int64_t per_group = super_blocks ? X.nb / 8 : X.nb;
 #if defined(WB_X8_AVX512)
   for (; g0 + 2 <= g1; g0 += 2) {
     const BlockX8* wa = P + g0 * per_group;
@@ -432,7 +651,7 @@ void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_
 bool x8_worth_packing(DType t) {
   if (t == DType::Q8_0 || t == DType::Q4_0) return true;
 #if defined(WB_QUANT_AVX2)
-  return t == DType::Q4_K;
+  return t == DType::Q4_K || t == DType::Q6_K;
 #else
   return false;
 #endif
@@ -440,30 +659,42 @@ bool x8_worth_packing(DType t) {
 
 void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
                int64_t group_end) {
-  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K)
+  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K && t != DType::Q6_K)
     throw Error(std::string("matmul_x8: no x8 kernel for ") + std::string(dtype_name(t)));
-  require_multiple(X.C, t == DType::Q4_K ? k_kblock : k_qblock, "matmul_x8");
+  require_multiple(X.C, t == DType::Q4_K || t == DType::Q6_K ? k_kblock : k_qblock, "matmul_x8");
   if (N < 1 || OC < 0 || group_begin < 0 || group_begin > group_end || group_end > OC / k_x8_rows ||
       X.q.size() != static_cast<size_t>(N) * static_cast<size_t>(X.C))
     throw Error("matmul_x8: bad shape, row group range or activation count");
-  const ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
+  ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
 #if defined(WB_QUANT_AVX2)
+  if (t == DType::Q6_K) {
+    // Each call makes its own copy: N * C byte flips against N * C * (rows in the call) multiply-adds.
+    thread_local std::vector<uint8_t> qu;
+    qu.resize(X.q.size());
+    for (size_t i = 0; i < qu.size(); ++i) qu[i] = static_cast<uint8_t>(X.q[i] ^ 0x80);
+    rows.qu = qu.data();
+  }
   if (t == DType::Q8_0)
     matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), rows, N,
                                                                      OC, group_begin, group_end);
   else if (t == DType::Q4_0)
     matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, tile_q4<1>>(out, static_cast<const block_q4_0x8*>(P), rows, N,
                                                                      OC, group_begin, group_end);
-  else
+  else if (t == DType::Q4_K)
     matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, tile_q4_K<1>>(out, static_cast<const block_q4_Kx8*>(P), rows,
+                                                                         N, OC, group_begin, group_end);
+  else
+    matmul_groups<block_q6_Kx8, tile_q6_K<k_tile_tokens>, tile_q6_K<1>>(out, static_cast<const block_q6_Kx8*>(P), rows,
                                                                          N, OC, group_begin, group_end);
 #else
   if (t == DType::Q8_0)
     matmul_portable(out, static_cast<const block_q8_0x8*>(P), rows, N, OC, group_begin, group_end);
   else if (t == DType::Q4_0)
     matmul_portable(out, static_cast<const block_q4_0x8*>(P), rows, N, OC, group_begin, group_end);
-  else
+  else if (t == DType::Q4_K)
     matmul_portable_q4_K(out, static_cast<const block_q4_Kx8*>(P), rows, N, OC, group_begin, group_end);
+  else
+    matmul_portable_q6_K(out, static_cast<const block_q6_Kx8*>(P), rows, N, OC, group_begin, group_end);
 #endif
 }
 

@@ -1,4 +1,4 @@
-// Packing q8_0 / q4_0 / q4_K weights into the x8 layout (quant.h): done once at load, so the kernels in
+// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the kernels in
 // matmul_x8.cpp can treat 8 rows as one vector. A plain byte shuffle: every scale and quant keeps
 // its bits, so the packed product equals the unpacked one exactly.
 #include <cstring>
@@ -52,18 +52,55 @@ void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
+// q6_K: each row's 256 values are read in natural order (the file's bit layout is in q6_k.cpp)
+// and spread into the three-bytes-for-four form of quant_blocks.h.
+void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
+  const int64_t nsb = C / k_kblock;
+  const auto* rows = static_cast<const block_q6_K*>(W);
+  auto* out = static_cast<block_q6_Kx8*>(dst);
+  uint8_t u[k_kblock];
+  for (int64_t g = 0; g < OC / k_x8_rows; ++g)
+    for (int64_t s = 0; s < nsb; ++s) {
+      block_q6_Kx8& o = out[g * nsb + s];
+      for (int r = 0; r < k_x8_rows; ++r) {
+        const block_q6_K& src = rows[(g * k_x8_rows + r) * nsb + s];
+        o.d[r] = src.d;
+        for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
+        for (int h = 0; h < 2; ++h)
+          for (int l = 0; l < 32; ++l) {
+            const uint8_t ql0 = src.ql[64 * h + l], ql1 = src.ql[64 * h + 32 + l], qh = src.qh[32 * h + l];
+            u[128 * h + l] = static_cast<uint8_t>((ql0 & 15) | (qh & 3) << 4);
+            u[128 * h + l + 32] = static_cast<uint8_t>((ql1 & 15) | ((qh >> 2) & 3) << 4);
+            u[128 * h + l + 64] = static_cast<uint8_t>((ql0 >> 4) | ((qh >> 4) & 3) << 4);
+            u[128 * h + l + 96] = static_cast<uint8_t>((ql1 >> 4) | ((qh >> 6) & 3) << 4);
+          }
+        for (int h = 0; h < 2; ++h)
+          for (int k = 0; k < 8; ++k)
+            for (int i = 0; i < 4; ++i) {
+              const int p = 4 * k + i;
+              const uint8_t fourth = u[128 * h + 96 + p];
+              for (int v = 0; v < 3; ++v)
+                o.q[h][k][v][4 * r + i] = static_cast<uint8_t>(u[128 * h + 32 * v + p] | ((fourth >> (2 * v)) & 3) << 6);
+            }
+      }
+    }
+}
+
+bool super_blocked(DType t) { return t == DType::Q4_K || t == DType::Q6_K; }
+
 void check_shape(DType t, int64_t OC, int C) {
-  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K)
-    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0 and q4_K)");
+  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K && t != DType::Q6_K)
+    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0, q4_K and q6_K)");
   if (OC < 0) throw Error("x8 layout: negative row count");
-  require_multiple(C, t == DType::Q4_K ? k_kblock : k_qblock, "x8 layout");
+  require_multiple(C, super_blocked(t) ? k_kblock : k_qblock, "x8 layout");
 }
 
 uint64_t x8_block_bytes(DType t) {
   switch (t) {
     case DType::Q8_0: return sizeof(block_q8_0x8);
     case DType::Q4_0: return sizeof(block_q4_0x8);
-    default: return sizeof(block_q4_Kx8);
+    case DType::Q4_K: return sizeof(block_q4_Kx8);
+    default: return sizeof(block_q6_Kx8);
   }
 }
 
@@ -71,7 +108,7 @@ uint64_t x8_block_bytes(DType t) {
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
   check_shape(t, OC, C);
-  const int block_weights = t == DType::Q4_K ? k_kblock : k_qblock;
+  const int block_weights = super_blocked(t) ? k_kblock : k_qblock;
   return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / block_weights), "x8 layout"),
                      x8_block_bytes(t), "x8 layout");
 }
@@ -82,8 +119,10 @@ void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst) {
     pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst);
   else if (t == DType::Q4_0)
     pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst);
-  else
+  else if (t == DType::Q4_K)
     pack_groups_q4_K(W, OC, C, dst);
+  else
+    pack_groups_q6_K(W, OC, C, dst);
 }
 
 }  // namespace engine

@@ -57,7 +57,18 @@ struct block_q4_Kx8 {
   uint8_t m[8][8];
   uint8_t qs[4][256];
 };
+// q6_K x8 layout (quant.h): 8 rows' super-block, d and the int8 scales ([group][row]) as in the file,
+// and the 6-bit values u = q + 32 three bytes for four: q[h][k][v][4r + i] holds position 4k + i of
+// row r in activation blocks 4h + v (its low 6 bits, v = 0..2), and 2 bits of block 4h + 3's value
+// in its top 2 bits (bits 2v, 2v + 1 of it). So three of every four blocks are one mask away from the
+// unsigned operand, and the fourth is put together from the three top-bit pairs; no wider than the file.
+struct block_q6_Kx8 {
+  uint16_t d[8];
+  int8_t sc[16][8];
+  uint8_t q[2][8][3][32];
+};
 static_assert(sizeof(block_q4_Kx8) == 32 + 128 + 1024);
+static_assert(sizeof(block_q6_Kx8) == 8 * k_q6_K_bytes);
 static_assert(sizeof(block_q8_0x8) == 8 * k_q8_0_bytes);
 static_assert(sizeof(block_q4_0x8) == 8 * k_q4_0_bytes);
 static_assert(sizeof(block_q8_0) == k_q8_0_bytes);
