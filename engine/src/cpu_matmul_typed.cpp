@@ -112,7 +112,7 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
   auto rows_of = [&](int64_t ub, int64_t ue) {
     return std::pair<int64_t, int64_t>{ub * k_rows_per_unit, std::min<int64_t>(ue * k_rows_per_unit, OC)};
   };
-  if (w.packed && (w.dtype == DType::Q8_0 || w.dtype == DType::Q4_0 || w.dtype == DType::Q4_K || w.dtype == DType::Q6_K)) {
+  if (w.packed && has_x8_layout(w.dtype)) {
     matmul_x8_rows(pool, act, out, inp, w, bias, N, C, OC);
     return;
   }

@@ -96,11 +96,14 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
 // repacks q4_0 the same way for its AVX2 kernels (its "q4_0_8x8"); this is our own layout.
 // q4_K has an x8 form too: per super-block the 8 rows' d and dmin, their sub-block scales and mins
 // unpacked from 6 bits to bytes, and the nibbles interleaved the same way per 32-byte chunk; and
-// q6_K: per super-block the 8 rows' d and int8 scales, then the low-nibble and high-bit bytes
-// interleaved 4 at a time (the file's bytes, in another order; no wider than the file).
+// q6_K: per super-block the 8 rows' d and int8 scales, then their 6-bit values three bytes for four
+// (quant_blocks.h; no wider than the file).
 // Only the first OC / 8 * 8 rows are packed; the kernels' callers handle the remaining rows from
-// the original layout. Values are bit-identical to the original; only the order differs.
+// the original layout. Every weight keeps its exact value; only where its bits sit differs.
 inline constexpr int k_x8_rows = 8;
+// The encodings with an x8 form, and how many weights one of their x8 blocks spans per row.
+inline bool has_x8_layout(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K || t == DType::Q6_K; }
+inline int x8_block_weights(DType t) { return t == DType::Q4_K || t == DType::Q6_K ? k_kblock : k_qblock; }
 // Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K and q6_K where
 // this build has SIMD kernels for them (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
 // the portable x8 loop, which exists for correctness).

@@ -560,7 +560,7 @@ inline __m256i q6_K_weights(const block_q6_Kx8& w, int h, int k) {
 }
 
 template <int T, int J>
-inline void block_q6_K(__m256 (&acc)[T], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t n, int64_t s, int h) {
+inline void group_block_q6_K(__m256 (&acc)[T], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t n, int64_t s, int h) {
   const int blk = 4 * h + J;
   const __m256i ones = _mm256_set1_epi8(1);
   __m256 part[T];
@@ -608,10 +608,10 @@ void tile_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X, int64_t n, i
     if constexpr (T == 1) prefetch_lines(&w, 2048, (sizeof(block_q6_Kx8) + 63) / 64);  // decode
     const __m256 d = row_scales(w.d);
     for (int h = 0; h < 2; ++h) {
-      block_q6_K<T, 0>(acc, w, d, X, n, s, h);
-      block_q6_K<T, 1>(acc, w, d, X, n, s, h);
-      block_q6_K<T, 2>(acc, w, d, X, n, s, h);
-      block_q6_K<T, 3>(acc, w, d, X, n, s, h);
+      group_block_q6_K<T, 0>(acc, w, d, X, n, s, h);
+      group_block_q6_K<T, 1>(acc, w, d, X, n, s, h);
+      group_block_q6_K<T, 2>(acc, w, d, X, n, s, h);
+      group_block_q6_K<T, 3>(acc, w, d, X, n, s, h);
     }
   }
 #pragma GCC unroll 4
@@ -659,9 +659,8 @@ bool x8_worth_packing(DType t) {
 
 void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
                int64_t group_end) {
-  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K && t != DType::Q6_K)
-    throw Error(std::string("matmul_x8: no x8 kernel for ") + std::string(dtype_name(t)));
-  require_multiple(X.C, t == DType::Q4_K || t == DType::Q6_K ? k_kblock : k_qblock, "matmul_x8");
+  if (!has_x8_layout(t)) throw Error(std::string("matmul_x8: no x8 kernel for ") + std::string(dtype_name(t)));
+  require_multiple(X.C, x8_block_weights(t), "matmul_x8");
   if (N < 1 || OC < 0 || group_begin < 0 || group_begin > group_end || group_end > OC / k_x8_rows ||
       X.q.size() != static_cast<size_t>(N) * static_cast<size_t>(X.C))
     throw Error("matmul_x8: bad shape, row group range or activation count");

@@ -1,7 +1,7 @@
 // q6_K weights x f32 vector: out[o] = dot(W[o], x) for GGUF q6_K tensors.
 //
-// Each super-block is unpacked to 256 signed 6-bit values (q-32, natural order, as in
-// dequantize_row_q6_K in q6_k.cpp) in a stack buffer, then every 16-weight group g with int8 scale
+// Each super-block is unpacked to its 256 values u = q + 32 (natural order, q6_K_unsigned_values) in a
+// stack buffer, then every 16-weight group g with int8 scale
 // sc_g contributes sc_g * sum(q*xq); the two groups of one 32-element activation block share its
 // scale dx, so per activation block: d * dx * (sc_2b * s_2b + sc_2b+1 * s_2b+1), exact in int32.
 // The portable loops are the fallback; with AVX2 the weights are unpacked in-register instead.
@@ -52,26 +52,16 @@ float dot_row_q6_K_avx2(const block_q6_K* w, const q8_act& x, int nsb) {
 
 [[maybe_unused]] float dot_row_q6_K(const block_q6_K* w, const q8_act& x, int nsb) {
   float acc = 0.f;
-  int8_t q[k_kblock];
+  uint8_t u[k_kblock];
   for (int s = 0; s < nsb; ++s) {
-    for (int h = 0; h < 2; ++h) {
-      const uint8_t* ql = w[s].ql + 64 * h;
-      const uint8_t* qh = w[s].qh + 32 * h;
-      int8_t* y = q + 128 * h;
-      for (int l = 0; l < 32; ++l) {
-        y[l] = (int8_t)(((ql[l] & 15) | ((qh[l] >> 0) & 3) << 4) - 32);
-        y[l + 32] = (int8_t)(((ql[l + 32] & 15) | ((qh[l] >> 2) & 3) << 4) - 32);
-        y[l + 64] = (int8_t)(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
-        y[l + 96] = (int8_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
-      }
-    }
+    q6_K_unsigned_values(w[s], u);
     const float d = half_to_f32(w[s].d);
     const int8_t* xs = x.q.data() + (size_t)s * k_kblock;
     for (int b = 0; b < 8; ++b) {
       int32_t g0 = 0, g1 = 0;
       for (int l = 0; l < 16; ++l) {
-        g0 += (int32_t)q[32 * b + l] * xs[32 * b + l];
-        g1 += (int32_t)q[32 * b + 16 + l] * xs[32 * b + 16 + l];
+        g0 += (int32_t{u[32 * b + l]} - 32) * xs[32 * b + l];
+        g1 += (int32_t{u[32 * b + 16 + l]} - 32) * xs[32 * b + 16 + l];
       }
       const int32_t isum = (int32_t)w[s].scales[2 * b] * g0 + (int32_t)w[s].scales[2 * b + 1] * g1;
       acc += d * x.d[s * 8 + b] * (float)isum;

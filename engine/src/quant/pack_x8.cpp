@@ -1,6 +1,7 @@
 // Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the kernels in
-// matmul_x8.cpp can treat 8 rows as one vector. A plain byte shuffle: every scale and quant keeps
-// its bits, so the packed product equals the unpacked one exactly.
+// matmul_x8.cpp can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
+// q4_K: a byte shuffle; q6_K: its 6-bit values re-spread over bytes), so the packed product equals the
+// unpacked one exactly.
 #include <cstring>
 
 #include "engine/checked.h"
@@ -52,8 +53,8 @@ void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
-// q6_K: each row's 256 values are read in natural order (the file's bit layout is in q6_k.cpp)
-// and spread into the three-bytes-for-four form of quant_blocks.h.
+// q6_K: each row's 256 values are read in natural order (q6_K_unsigned_values) and spread into the
+// three-bytes-for-four form of quant_blocks.h.
 void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
   const int64_t nsb = C / k_kblock;
   const auto* rows = static_cast<const block_q6_K*>(W);
@@ -66,14 +67,7 @@ void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
         const block_q6_K& src = rows[(g * k_x8_rows + r) * nsb + s];
         o.d[r] = src.d;
         for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
-        for (int h = 0; h < 2; ++h)
-          for (int l = 0; l < 32; ++l) {
-            const uint8_t ql0 = src.ql[64 * h + l], ql1 = src.ql[64 * h + 32 + l], qh = src.qh[32 * h + l];
-            u[128 * h + l] = static_cast<uint8_t>((ql0 & 15) | (qh & 3) << 4);
-            u[128 * h + l + 32] = static_cast<uint8_t>((ql1 & 15) | ((qh >> 2) & 3) << 4);
-            u[128 * h + l + 64] = static_cast<uint8_t>((ql0 >> 4) | ((qh >> 4) & 3) << 4);
-            u[128 * h + l + 96] = static_cast<uint8_t>((ql1 >> 4) | ((qh >> 6) & 3) << 4);
-          }
+        q6_K_unsigned_values(src, u);
         for (int h = 0; h < 2; ++h)
           for (int k = 0; k < 8; ++k)
             for (int i = 0; i < 4; ++i) {
@@ -86,13 +80,11 @@ void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
-bool super_blocked(DType t) { return t == DType::Q4_K || t == DType::Q6_K; }
-
 void check_shape(DType t, int64_t OC, int C) {
-  if (t != DType::Q8_0 && t != DType::Q4_0 && t != DType::Q4_K && t != DType::Q6_K)
+  if (!has_x8_layout(t))
     throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0, q4_K and q6_K)");
   if (OC < 0) throw Error("x8 layout: negative row count");
-  require_multiple(C, super_blocked(t) ? k_kblock : k_qblock, "x8 layout");
+  require_multiple(C, x8_block_weights(t), "x8 layout");
 }
 
 uint64_t x8_block_bytes(DType t) {
@@ -108,8 +100,7 @@ uint64_t x8_block_bytes(DType t) {
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
   check_shape(t, OC, C);
-  const int block_weights = super_blocked(t) ? k_kblock : k_qblock;
-  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / block_weights), "x8 layout"),
+  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8_block_weights(t)), "x8 layout"),
                      x8_block_bytes(t), "x8 layout");
 }
 

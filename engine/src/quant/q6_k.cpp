@@ -15,25 +15,12 @@ using namespace quant_detail;
 void dequantize_row_q6_K(const void* src, float* dst, int64_t n) {
   require_multiple(n, k_kblock, "dequantize_row_q6_K");
   const auto* in = static_cast<const block_q6_K*>(src);
+  uint8_t u[k_kblock];
   for (int64_t b = 0; b < n / k_kblock; ++b) {
     const float d = half_to_f32(in[b].d);
-    for (int h = 0; h < 2; ++h) {
-      const uint8_t* ql = in[b].ql + 64 * h;
-      const uint8_t* qh = in[b].qh + 32 * h;
-      const int8_t* sc = in[b].scales + 8 * h;
-      float* y = dst + b * k_kblock + 128 * h;
-      for (int l = 0; l < 32; ++l) {
-        const int q0 = ((ql[l] & 15) | ((qh[l] >> 0) & 3) << 4) - 32;
-        const int q1 = ((ql[l + 32] & 15) | ((qh[l] >> 2) & 3) << 4) - 32;
-        const int q2 = ((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32;
-        const int q3 = ((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32;
-        // y index i uses scale i/16: l/16 within each 32-run, runs at offsets 0, 32, 64, 96.
-        y[l] = d * (float)sc[l / 16] * (float)q0;
-        y[l + 32] = d * (float)sc[l / 16 + 2] * (float)q1;
-        y[l + 64] = d * (float)sc[l / 16 + 4] * (float)q2;
-        y[l + 96] = d * (float)sc[l / 16 + 6] * (float)q3;
-      }
-    }
+    q6_K_unsigned_values(in[b], u);
+    float* y = dst + b * k_kblock;
+    for (int i = 0; i < k_kblock; ++i) y[i] = d * (float)in[b].scales[i / 16] * (float)(int{u[i]} - 32);
   }
 }
 

@@ -113,6 +113,19 @@ inline void q4_K_scales_bytes(const uint8_t* s12, uint8_t out[16]) {
   std::memcpy(out, v, 16);
 }
 
+// A q6_K super-block's 256 values u = q + 32 (0..63) in natural order: the one place that reads the
+// file's bit layout (documented in q6_k.cpp), for the dequantizer, the portable matvec and pack_x8.
+inline void q6_K_unsigned_values(const block_q6_K& b, uint8_t u[256]) {
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t ql0 = b.ql[64 * h + l], ql1 = b.ql[64 * h + 32 + l], qh = b.qh[32 * h + l];
+      u[128 * h + l] = static_cast<uint8_t>((ql0 & 15) | (qh & 3) << 4);
+      u[128 * h + l + 32] = static_cast<uint8_t>((ql1 & 15) | ((qh >> 2) & 3) << 4);
+      u[128 * h + l + 64] = static_cast<uint8_t>((ql0 >> 4) | ((qh >> 4) & 3) << 4);
+      u[128 * h + l + 96] = static_cast<uint8_t>((ql1 >> 4) | ((qh >> 6) & 3) << 4);
+    }
+}
+
 inline void require_multiple(int64_t n, int64_t block, const char* what) {
   if (n < 0 || n % block != 0)
     throw Error(std::string(what) + ": element count " + std::to_string(n) + " is not a multiple of " +
