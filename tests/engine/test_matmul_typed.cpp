@@ -119,8 +119,10 @@ class TestMatmulTyped : public QObject {
         const int OC = threads == 3 ? 301 : 37;
         QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q4_K" << N << 512 << OC << threads << true;
       }
-    // q6_K x8: N = 1, 4 (one 4-token tile), 11 (two tiles and 3 singles), the same row splits.
-    for (int N : {1, 4, 11})
+    // q6_K x8: N = 1 (the decode functions), 2 (two single-token tiles over the unpacked weights), 4
+    // (one 4-token tile), 15 (AVX-512: an 8-token, a 4-token tile and 3 singles; 256 bits: three
+    // 4-token tiles and 3 singles), the same row splits.
+    for (int N : {1, 2, 4, 15})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 37;
         QTest::addRow("q6_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q6_K" << N << 512 << OC << threads << true;

@@ -22,6 +22,29 @@ using namespace engine;
 class TestPortableKernels : public QObject {
   Q_OBJECT
 
+  // x8 sums (the portable loops, or the 256-bit tiles in test_avx2_kernels) for N tokens against
+  // the file-layout matvec of each token: the same integer sums, so they agree to float rounding.
+  static void check_x8_against_file_layout(DType t, const std::vector<uint8_t>& q, const std::vector<float>& X, int N,
+                                           int C, int OC) {
+    std::vector<uint8_t> p(x8_bytes(t, OC, C));
+    pack_x8(t, q.data(), OC, C, p.data());
+    q8_act rows, one;
+    quantize_act_q8_rows(X.data(), N, C, rows);
+    std::vector<float> got(size_t(N) * OC, NAN), want(OC);
+    matmul_x8(t, got.data(), p.data(), rows, N, OC, 0, OC / 8);
+    const auto matvec = t == DType::Q8_0   ? matvec_q8_0_act
+                        : t == DType::Q4_0 ? matvec_q4_0_act
+                        : t == DType::Q4_K ? matvec_q4_K_act
+                                           : matvec_q6_K_act;
+    for (int n = 0; n < N; ++n) {
+      quantize_act_q8(X.data() + size_t(n) * C, C, one);
+      matvec(want.data(), q.data(), one, 0, OC);
+      for (int o = 0; o < OC / 8 * 8; ++o)
+        QVERIFY2(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
+                 qPrintable(QString("%1 N=%2 n=%3 o=%4").arg(dtype_name(t).data()).arg(N).arg(n).arg(o)));
+    }
+  }
+
  private slots:
   void built_for_the_intended_instruction_set() {
 #if defined(WB_EXPECT_AVX2)
@@ -52,39 +75,16 @@ class TestPortableKernels : public QObject {
     for (DType t : {DType::Q8_0, DType::Q4_0}) {
       std::vector<uint8_t> q(dtype_bytes(t, uint64_t(OC) * C));
       (t == DType::Q8_0 ? quantize_row_q8_0 : quantize_row_q4_0)(W.data(), q.data(), int64_t(OC) * C);
-      std::vector<uint8_t> p(x8_bytes(t, OC, C));
-      pack_x8(t, q.data(), OC, C, p.data());
-      q8_act rows, one;
-      quantize_act_q8_rows(X.data(), N, C, rows);
-      std::vector<float> got(size_t(N) * OC, NAN), want(OC);
-      matmul_x8(t, got.data(), p.data(), rows, N, OC, 0, OC / 8);
-      for (int n = 0; n < N; ++n) {
-        quantize_act_q8(X.data() + size_t(n) * C, C, one);
-        (t == DType::Q8_0 ? matvec_q8_0_act : matvec_q4_0_act)(want.data(), q.data(), one, 0, OC);
-        for (int o = 0; o < OC / 8 * 8; ++o) QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f);
-      }
+      check_x8_against_file_layout(t, q, X, N, C, OC);
     }
-    for (DType t : {DType::Q4_K, DType::Q6_K}) {
-      // q4_K / q6_K x8 (the portable loops, or the 256-bit tiles in test_avx2_kernels) against the
-      // file-layout matvecs.
-      const int CK = 512;
-      std::vector<float> XK(size_t(N) * CK);
-      for (auto& v : XK) v = nd(rng);
-      const std::vector<uint8_t> q = random_weights(t, OC, CK, 7);
-      std::vector<uint8_t> p(x8_bytes(t, OC, CK));
-      pack_x8(t, q.data(), OC, CK, p.data());
-      q8_act rows, one;
-      quantize_act_q8_rows(XK.data(), N, CK, rows);
-      std::vector<float> got(size_t(N) * OC, NAN), want(OC);
-      matmul_x8(t, got.data(), p.data(), rows, N, OC, 0, OC / 8);
-      for (int n = 0; n < N; ++n) {
-        quantize_act_q8(XK.data() + size_t(n) * CK, CK, one);
-        (t == DType::Q4_K ? matvec_q4_K_act : matvec_q6_K_act)(want.data(), q.data(), one, 0, OC);
-        for (int o = 0; o < OC / 8 * 8; ++o)
-          QVERIFY2(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
-                   qPrintable(QString("%1 n=%2 o=%3").arg(dtype_name(t).data()).arg(n).arg(o)));
+    // q4_K / q6_K (two super-blocks per row); one token takes q6_K's decode functions, 7 its prefill ones.
+    const int CK = 512;
+    for (DType t : {DType::Q4_K, DType::Q6_K})
+      for (int NK : {1, 7}) {
+        std::vector<float> XK(size_t(NK) * CK);
+        for (auto& v : XK) v = nd(rng);
+        check_x8_against_file_layout(t, random_weights(t, OC, CK, 7), XK, NK, CK, OC);
       }
-    }
     std::vector<uint16_t> h(size_t(OC) * C);
     for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_fp16(W[i]);
     std::vector<uint16_t> panels(f16_panel_bytes(OC, C) / 2);
