@@ -607,18 +607,38 @@ inline __m256i q6_K_weights(const block_q6_Kx8& w, int h, int k) {
   return _mm256_sub_epi8(u, _mm256_set1_epi8(32));
 }
 
+// With VNNI each 16-group's integer sum is one vpdpbusd per weight vector and takes its d*sc in
+// float, as the pair functions do. Without VNNI a vpdpbusd is three ops (maddubs, madd with ones,
+// add), so the scales go into the integer sum instead: two maddubs results add in int16 (each lane
+// |pair| <= 2*255*32 = 16320, two of them 32640 < 32767), and the madd that widens them to int32
+// multiplies by the row's sc (both int16 halves of a lane hold it) on the way. The block's two
+// 16-groups then meet in one int32 sum per row (|sum| <= 32*128*255*32, far from 2^31) that starts
+// at -128 * (sc0*sum(w0) + sc1*sum(w1)); each token costs 8 maddubs, 4 int16 adds, 4 madds and 4
+// adds, then one conversion, multiply and fma with d*dx, against 24 + 5 the other way.
 struct Q6KBlockGroup {
   __m256i w[2][4];
+#if defined(WB_X8_VNNI)
   __m256i start[2];
   __m256 scale[2];
+#else
+  __m256i sc16[2];
+  __m256i start;
+  __m256 d;
+#endif
 };
 
 template <int J>
 inline void unpack_block_group_q6_K(Q6KBlockGroup& u, const block_q6_Kx8& w, __m256 d, int h) {
   const int blk = 4 * h + J;
   const __m256i ones = _mm256_set1_epi8(1);
+#if !defined(WB_X8_VNNI)
+  u.start = _mm256_setzero_si256();
+  u.d = d;
+#endif
 #pragma GCC unroll 2
   for (int half = 0; half < 2; ++half) {
+    const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.sc[2 * blk + half])));
+#if defined(WB_X8_VNNI)
     __m256i wsum = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int kk = 0; kk < 4; ++kk) {
@@ -626,13 +646,25 @@ inline void unpack_block_group_q6_K(Q6KBlockGroup& u, const block_q6_Kx8& w, __m
       wsum = dot_u8s8_acc(wsum, ones, u.w[half][kk]);
     }
     u.start[half] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(wsum, 7));
-    u.scale[half] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.sc[2 * blk + half])))));
+    u.scale[half] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
+#else
+    // sum(w) in int16 pairs (|pair| <= 64, four of them 256), and sc*sum(w) from the madd that widens it.
+    __m256i wsum16 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+      u.w[half][kk] = q6_K_weights<J>(w, h, 4 * half + kk);
+      wsum16 = _mm256_add_epi16(wsum16, _mm256_maddubs_epi16(ones, u.w[half][kk]));
+    }
+    u.sc16[half] = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
+    u.start = _mm256_sub_epi32(u.start, _mm256_slli_epi32(_mm256_madd_epi16(wsum16, u.sc16[half]), 7));
+#endif
   }
 }
 
 template <int T>
 inline void block_tokens_q6_K(__m256 (&acc)[T], const Q6KBlockGroup& u, const ActRows& X, int64_t n, int64_t b) {
+  const auto x4 = [&](int t, int k) { return bcast4(reinterpret_cast<const int8_t*>(X.ublock(n + t, b)) + 4 * k); };
+#if defined(WB_X8_VNNI)
   __m256 part[T];
 #pragma GCC unroll 2
   for (int half = 0; half < 2; ++half) {
@@ -643,8 +675,7 @@ inline void block_tokens_q6_K(__m256 (&acc)[T], const Q6KBlockGroup& u, const Ac
     for (int kk = 0; kk < 4; ++kk) {
       const __m256i w = u.w[half][kk];
 #pragma GCC unroll 4
-      for (int t = 0; t < T; ++t)
-        sum[t] = dot_u8s8_acc(sum[t], bcast4(reinterpret_cast<const int8_t*>(X.ublock(n + t, b)) + 4 * (4 * half + kk)), w);
+      for (int t = 0; t < T; ++t) sum[t] = dot_u8s8_acc(sum[t], x4(t, 4 * half + kk), w);
     }
     if (half == 0) {
 #pragma GCC unroll 4
@@ -657,6 +688,26 @@ inline void block_tokens_q6_K(__m256 (&acc)[T], const Q6KBlockGroup& u, const Ac
       }
     }
   }
+#else
+  __m256i sum[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) sum[t] = u.start;
+#pragma GCC unroll 2
+  for (int half = 0; half < 2; ++half)
+#pragma GCC unroll 2
+    for (int kk = 0; kk < 4; kk += 2) {
+      const __m256i w0 = u.w[half][kk], w1 = u.w[half][kk + 1];
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(x4(t, 4 * half + kk), w0),
+                                           _mm256_maddubs_epi16(x4(t, 4 * half + kk + 1), w1));
+        sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, u.sc16[half]));
+      }
+    }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t)
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(u.d, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
+#endif
 }
 
 template <int J>
