@@ -30,8 +30,15 @@ class TestBackendOps : public QObject {
     QTest::newRow("matvec odd 1x67x13") << 1 << 67 << 13 << true;
     QTest::newRow("matvec no bias 1x128x7") << 1 << 128 << 7 << false;
     QTest::newRow("sgemm 5x64x96") << 5 << 64 << 96 << true;
-    QTest::newRow("sgemm odd 17x33x29") << 17 << 33 << 29 << false;
-    QTest::newRow("sgemm 64x256x384") << 64 << 256 << 384 << true;
+    QTest::newRow("sgemm 15x33x29 (one short of the panels)") << 15 << 33 << 29 << false;
+    // The f32 panel GEMM (cpu_gemm_f32.cpp) from 16 tokens: a token panel past 16, 256-token blocks,
+    // column chunks with a tail, C = 1, row blocks and tiles with remainders.
+    QTest::newRow("panels 16x16x16") << 16 << 16 << 16 << true;
+    QTest::newRow("panels odd 17x33x29") << 17 << 33 << 29 << false;
+    QTest::newRow("panels 64x256x384") << 64 << 256 << 384 << true;
+    QTest::newRow("panels 33x1x13") << 33 << 1 << 13 << true;
+    QTest::newRow("panels 300x40x100") << 300 << 40 << 100 << false;
+    QTest::newRow("panels 40x1100x7") << 40 << 1100 << 7 << true;
   }
   void matmul() {
     QFETCH(int, N);
@@ -51,6 +58,21 @@ class TestBackendOps : public QObject {
     // f32 accumulation error grows like sqrt(C) ulps.
     const double tol = 2e-6 * std::sqrt(double(C)) + 1e-6;
     QVERIFY2(max_rel_err(out, ref) < tol, qPrintable(QString::number(max_rel_err(out, ref))));
+  }
+
+  // Each output of the f32 prefill product is summed in the same order however the rows are split
+  // between threads, so 1, 2 and 5 threads agree bit for bit (a run is reproducible on any machine
+  // size with the same build).
+  void matmul_same_bits_for_any_thread_count() {
+    const int N = 37, C = 300, OC = 211;
+    const auto x = random_vec(size_t(N) * C, 7), w = random_vec(size_t(OC) * C, 8), b = random_vec(OC, 9);
+    std::vector<float> first;
+    for (int threads : {1, 2, 5}) {
+      std::vector<float> out(size_t(N) * OC);
+      engine::make_cpu_backend(threads)->matmul_forward(out.data(), x.data(), w.data(), b.data(), N, C, OC);
+      if (first.empty()) first = out;
+      QVERIFY2(out == first, qPrintable(QString("%1 threads").arg(threads)));
+    }
   }
 
   void layernorm_data() {

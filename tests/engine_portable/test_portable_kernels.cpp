@@ -6,7 +6,8 @@
 // sources twice (tests/CMakeLists.txt): test_portable_kernels for plain x86-64 (no AVX2 / FMA /
 // F16C: the C paths) and test_avx2_kernels for Haswell (AVX2, FMA, F16C, without AVX-512 or VNNI),
 // so every path is checked on every machine that can run it. Same checks as test_matmul_typed's
-// x8_sums_equal_the_file_layout, plus the f16 panels against the row-layout matvec.
+// x8_sums_equal_the_file_layout, plus the f16 panels against the row-layout matvec and the f32
+// prefill GEMM against a double-precision product.
 #include <QtTest>
 
 #include <cmath>
@@ -15,6 +16,8 @@
 
 #include "engine/dtype.h"
 #include "engine/quant.h"
+#include "engine/thread_pool.h"
+#include "cpu_gemm_f32.h"
 #include "support/random_quant.h"
 
 using namespace engine;
@@ -95,6 +98,42 @@ class TestPortableKernels : public QObject {
       matvec_f16(want.data(), h.data(), X.data() + size_t(n) * C, C, 0, OC);
       for (int o = 0; o < OC / 16 * 16; ++o) QVERIFY(std::abs(got[size_t(n) * OC + o] - want[o]) <= 1e-5f);
     }
+  }
+  // The f32 prefill GEMM's 256-bit tiles (test_avx2_kernels) against a double-precision product,
+  // over shapes that leave every remainder: N past a 16-token panel and past a 256-token block, C
+  // past a column chunk and C = 1, OC short of a 6-row tile and of a 16-row block. The portable build
+  // has no tiles and must say so (the backend then uses sgemm).
+  void f32_panel_gemm_matches_double_reference() {
+#if defined(WB_EXPECT_AVX2)
+    QVERIFY(gemm_f32_panels_available());
+    ThreadPool pool(3);
+    std::vector<float> panels;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> ud(-1.f, 1.f);
+    struct Shape {
+      int N, C, OC;
+    };
+    for (const Shape s : {Shape{16, 16, 16}, Shape{17, 600, 50}, Shape{33, 1, 13}, Shape{300, 40, 100},
+                          Shape{40, 1100, 7}}) {
+      std::vector<float> X(size_t(s.N) * s.C), W(size_t(s.OC) * s.C), b(s.OC), got(size_t(s.N) * s.OC, NAN);
+      for (auto* v : {&X, &W, &b})
+        for (float& e : *v) e = ud(rng);
+      gemm_f32_panels(pool, panels, got.data(), X.data(), W.data(), b.data(), s.N, s.C, s.OC);
+      for (int n = 0; n < s.N; ++n)
+        for (int o = 0; o < s.OC; ++o) {
+          double want = b[o], magnitude = std::abs(b[o]);
+          for (int k = 0; k < s.C; ++k) {
+            const double p = double(X[size_t(n) * s.C + k]) * W[size_t(o) * s.C + k];
+            want += p;
+            magnitude += std::abs(p);
+          }
+          QVERIFY2(std::abs(got[size_t(n) * s.OC + o] - want) <= 1e-6 * std::sqrt(double(s.C)) * magnitude,
+                   qPrintable(QString("N=%1 C=%2 OC=%3 n=%4 o=%5").arg(s.N).arg(s.C).arg(s.OC).arg(n).arg(o)));
+        }
+    }
+#else
+    QVERIFY(!gemm_f32_panels_available());
+#endif
   }
 };
 

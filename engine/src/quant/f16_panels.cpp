@@ -1,6 +1,7 @@
 // f16 weights in column panels (quant.h): out = X * W^T with W widened in registers, no copy.
 //
-// Prefill: the classic register-blocked outer product. For each column k, one panel row holds the
+// Prefill: the classic register-blocked outer product (the tiles are panel_tile.h's, shared with
+// the f32 prefill GEMM). For each column k, one panel row holds the
 // 16 weights W[o..o+16][k] (two F16C loads), each of 6 tokens broadcasts X[n][k], and 12 FMAs
 // update a 6 x 16 output tile held in 12 accumulators (15 of the 16 ymm registers). Weights are
 // read once per 6 tokens from L1, activations once per 16 rows, and the f32 widening happens in
@@ -16,6 +17,7 @@
 #include <cstring>
 
 #include "engine/checked.h"
+#include "panel_tile.h"
 #include "quant_blocks.h"
 #include "quant_simd.h"
 
@@ -25,7 +27,6 @@ using namespace quant_detail;
 namespace {
 
 constexpr int k_max_chunk = 2048;
-constexpr int k_tile_tokens = 6;
 
 int64_t panels_of(int64_t OC) { return OC / k_panel_rows; }
 
@@ -43,41 +44,9 @@ int64_t panels_of(int64_t OC) { return OC / k_panel_rows; }
   }
 }
 
-#if defined(WB_QUANT_AVX2) && defined(__F16C__)
+#if defined(WB_PANEL_TILE_AVX2)
 #define WB_F16_PANELS_AVX2 1
-
-inline __m256 widen8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-
-// Tokens [n, n + RN) x the panel's 16 rows over columns [k0, k1); adds to out unless `first`.
-template <int RN>
-void tile(float* out, int64_t OC, const uint16_t* panel, const float* X, int C, int64_t n, int k0, int k1, bool first) {
-  // One flat array with fully unrolled loops: GCC then keeps every accumulator in a register (a
-  // nested [RN][2] array was spilled to the stack on every column).
-  __m256 acc[2 * RN];
-#pragma GCC unroll 12
-  for (int i = 0; i < 2 * RN; ++i) acc[i] = _mm256_setzero_ps();
-  const float* x = X + n * C;
-  for (int k = k0; k < k1; ++k) {
-    const __m256 w0 = widen8(panel + static_cast<int64_t>(k) * k_panel_rows);
-    const __m256 w1 = widen8(panel + static_cast<int64_t>(k) * k_panel_rows + 8);
-#pragma GCC unroll 6
-    for (int t = 0; t < RN; ++t) {
-      const __m256 b = _mm256_broadcast_ss(x + t * C + k);
-      acc[2 * t] = _mm256_fmadd_ps(w0, b, acc[2 * t]);
-      acc[2 * t + 1] = _mm256_fmadd_ps(w1, b, acc[2 * t + 1]);
-    }
-  }
-#pragma GCC unroll 6
-  for (int t = 0; t < RN; ++t) {
-    float* o = out + (n + t) * OC;
-    if (!first) {
-      acc[2 * t] = _mm256_add_ps(_mm256_loadu_ps(o), acc[2 * t]);
-      acc[2 * t + 1] = _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[2 * t + 1]);
-    }
-    _mm256_storeu_ps(o, acc[2 * t]);
-    _mm256_storeu_ps(o + 8, acc[2 * t + 1]);
-  }
-}
+using panel_detail::load8;
 
 // One token: four columns per step into separate accumulators (FMA latency), summed at the end.
 void matvec_panel(float* out, const uint16_t* panel, const float* x, int C) {
@@ -90,20 +59,21 @@ void matvec_panel(float* out, const uint16_t* panel, const float* x, int C) {
     for (int u = 0; u < 4; ++u) {
       const uint16_t* p = panel + static_cast<int64_t>(k + u) * k_panel_rows;
       const __m256 b = _mm256_broadcast_ss(x + k + u);
-      a[u][0] = _mm256_fmadd_ps(widen8(p), b, a[u][0]);
-      a[u][1] = _mm256_fmadd_ps(widen8(p + 8), b, a[u][1]);
+      a[u][0] = _mm256_fmadd_ps(load8(p), b, a[u][0]);
+      a[u][1] = _mm256_fmadd_ps(load8(p + 8), b, a[u][1]);
     }
   }
   for (; k < C; ++k) {
     const uint16_t* p = panel + static_cast<int64_t>(k) * k_panel_rows;
     const __m256 b = _mm256_broadcast_ss(x + k);
-    a[0][0] = _mm256_fmadd_ps(widen8(p), b, a[0][0]);
-    a[0][1] = _mm256_fmadd_ps(widen8(p + 8), b, a[0][1]);
+    a[0][0] = _mm256_fmadd_ps(load8(p), b, a[0][0]);
+    a[0][1] = _mm256_fmadd_ps(load8(p + 8), b, a[0][1]);
   }
   for (int h = 0; h < 2; ++h)
     _mm256_storeu_ps(out + 8 * h, _mm256_add_ps(_mm256_add_ps(a[0][h], a[1][h]), _mm256_add_ps(a[2][h], a[3][h])));
 }
 
+// Prefill: per column chunk, each panel against all N tokens in 6-token tiles (panel_tile.h).
 void panels_avx2(float* out, const uint16_t* P, const float* X, int N, int C, int64_t OC, int64_t p0, int64_t p1) {
   if (N == 1) {
     for (int64_t p = p0; p < p1; ++p) matvec_panel(out + p * k_panel_rows, P + p * C * k_panel_rows, X, C);
@@ -113,89 +83,21 @@ void panels_avx2(float* out, const uint16_t* P, const float* X, int N, int C, in
   for (int c = 0; c < chunks; ++c) {
     const int k0 = static_cast<int>(static_cast<int64_t>(C) * c / chunks);
     const int k1 = static_cast<int>(static_cast<int64_t>(C) * (c + 1) / chunks);
-    for (int64_t p = p0; p < p1; ++p) {
-      const uint16_t* panel = P + p * C * k_panel_rows;
-      float* o = out + p * k_panel_rows;
-      // Whole 6-token tiles, but a remainder of 1 or 2 tokens is merged with the last whole tile
-      // into two tiles of 3-4: a 1- or 2-token tile has too few independent FMA chains to keep both
-      // FMA units busy.
-      const int64_t whole = N % k_tile_tokens != 0 && N % k_tile_tokens <= 2 && N > k_tile_tokens
-                                ? N / k_tile_tokens - 1
-                                : N / k_tile_tokens;
-      int64_t n = 0;
-      for (; n < whole * k_tile_tokens; n += k_tile_tokens) tile<k_tile_tokens>(o, OC, panel, X, C, n, k0, k1, c == 0);
-      if (N - n >= 7) {
-        const int64_t first_half = (N - n) / 2;
-        (first_half == 4 ? tile<4> : tile<3>)(o, OC, panel, X, C, n, k0, k1, c == 0);
-        n += first_half;
-      }
-      switch (N - n) {
-        case 5: tile<5>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
-        case 4: tile<4>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
-        case 3: tile<3>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
-        case 2: tile<2>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
-        case 1: tile<1>(o, OC, panel, X, C, n, k0, k1, c == 0); break;
-        default: break;
-      }
-    }
+    for (int64_t p = p0; p < p1; ++p)
+      panel_detail::sweep256(out + p * k_panel_rows, OC, P + (p * C + k0) * k_panel_rows, X + k0, C, N, k1 - k0,
+                             c == 0);
   }
 }
 #endif
 
-#if defined(WB_F16_PANELS_AVX2) && defined(__AVX512F__)
+#if defined(WB_F16_PANELS_AVX2) && defined(WB_PANEL_TILE_AVX512)
 #define WB_F16_PANELS_AVX512 1
+using panel_detail::load16;
 
-// AVX-512: one zmm holds a panel column's 16 rows, so the tile is RP panels (16 * RP rows) x RN
-// tokens in RP * RN accumulators, the broadcast folded into the FMA's memory operand. Two panels
-// by 12 tokens use 24 of the 32 registers and issue 24 FMAs per 2 widening loads and 12
-// broadcasts, which keeps both FMA ports busy; the X rows (12 x k_chunk512 floats) and the two
-// panels' chunk (32 x k_chunk512 halves) stay in L1 while the chunk is swept.
-constexpr int k_tile_tokens512 = 12;
+// AVX-512 prefill: two panels (32 rows) by 12 tokens per tile, columns in chunks of k_chunk512 so
+// the X rows (12 x k_chunk512 floats) and the two panels' chunk (32 x k_chunk512 halves) stay in L1
+// while the chunk is swept.
 constexpr int k_chunk512 = 256;
-
-inline __m512 widen16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-
-template <int RP, int RN>
-void tile512(float* out, int64_t OC, const uint16_t* panel, int64_t panel_stride, const float* X, int C, int64_t n,
-             int k0, int k1, bool first) {
-  __m512 acc[RP * RN];
-#pragma GCC unroll 24
-  for (int i = 0; i < RP * RN; ++i) acc[i] = _mm512_setzero_ps();
-  const float* x = X + n * C;
-  for (int k = k0; k < k1; ++k) {
-    __m512 w[RP];
-#pragma GCC unroll 2
-    for (int p = 0; p < RP; ++p) w[p] = widen16(panel + p * panel_stride + static_cast<int64_t>(k) * k_panel_rows);
-#pragma GCC unroll 12
-    for (int t = 0; t < RN; ++t) {
-      const __m512 b = _mm512_set1_ps(x[t * C + k]);
-#pragma GCC unroll 2
-      for (int p = 0; p < RP; ++p) acc[p * RN + t] = _mm512_fmadd_ps(w[p], b, acc[p * RN + t]);
-    }
-  }
-#pragma GCC unroll 12
-  for (int t = 0; t < RN; ++t)
-#pragma GCC unroll 2
-    for (int p = 0; p < RP; ++p) {
-      float* o = out + (n + t) * OC + p * k_panel_rows;
-      const __m512 v = first ? acc[p * RN + t] : _mm512_add_ps(_mm512_loadu_ps(o), acc[p * RN + t]);
-      _mm512_storeu_ps(o, v);
-    }
-}
-
-// Tokens [0, N) x RP panels over columns [k0, k1): whole tiles, then one tile of the remainder.
-template <int RP>
-void tokens512(float* out, int64_t OC, const uint16_t* panel, int64_t panel_stride, const float* X, int C, int N,
-               int k0, int k1, bool first) {
-  int64_t n = 0;
-  for (; n + k_tile_tokens512 <= N; n += k_tile_tokens512)
-    tile512<RP, k_tile_tokens512>(out, OC, panel, panel_stride, X, C, n, k0, k1, first);
-  using Tile = void (*)(float*, int64_t, const uint16_t*, int64_t, const float*, int, int64_t, int, int, bool);
-  static constexpr Tile rest[k_tile_tokens512] = {nullptr,          tile512<RP, 1>, tile512<RP, 2>,  tile512<RP, 3>,
-                                                  tile512<RP, 4>,   tile512<RP, 5>, tile512<RP, 6>,  tile512<RP, 7>,
-                                                  tile512<RP, 8>,   tile512<RP, 9>, tile512<RP, 10>, tile512<RP, 11>};
-  if (N > n) rest[N - n](out, OC, panel, panel_stride, X, C, n, k0, k1, first);
-}
 
 // One token, zmm: one widening load and one FMA per column, eight columns in flight.
 void matvec_panel512(float* out, const uint16_t* panel, const float* x, int C) {
@@ -207,9 +109,9 @@ void matvec_panel512(float* out, const uint16_t* panel, const float* x, int C) {
     prefetch_lines(panel + static_cast<int64_t>(k) * k_panel_rows, 64 * k_panel_rows * 2, 4);
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u)
-      a[u] = _mm512_fmadd_ps(widen16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);
+      a[u] = _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);
   }
-  for (; k < C; ++k) a[0] = _mm512_fmadd_ps(widen16(panel + static_cast<int64_t>(k) * k_panel_rows), _mm512_set1_ps(x[k]), a[0]);
+  for (; k < C; ++k) a[0] = _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k) * k_panel_rows), _mm512_set1_ps(x[k]), a[0]);
   _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])),
                                       _mm512_add_ps(_mm512_add_ps(a[4], a[5]), _mm512_add_ps(a[6], a[7]))));
 }
@@ -218,9 +120,10 @@ void panels_avx512(float* out, const uint16_t* P, const float* X, int N, int C, 
   const int64_t stride = static_cast<int64_t>(C) * k_panel_rows;
   for (int64_t p = p0; p < p1; p += 2)
     for (int k0 = 0; k0 < C; k0 += k_chunk512) {
-      const int k1 = std::min(C, k0 + k_chunk512);
-      (p + 2 <= p1 ? tokens512<2> : tokens512<1>)(out + p * k_panel_rows, OC, P + p * stride, stride, X, C, N, k0, k1,
-                                                  k0 == 0);
+      const int kc = std::min(C - k0, k_chunk512);
+      const uint16_t* panel = P + p * stride + static_cast<int64_t>(k0) * k_panel_rows;
+      (p + 2 <= p1 ? panel_detail::sweep512<uint16_t, 2> : panel_detail::sweep512<uint16_t, 1>)(
+          out + p * k_panel_rows, OC, panel, stride, X + k0, C, N, kc, k0 == 0);
     }
 }
 #endif
