@@ -1,5 +1,5 @@
-// CPU backend: register-tiled f32 GEMM for multi-row matmuls (prefill; cpu_gemm_f32.cpp, OpenBLAS
-// sgemm for a few rows or builds without AVX2), a threaded SIMD matrix-vector
+// CPU backend: register-tiled f32 GEMM for multi-row matmuls (prefill, batches; cpu_gemm_f32.cpp,
+// OpenBLAS sgemm in builds without AVX2), a threaded SIMD matrix-vector
 // product for single rows (decode, where the cost is reading the weights once, so the loop must
 // stream memory at full bandwidth), and ThreadPool-parallel loops for everything else.
 #include <cblas.h>
@@ -127,9 +127,11 @@ class CpuBackend final : public Backend {
       });
       return;
     }
-    if (N >= k_min_panel_tokens && C >= 1 && gemm_f32_panels_available())
+    // From two rows on, even a mostly empty 16-token panel beats sgemm: with few rows both read the
+    // weights once from memory, and sgemm also packs them (cpu_gemm_f32.cpp).
+    if (C >= 1 && gemm_f32_panels_available())
       return gemm_f32_panels(m_pool, m_x_panels, out, inp, weight, bias, N, C, OC);
-    // Few tokens (or no AVX2 tiles): each thread computes a block of output columns with sgemm,
+    // No AVX2 tiles in this build: each thread computes a block of output columns with sgemm,
     // out[:, b:e] = inp @ W[b:e]^T (+ bias[b:e]). Blocks are multiples of 16 columns so no two
     // threads write the same cache line of a row.
     const int64_t blocks = (OC + 15) / 16;
@@ -278,9 +280,6 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Below this many tokens the f32 panel GEMM's 16-token panels are mostly padding.
-  static constexpr int k_min_panel_tokens = 16;
-
   ThreadPool m_pool;
   q8_act m_act;                    // decode's int8 activations, reused so a token allocates nothing
   std::vector<float> m_x_panels;  // prefill's X in 16-token panels (cpu_gemm_f32.h), reused
