@@ -212,6 +212,14 @@ class TestMatmulTyped : public QObject {
       engine::quantize_act_q8_rows(x.data(), N, C, rows);
       std::vector<float> got(size_t(N) * OC, NAN), want(OC);
       engine::matmul_x8(t, got.data(), packed.data(), rows, N, OC, 0, OC / 8);
+      // The shared unsigned copy (what the backend builds once per q6_K product) must give exactly
+      // the per-call copy's result, and re-quantizing must drop it rather than leave it stale.
+      engine::offset_act_q8(rows);
+      std::vector<float> shared(got.size(), NAN);
+      engine::matmul_x8(t, shared.data(), packed.data(), rows, N, OC, 0, OC / 8);
+      QVERIFY(std::memcmp(shared.data(), got.data(), got.size() * sizeof(float)) == 0);
+      engine::quantize_act_q8_rows(x.data(), N, C, rows);
+      QVERIFY(rows.qu.empty());
       for (int n = 0; n < N; ++n) {
         engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
         (t == DType::Q8_0   ? engine::matvec_q8_0_act

@@ -65,6 +65,7 @@ void quantize_act_q8(const float* x, int C, q8_act& out) {
   require_multiple(C, k_qblock, "quantize_act_q8");
   const int nb = C / k_qblock;
   out.C = C;
+  out.qu.clear();
   out.q.resize(static_cast<size_t>(C));
   out.d.resize(static_cast<size_t>(nb));
   out.sum.resize(static_cast<size_t>(nb));
@@ -77,6 +78,7 @@ void resize_act_q8(int N, int C, q8_act& out) {
   const uint64_t n = checked_mul(static_cast<uint64_t>(N), static_cast<uint64_t>(C), "quantize_act_q8_rows");
   if (n > static_cast<uint64_t>(INT32_MAX)) throw Error("quantize_act_q8_rows: more than 2^31 activations");
   out.C = C;
+  out.qu.clear();
   out.q.resize(static_cast<size_t>(n));
   out.d.resize(static_cast<size_t>(n / k_qblock));
   out.sum.resize(static_cast<size_t>(n / k_qblock));
@@ -86,6 +88,11 @@ void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out) {
   resize_act_q8(N, C, out);
   // Blocks never straddle rows (C % 32 == 0), so the rows quantize as one long run of blocks.
   quantize_act_blocks(X, static_cast<int64_t>(out.d.size()), out.q.data(), out.d.data(), out.sum.data());
+}
+
+void offset_act_q8(q8_act& act) {
+  act.qu.resize(act.q.size());
+  offset_act_bytes(act.q.data(), act.qu.data(), act.q.size());
 }
 
 }  // namespace engine

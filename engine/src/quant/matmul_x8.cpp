@@ -18,7 +18,7 @@
 //         dx * (d*sc*sum - dmin*m*sum(xq)) with the rows' unpacked scales and mins (AVX2 and
 //         AVX-512; without AVX2 x8_worth_packing keeps q4_K in the file layout).
 //   q6_K: the weights w = u - 32 (-32..31) are the signed operand and the activations the unsigned
-//         one, as x + 128 (built once per call): sum((x + 128) * w) = sum(x*w) + 128*sum(w), and
+//         one, as x + 128 (offset_act_q8, once per product): sum((x + 128) * w) = sum(x*w) + 128*sum(w), and
 //         sum(w) per row and 16-group comes from one more vpdpbusd against ones, shared by every
 //         token. A group with int8 scale sc then adds dx * d*sc * (sum - 128*sum(w)). Without VNNI
 //         maddubs is safe: a lane's pair reaches 2*255*32 = 16320. Its weights take several ops
@@ -828,14 +828,18 @@ void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64
   ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
 #if defined(WB_QUANT_AVX2)
   if (t == DType::Q6_K) {
-    // Each call makes its own copy: N * C byte flips against N * C * (rows in the call) multiply-adds,
-    // under 1 % of a 1.2B prefill. Flipping in a general register on the way to each broadcast
-    // instead (no copy) ran 12 % slower: a broadcast from a register takes the shuffle port, one from
-    // memory only a load.
-    thread_local std::vector<uint8_t> qu;
-    qu.resize(X.q.size());
-    for (size_t i = 0; i < qu.size(); ++i) qu[i] = static_cast<uint8_t>(X.q[i] ^ 0x80);
-    rows.qu = qu.data();
+    // The activations as unsigned bytes: from offset_act_q8 (once per product, for every thread and
+    // row group) or else this call's own copy. Flipping in a general register on the way to each
+    // broadcast instead (no copy) ran 12 % slower: a broadcast from a register takes the shuffle
+    // port, one from memory only a load.
+    if (X.qu.size() == X.q.size()) {
+      rows.qu = X.qu.data();
+    } else {
+      thread_local std::vector<uint8_t> qu;
+      qu.resize(X.q.size());
+      offset_act_bytes(X.q.data(), qu.data(), qu.size());
+      rows.qu = qu.data();
+    }
   }
   if (t == DType::Q8_0)
     matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), rows, N,
