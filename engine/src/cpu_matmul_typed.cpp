@@ -54,9 +54,9 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
                           act.sum.data() + nb0 * nb);
     });
   }
-  // q6_K's kernels take the activations as unsigned bytes; one copy here serves every row group
-  // (built inside matmul_x8 it was made again by every chunk of every thread: 11 % of a prefill).
-  if (w.dtype == DType::Q6_K) offset_act_q8(act);
+  // Once per product: done inside matmul_x8, q6_K's activation copy was made again by every chunk
+  // of every thread (11 % of a prefill).
+  prepare_act_x8(w.dtype, act);
   const int64_t groups = OC / k_x8_rows;
   constexpr int64_t k_groups_per_unit = k_rows_per_unit / k_x8_rows;
   const int64_t units = (groups + k_groups_per_unit - 1) / k_groups_per_unit;

@@ -214,7 +214,7 @@ class TestMatmulTyped : public QObject {
       engine::matmul_x8(t, got.data(), packed.data(), rows, N, OC, 0, OC / 8);
       // The shared unsigned copy (what the backend builds once per q6_K product) must give exactly
       // the per-call copy's result, and re-quantizing must drop it rather than leave it stale.
-      engine::offset_act_q8(rows);
+      engine::prepare_act_x8(t, rows);
       std::vector<float> shared(got.size(), NAN);
       engine::matmul_x8(t, shared.data(), packed.data(), rows, N, OC, 0, OC / 8);
       QVERIFY(std::memcmp(shared.data(), got.data(), got.size() * sizeof(float)) == 0);

@@ -54,7 +54,7 @@ struct q8_act {
   std::vector<float> d;      // C/32 scales
   std::vector<int32_t> sum;  // C/32 block sums of q
   // q + 128 as unsigned bytes, for q6_K's SIMD kernels (its activations are the unsigned operand);
-  // filled by offset_act_q8, emptied whenever q is rewritten so it can never be stale.
+  // filled by prepare_act_x8, emptied whenever q is rewritten so it can never be stale.
   std::vector<uint8_t> qu;
 };
 void quantize_act_q8(const float* x, int C, q8_act& out);
@@ -121,9 +121,10 @@ void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out);
 // for N rows of width C (checked), then quantize nb blocks of x into q (nb*32), d and sum (nb each).
 void resize_act_q8(int N, int C, q8_act& out);
 void quantize_act_blocks(const float* x, int64_t nb, int8_t* q, float* d, int32_t* sum);
-// act.qu = act.q + 128, once for every thread and row group of a q6_K product (matmul_x8 builds
-// its own copy per call when act.qu is absent).
-void offset_act_q8(q8_act& act);
+// Readies quantized activations for matmul_x8 over weights of encoding t, once for every thread and
+// row group of the product: q6_K's SIMD kernels take them as unsigned bytes (act.qu); every other
+// case needs nothing. Optional: without it matmul_x8 builds the copy itself, on every call.
+void prepare_act_x8(DType t, q8_act& act);
 // out[n * OC + r] for rows r of groups [group_begin, group_end) (r = 8 * group + lane) and the N
 // rows of X (quantized by quantize_act_q8_rows): the integer product over the packed weights P.
 // N == 1 is the decode matvec; N > 1 the prefill product, 4 tokens per weight unpack.

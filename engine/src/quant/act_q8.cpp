@@ -90,9 +90,4 @@ void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out) {
   quantize_act_blocks(X, static_cast<int64_t>(out.d.size()), out.q.data(), out.d.data(), out.sum.data());
 }
 
-void offset_act_q8(q8_act& act) {
-  act.qu.resize(act.q.size());
-  offset_act_bytes(act.q.data(), act.qu.data(), act.q.size());
-}
-
 }  // namespace engine

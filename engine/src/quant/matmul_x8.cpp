@@ -18,7 +18,7 @@
 //         dx * (d*sc*sum - dmin*m*sum(xq)) with the rows' unpacked scales and mins (AVX2 and
 //         AVX-512; without AVX2 x8_worth_packing keeps q4_K in the file layout).
 //   q6_K: the weights w = u - 32 (-32..31) are the signed operand and the activations the unsigned
-//         one, as x + 128 (offset_act_q8, once per product): sum((x + 128) * w) = sum(x*w) + 128*sum(w), and
+//         one, as x + 128 (prepare_act_x8, once per product): sum((x + 128) * w) = sum(x*w) + 128*sum(w), and
 //         sum(w) per row and 16-group comes from one more vpdpbusd against ones, shared by every
 //         token. A group with int8 scale sc then adds dx * d*sc * (sum - 128*sum(w)). Without VNNI
 //         maddubs is safe: a lane's pair reaches 2*255*32 = 16320. Its weights take several ops
@@ -49,6 +49,12 @@ struct ActRows {
   int64_t at(int64_t n, int64_t b) const { return n * nb + b; }
   const int8_t* block(int64_t n, int64_t b) const { return q + at(n, b) * k_qblock; }
 };
+
+// qu[i] = q[i] + 128 as an unsigned byte (q6_K's activation operand). Plain pointers, so the loop
+// vectorises: through a vector member every byte store could alias the member's data pointer.
+[[maybe_unused]] void offset_act_bytes(const int8_t* q, uint8_t* qu, size_t n) {
+  for (size_t i = 0; i < n; ++i) qu[i] = static_cast<uint8_t>(static_cast<uint8_t>(q[i]) ^ 0x80u);
+}
 
 // --- portable reference (and the path on machines without AVX2) ---
 
@@ -818,6 +824,17 @@ bool x8_worth_packing(DType t) {
 #endif
 }
 
+void prepare_act_x8(DType t, q8_act& act) {
+#if defined(WB_QUANT_AVX2)
+  if (t != DType::Q6_K) return;
+  act.qu.resize(act.q.size());
+  offset_act_bytes(act.q.data(), act.qu.data(), act.q.size());
+#else
+  (void)t;
+  (void)act;  // the portable loops read the signed quants
+#endif
+}
+
 void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
                int64_t group_end) {
   if (!has_x8_layout(t)) throw Error(std::string("matmul_x8: no x8 kernel for ") + std::string(dtype_name(t)));
@@ -828,7 +845,7 @@ void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64
   ActRows rows{X.q.data(), X.d.data(), X.sum.data(), X.C / k_qblock};
 #if defined(WB_QUANT_AVX2)
   if (t == DType::Q6_K) {
-    // The activations as unsigned bytes: from offset_act_q8 (once per product, for every thread and
+    // The activations as unsigned bytes: from prepare_act_x8 (once per product, for every thread and
     // row group) or else this call's own copy. Flipping in a general register on the way to each
     // broadcast instead (no copy) ran 12 % slower: a broadcast from a register takes the shuffle
     // port, one from memory only a load.

@@ -132,10 +132,4 @@ inline void require_multiple(int64_t n, int64_t block, const char* what) {
                 std::to_string(block));
 }
 
-// qu[i] = q[i] + 128 as an unsigned byte (q6_K's activation operand). Plain pointers, so the loop
-// vectorises: through a vector member every byte store could alias the member's data pointer.
-inline void offset_act_bytes(const int8_t* q, uint8_t* qu, size_t n) {
-  for (size_t i = 0; i < n; ++i) qu[i] = static_cast<uint8_t>(static_cast<uint8_t>(q[i]) ^ 0x80u);
-}
-
 }  // namespace engine::quant_detail
