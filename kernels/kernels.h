@@ -1,5 +1,5 @@
 // Launchers of the CUDA kernels, built into the module libwb_cuda.so. The engine reaches them only
-// through the module's C entry points (module.cu), loaded by engine/src/cuda_module.cpp; nothing
+// through the module's C entry points (module.cu), loaded by engine/src/backend/cuda_module.cpp; nothing
 // here exposes CUDA types, so the engine compiles without CUDA headers.
 // Every launcher mirrors its CPU function name-for-name with a trailing stream (void* = cudaStream_t).
 #pragma once

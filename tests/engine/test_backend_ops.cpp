@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/backend.h"
-#include "fast_math.h"
+#include "cpu/fast_math.h"
 #include "support/op_reference.h"
 
 using engine::Backend;

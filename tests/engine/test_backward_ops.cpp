@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "dropout_mask.h"
+#include "cpu/dropout_mask.h"
 #include "engine/backend.h"
 #include "support/op_reference.h"
 

@@ -1,7 +1,7 @@
 // The CUDA build's device probe and smoke kernel. Without a GPU this checks that the probe reports
 // "no device" cleanly (never a crash) and skips the kernel run; with one, the kernel must produce
 // the exact values checked on the host. The CUDA code lives in a module loaded at run time
-// (engine/src/cuda_module.cpp); tests/CMakeLists.txt also runs module_loads_with_a_stub_driver
+// (engine/src/backend/cuda_module.cpp); tests/CMakeLists.txt also runs module_loads_with_a_stub_driver
 // with the toolkit's stub driver on the library path, so the loading path is exercised here too.
 #include <QtTest>
 

@@ -17,7 +17,7 @@
 #include "engine/dtype.h"
 #include "engine/quant.h"
 #include "engine/thread_pool.h"
-#include "cpu_gemm_f32.h"
+#include "cpu/cpu_gemm_f32.h"
 #include "support/random_quant.h"
 
 using namespace engine;

@@ -86,7 +86,7 @@ class Backend {
   // Copies `rows` rows of `cols` floats from src (row stride src_stride) to dst (row stride dst_stride).
   virtual void copy_rows(float* dst, int dst_stride, const float* src, int src_stride, int rows, int cols) = 0;
 
-  // ---- Training (engine/src/cpu_backward.cpp, cpu_attention_train.cpp, cpu_softmax_xent.cpp) ----
+  // ---- Training (engine/src/cpu/) ----
   // Backward ops ADD into every gradient buffer they are given (llm.c's convention: a tensor used twice,
   // such as a tied embedding or a norm output read by three projections, collects both gradients);
   // the caller zeroes them. Exceptions are marked "overwrites". The defaults throw engine::Error
@@ -134,7 +134,7 @@ class Backend {
   virtual void residual_backward(float* da, float* db, const float* dout, int64_t n);
 
   // Inverted dropout, out = inp * keep / (1 - p), where keep is a pure function of (seed, index) (a
-  // counter-based hash, engine/src/dropout_mask.h), so backward and a recomputed forward see the same
+  // counter-based hash, engine/src/cpu/dropout_mask.h), so backward and a recomputed forward see the same
   // mask without storing it. p = 0 copies. out may alias inp.
   virtual void dropout_forward(float* out, const float* inp, int64_t n, float p, uint64_t seed);
   // dinp = dout * keep / (1 - p) with the mask of the same (seed, p) (overwrites; dinp may alias dout).

@@ -213,7 +213,7 @@ class Runner {
   // Activations for one step of T tokens.
   // m_qkv: GPT-2's fused (T,3C) rows, or Llama's q (T,C) (its keys/values go straight into the cache).
   // m_fch / m_fch_gelu: GPT-2's fc output and its GELU, or Llama's gate and up projections (T,F).
-  std::vector<float> m_residual, m_ln, m_qkv, m_atty, m_proj, m_fch, m_fch_gelu, m_logits, m_att_layer;
+  std::vector<float> m_residual, m_ln, m_qkv, m_atty, m_proj, m_fch, m_fch_gelu, m_logits;
   std::vector<float> m_attention;
   std::vector<float> m_residual_stream;
 };

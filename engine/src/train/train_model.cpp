@@ -1,9 +1,9 @@
-// TrainModel: the training forward pass (keeping activations), the loss and the backward pass, written
-// once against Backend for every architecture, branching on ArchSpec exactly where runner.cpp does.
+// TrainModel: the training driver around the one transformer of model/block.h -- the activation store,
+// the loss and the order of the backward pass.
 //
 // Layout of one step (N = B*T rows, llm.c's gpt2_forward / gpt2_backward):
 //   resid[0] = dropout(wte[x] + wpe[t])                 (wpe only for learned positions)
-//   per layer l: resid[l+1] = layer(resid[l])             (pre-norm attention block, then MLP block)
+//   per layer l: resid[l+1] = layer(resid[l])             (block::layer_forward, no KV cache)
 //   logits = norm_f(resid[L]) @ head^T;  loss = weighted mean of softmax cross-entropy
 // Invariants:
 //   - resid (L+1, N, C) is always kept; a layer's other activations (LayerActs) are kept for every layer,
@@ -21,51 +21,14 @@
 #include <cmath>
 #include <string>
 
-#include "dropout_mask.h"
 #include "engine/backend.h"
 #include "engine/checked.h"
 #include "engine/error.h"
 #include "engine/model.h"
-#include "train/lora_adapters.h"
+#include "model/block.h"
+#include "model/lora_adapters.h"
 
 namespace engine {
-
-namespace {
-
-// Dropout sites within one layer (the mask seed of a site is dropout_site_seed(step seed, layer, site));
-// the embedding dropout uses layer index L.
-// LoRA adapter dropout uses site kSiteLora + adapter index.
-enum Site : uint64_t { kSiteAttnProbs = 0, kSiteAttnOut = 1, kSiteMlpOut = 2, kSiteLora = 3 };
-
-// A parameter slice and its gradient (null when frozen or absent).
-struct P {
-  float* w = nullptr;
-  float* g = nullptr;
-};
-
-// One linear layer y = x W^T + b with W (OC, C), and its LoRA adapter when it has one.
-struct Linear {
-  P w, b;
-  int C = 0, OC = 0;
-  int adapter = -1, layer = 0;
-};
-
-struct LayerParams {
-  P n1w, n1b, n2w, n2b;           // norm gains / biases (biases GPT-2 only)
-  Linear qkv, q, k, v;            // fused (GPT-2) or separate (Llama)
-  Linear o, in, up, down;         // in: GPT-2 fc / Llama gate; up: Llama only
-};
-
-// Pointers into the activation store for one layer.
-struct LayerActs {
-  float *ln1, *ln1_mean, *ln1_rstd;
-  float* qkv;   // GPT-2: (N, 3C) rows [q|k|v]; Llama: q (N,C) then k (N,KVW) then v (N,KVW)
-  float* att;   // (B, NH, T, T) softmax probabilities
-  float *atty, *x_mid, *ln2, *ln2_mean, *ln2_rstd;
-  float *fch, *fup, *fact;  // (N,F): fc / gate output, up output (Llama), activation
-};
-
-}  // namespace
 
 struct TrainModel::Impl {
   Model& model;
@@ -75,78 +38,22 @@ struct TrainModel::Impl {
   LoraConfig lora;
   std::vector<float> grads;  // parallel to model.all_params(); empty with LoRA (base frozen)
   std::unique_ptr<LoraAdapters> adapters;
-  float lora_p = 0.0f;     // adapter dropout of the current pass (0 outside training)
-  uint64_t step_seed = 0;  // dropout seed of the current pass
+  block::Weights w;          // bound once: the arena does not move while a TrainModel exists
+  block::Pass pass;          // B, T, dropout and seeds of the current forward (the backward reuses them)
 
-  std::vector<LayerParams> layers;
-  P wte, wpe, nfw, nfb;
-  Linear head;
-
-  std::vector<float> act_store, resid, lnf, lnf_mean, lnf_rstd, logits, losses, dlosses, branch;
-  std::vector<float> dres, dln, dqkv, datty, dbranch, dfch, dfup, dfact;
+  std::vector<float> act_store, resid, lnf, lnf_mean, lnf_rstd, logits, losses, dlosses, branch, dres, dln;
+  block::BackwardScratch scratch;
   std::vector<int32_t> targets;  // the batch's targets with -1 where the weight is 0
   std::vector<float> weights;    // the batch's loss weights (1 when none given)
 
-  Impl(Model& m, Backend& b, const LoraConfig& l) : model(m), be(b), c(m.config()), spec(arch_spec(c)), lora(l) {}
+  Impl(Model& m, Backend& b, const LoraConfig& l)
+      : model(m), be(b), c(m.config()), spec(arch_spec(c)), lora(l), pass(m, b) {}
 
   int qkv_width() const { return c.n_embd + 2 * c.kv_width(); }
 
-  P param(const std::string& name, int64_t layer = 0, int64_t per_layer = 0) {
-    if (!model.has_param(name)) return {};
-    const ParamTensor& t = model.param(name);
-    const int64_t off = layer * per_layer;
-    return {model.param_data(name) + off, grads.empty() ? nullptr : grads.data() + t.offset + off};
-  }
-
-  Linear linear(const std::string& w, const std::string& b, int l, int C, int OC) {
-    Linear x;
-    x.C = C;
-    x.OC = OC;
-    x.w = param(w, l, static_cast<int64_t>(OC) * C);
-    if (!b.empty()) x.b = param(b, l, OC);
-    x.layer = l;
-    if (adapters) x.adapter = adapters->find(w);
-    return x;
-  }
-
-  void bind_params() {
-    const int C = c.n_embd, F = c.ffn_dim, KVW = c.kv_width(), L = c.n_layer;
-    const bool gpt2 = spec.norm == ArchSpec::Norm::LayerNorm;
-    wte = param("wte");
-    layers.assign(static_cast<size_t>(L), {});
-    for (int l = 0; l < L; ++l) {
-      LayerParams& p = layers[static_cast<size_t>(l)];
-      if (gpt2) {
-        p.n1w = param("h.ln1.weight", l, C);
-        p.n1b = param("h.ln1.bias", l, C);
-        p.n2w = param("h.ln2.weight", l, C);
-        p.n2b = param("h.ln2.bias", l, C);
-        p.qkv = linear("h.qkv.weight", "h.qkv.bias", l, C, 3 * C);
-        p.o = linear("h.attn_proj.weight", "h.attn_proj.bias", l, C, C);
-        p.in = linear("h.fc.weight", "h.fc.bias", l, C, F);
-        p.down = linear("h.fc_proj.weight", "h.fc_proj.bias", l, F, C);
-      } else {
-        p.n1w = param("h.attn_norm.weight", l, C);
-        p.n2w = param("h.ffn_norm.weight", l, C);
-        p.q = linear("h.wq.weight", "h.wq.bias", l, C, C);
-        p.k = linear("h.wk.weight", "h.wk.bias", l, C, KVW);
-        p.v = linear("h.wv.weight", "h.wv.bias", l, C, KVW);
-        p.o = linear("h.wo.weight", "", l, C, C);
-        p.in = linear("h.w_gate.weight", "", l, C, F);
-        p.up = linear("h.w_up.weight", "", l, C, F);
-        p.down = linear("h.w_down.weight", "", l, F, C);
-      }
-    }
-    if (gpt2) {
-      wpe = param("wpe");
-      nfw = param("lnf.weight");
-      nfb = param("lnf.bias");
-    } else {
-      nfw = param("norm.weight");
-    }
-    head.C = C;
-    head.OC = c.vocab_size;
-    head.w = spec.tied_head ? wte : param("lm_head.weight");
+  void bind() {
+    w = block::bind(model, grads.empty() ? nullptr : grads.data(), adapters.get());
+    pass.adapters = adapters.get();
   }
 
   // ---- buffers ----
@@ -161,7 +68,7 @@ struct TrainModel::Impl {
                        "activation size");
   }
 
-  LayerActs acts_at(int slot, int B, int T) {
+  block::LayerActs acts_at(int slot, int B, int T) {
     const int64_t N = static_cast<int64_t>(B) * T, C = c.n_embd, F = c.ffn_dim;
     float* p = act_store.data() + static_cast<int64_t>(slot) * static_cast<int64_t>(layer_floats(B, T));
     auto take = [&](int64_t n) {
@@ -169,7 +76,7 @@ struct TrainModel::Impl {
       p += n;
       return r;
     };
-    LayerActs a;
+    block::LayerActs a;
     a.ln1 = take(N * C);
     a.ln1_mean = take(N);
     a.ln1_rstd = take(N);
@@ -183,6 +90,7 @@ struct TrainModel::Impl {
     a.fch = take(N * F);
     a.fup = spec.mlp == ArchSpec::Mlp::SwiGLU ? take(N * F) : nullptr;
     a.fact = take(N * F);
+    a.branch = branch.data();
     return a;
   }
 
@@ -191,141 +99,14 @@ struct TrainModel::Impl {
   }
 
   void ensure(int B, int T, int slots) {
-    const uint64_t N = static_cast<uint64_t>(B) * T, C = c.n_embd, F = c.ffn_dim, V = c.vocab_size;
+    const uint64_t N = static_cast<uint64_t>(B) * T, C = c.n_embd, V = c.vocab_size;
     grow(act_store, checked_mul(layer_floats(B, T), static_cast<uint64_t>(slots), "activation size"));
     grow(resid, checked_mul(N * C, static_cast<uint64_t>(c.n_layer) + 1, "residual size"));
-    for (auto* v : {&lnf, &branch, &dres, &dln, &datty, &dbranch}) grow(*v, N * C);
+    for (auto* v : {&lnf, &branch, &dres, &dln}) grow(*v, N * C);
     for (auto* v : {&lnf_mean, &lnf_rstd, &losses, &dlosses}) grow(*v, N);
     grow(logits, checked_mul(N, V, "logits size"));
-    grow(dqkv, N * qkv_width());
-    for (auto* v : {&dfch, &dfup, &dfact}) grow(*v, N * F);
+    scratch.grow(static_cast<int64_t>(N), c);
     if (adapters) adapters->reserve(static_cast<int>(N), c.n_layer);
-  }
-
-  // ---- pieces of the forward and backward ----
-
-  uint64_t lora_seed(const Linear& x) const {
-    return dropout_site_seed(step_seed, x.layer, kSiteLora + static_cast<uint64_t>(x.adapter));
-  }
-  void linear_forward(const Linear& x, float* out, const float* inp, int N) {
-    be.matmul_forward(out, inp, x.w.w, x.b.w, N, x.C, x.OC);
-    if (x.adapter >= 0) adapters->forward(be, x.adapter, x.layer, out, inp, N, lora_p, lora_seed(x));
-  }
-  void linear_backward(const Linear& x, float* dinp, const float* dout, const float* inp, int N) {
-    be.matmul_backward(dinp, x.w.g, x.b.g, dout, inp, x.w.w, N, x.C, x.OC);
-    if (x.adapter >= 0) adapters->backward(be, x.adapter, x.layer, dinp, dout, inp, N, lora_p, lora_seed(x));
-  }
-
-  void norm_forward(float* out, float* mean, float* rstd, const float* inp, const P& w, const P& b, int N) {
-    if (spec.norm == ArchSpec::Norm::RMSNorm)
-      be.rmsnorm_forward(out, rstd, inp, w.w, N, c.n_embd, c.norm_eps);
-    else
-      be.layernorm_forward(out, mean, rstd, inp, w.w, b.w, N, c.n_embd, c.norm_eps);
-  }
-  void norm_backward(float* dinp, const P& w, const P& b, const float* dout, const float* inp, const float* mean,
-                     const float* rstd, int N) {
-    if (spec.norm == ArchSpec::Norm::RMSNorm)
-      be.rmsnorm_backward(dinp, w.g, dout, inp, w.w, rstd, N, c.n_embd);
-    else
-      be.layernorm_backward(dinp, w.g, b.g, dout, inp, w.w, mean, rstd, N, c.n_embd);
-  }
-
-  // q/k/v views of a qkv-shaped buffer (activations or their gradients).
-  struct QKV {
-    float *q, *k, *v;
-    int qs, kvs;
-  };
-  QKV split(float* buf, int N) const {
-    const int C = c.n_embd, KVW = c.kv_width();
-    if (spec.fused_qkv) return {buf, buf + C, buf + 2 * C, 3 * C, 3 * C};
-    float* k = buf + static_cast<int64_t>(N) * C;
-    return {buf, k, k + static_cast<int64_t>(N) * KVW, C, KVW};
-  }
-
-  void rope(const QKV& x, int B, int T, bool backward) {
-    if (spec.positions != ArchSpec::Positions::Rope) return;
-    for (int b = 0; b < B; ++b) {
-      float* q = x.q + static_cast<int64_t>(b) * T * x.qs;
-      float* k = x.k + static_cast<int64_t>(b) * T * x.kvs;
-      if (backward)
-        be.rope_backward(q, x.qs, c.n_head, k, x.kvs, c.n_kv_head, T, c.head_size(), 0, c.rope_theta, c.rope_interleaved);
-      else
-        be.rope_forward(q, x.qs, c.n_head, k, x.kvs, c.n_kv_head, T, c.head_size(), 0, c.rope_theta, c.rope_interleaved);
-    }
-  }
-
-  void layer_forward(int l, const LayerActs& a, const float* x_in, float* x_out, int B, int T, float p, uint64_t seed) {
-    const LayerParams& w = layers[static_cast<size_t>(l)];
-    const int N = B * T;
-    const int64_t NC = static_cast<int64_t>(N) * c.n_embd, NF = static_cast<int64_t>(N) * c.ffn_dim;
-    // attention block
-    norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.n1w, w.n1b, N);
-    const QKV x = split(a.qkv, N);
-    if (spec.fused_qkv) {
-      linear_forward(w.qkv, a.qkv, a.ln1, N);
-    } else {
-      linear_forward(w.q, x.q, a.ln1, N);
-      linear_forward(w.k, x.k, a.ln1, N);
-      linear_forward(w.v, x.v, a.ln1, N);
-    }
-    rope(x, B, T, false);
-    be.attention_train_forward(a.atty, a.att, x.q, x.qs, x.k, x.v, x.kvs, B, T, c.n_head, c.n_kv_head, c.head_size(),
-                               p, dropout_site_seed(seed, l, kSiteAttnProbs));
-    linear_forward(w.o, branch.data(), a.atty, N);
-    be.dropout_forward(branch.data(), branch.data(), NC, p, dropout_site_seed(seed, l, kSiteAttnOut));
-    be.residual_forward(a.x_mid, x_in, branch.data(), NC);
-    // MLP block
-    norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.x_mid, w.n2w, w.n2b, N);
-    linear_forward(w.in, a.fch, a.ln2, N);
-    if (spec.mlp == ArchSpec::Mlp::SwiGLU) {
-      linear_forward(w.up, a.fup, a.ln2, N);
-      be.swiglu_forward(a.fact, a.fch, a.fup, NF);
-    } else {
-      be.gelu_forward(a.fact, a.fch, NF);
-    }
-    linear_forward(w.down, branch.data(), a.fact, N);
-    be.dropout_forward(branch.data(), branch.data(), NC, p, dropout_site_seed(seed, l, kSiteMlpOut));
-    be.residual_forward(x_out, a.x_mid, branch.data(), NC);
-  }
-
-  // d (N,C) holds d loss / d x_out on entry and d loss / d x_in on return.
-  void layer_backward(int l, const LayerActs& a, const float* x_in, float* d, int B, int T, float p, uint64_t seed) {
-    const LayerParams& w = layers[static_cast<size_t>(l)];
-    const int N = B * T;
-    const int64_t NC = static_cast<int64_t>(N) * c.n_embd, NF = static_cast<int64_t>(N) * c.ffn_dim;
-    // MLP block: x_out = x_mid + dropout(down(act(in(norm2(x_mid)))))
-    be.dropout_backward(dbranch.data(), d, NC, p, dropout_site_seed(seed, l, kSiteMlpOut));
-    be.fill_zero(dfact.data(), NF);
-    linear_backward(w.down, dfact.data(), dbranch.data(), a.fact, N);
-    be.fill_zero(dfch.data(), NF);
-    if (spec.mlp == ArchSpec::Mlp::SwiGLU) {
-      be.fill_zero(dfup.data(), NF);
-      be.swiglu_backward(dfch.data(), dfup.data(), dfact.data(), a.fch, a.fup, NF);
-    } else {
-      be.gelu_backward(dfch.data(), a.fch, dfact.data(), NF);
-    }
-    be.fill_zero(dln.data(), NC);
-    linear_backward(w.in, dln.data(), dfch.data(), a.ln2, N);
-    if (spec.mlp == ArchSpec::Mlp::SwiGLU) linear_backward(w.up, dln.data(), dfup.data(), a.ln2, N);
-    norm_backward(d, w.n2w, w.n2b, dln.data(), a.x_mid, a.ln2_mean, a.ln2_rstd, N);
-    // attention block: x_mid = x_in + dropout(o(attention(rope(qkv(norm1(x_in))))))
-    be.dropout_backward(dbranch.data(), d, NC, p, dropout_site_seed(seed, l, kSiteAttnOut));
-    be.fill_zero(datty.data(), NC);
-    linear_backward(w.o, datty.data(), dbranch.data(), a.atty, N);
-    be.fill_zero(dqkv.data(), static_cast<int64_t>(N) * qkv_width());
-    const QKV x = split(a.qkv, N), dx = split(dqkv.data(), N);
-    be.attention_backward(dx.q, dx.k, dx.v, datty.data(), a.att, x.q, x.qs, x.k, x.v, x.kvs, B, T, c.n_head,
-                          c.n_kv_head, c.head_size(), p, dropout_site_seed(seed, l, kSiteAttnProbs));
-    rope(dx, B, T, true);
-    be.fill_zero(dln.data(), NC);
-    if (spec.fused_qkv) {
-      linear_backward(w.qkv, dln.data(), dqkv.data(), a.ln1, N);
-    } else {
-      linear_backward(w.q, dln.data(), dx.q, a.ln1, N);
-      linear_backward(w.k, dln.data(), dx.k, a.ln1, N);
-      linear_backward(w.v, dln.data(), dx.v, a.ln1, N);
-    }
-    norm_backward(d, w.n1w, w.n1b, dln.data(), x_in, a.ln1_mean, a.ln1_rstd, N);
   }
 
   void check_batch(const BatchView& batch) {
@@ -347,10 +128,10 @@ struct TrainModel::Impl {
       if (t >= c.vocab_size)
         throw Error("training batch: target token " + std::to_string(t) + " at position " + std::to_string(i) +
                     " is outside the vocabulary of " + std::to_string(c.vocab_size));
-      const float w = batch.loss_weights ? batch.loss_weights[i] : 1.0f;
-      if (!(w >= 0.0f) || !std::isfinite(w))
+      const float wt = batch.loss_weights ? batch.loss_weights[i] : 1.0f;
+      if (!(wt >= 0.0f) || !std::isfinite(wt))
         throw Error("training batch: loss weight at position " + std::to_string(i) + " must be finite and >= 0");
-      weights[i] = t >= 0 ? w : 0.0f;
+      weights[i] = t >= 0 ? wt : 0.0f;
       targets[i] = weights[i] > 0.0f ? t : -1;
     }
   }
@@ -360,18 +141,17 @@ struct TrainModel::Impl {
     const int N = B * T, C = c.n_embd, L = c.n_layer;
     const int64_t NC = static_cast<int64_t>(N) * C;
     ensure(B, T, keep_all ? L : 1);
-    lora_p = lp;
-    step_seed = seed;
-    float* x0 = resid.data();
-    for (int b = 0; b < B; ++b)
-      be.encoder_forward(x0 + static_cast<int64_t>(b) * T * C, inputs + static_cast<int64_t>(b) * T, wte.w, wpe.w, 0,
-                         T, C);
-    be.dropout_forward(x0, x0, NC, p, dropout_site_seed(seed, L, 0));
+    pass.B = B;
+    pass.T = T;
+    pass.dropout = p;
+    pass.lora_dropout = lp;
+    pass.seed = seed;
+    block::embed_forward(pass, w, inputs, resid.data());
     for (int l = 0; l < L; ++l)
-      layer_forward(l, acts_at(keep_all ? l : 0, B, T), resid.data() + l * NC, resid.data() + (l + 1) * NC, B, T, p,
-                    seed);
-    norm_forward(lnf.data(), lnf_mean.data(), lnf_rstd.data(), resid.data() + L * NC, nfw, nfb, N);
-    linear_forward(head, logits.data(), lnf.data(), N);
+      block::layer_forward(pass, l, w.layers[static_cast<size_t>(l)], acts_at(keep_all ? l : 0, B, T),
+                           resid.data() + l * NC, resid.data() + (l + 1) * NC);
+    block::final_norm_forward(pass, w, lnf.data(), lnf_mean.data(), lnf_rstd.data(), resid.data() + L * NC, N);
+    block::linear_forward(pass, w.head, logits.data(), lnf.data(), N);
   }
 
   // Forward over a checked batch: fills the activations and `losses`; returns (weighted loss sum, weight sum).
@@ -388,26 +168,25 @@ struct TrainModel::Impl {
     return {sum, wsum};
   }
 
-  void backward(const BatchView& batch, float p, uint64_t seed, float smoothing, bool keep_all, double wsum,
-                float grad_scale) {
+  // The backward of the last forward (same batch, dropout and seeds: they are still in `pass`).
+  void backward(const BatchView& batch, float smoothing, bool keep_all, double wsum, float grad_scale) {
     const int B = batch.B, T = batch.T, N = B * T, C = c.n_embd, L = c.n_layer;
     const int64_t NC = static_cast<int64_t>(N) * C;
     for (int i = 0; i < N; ++i) dlosses[i] = static_cast<float>(grad_scale * weights[i] / wsum);
     be.softmax_xent_backward(logits.data(), logits.data(), targets.data(), dlosses.data(), N, c.vocab_size, smoothing);
     be.fill_zero(dln.data(), NC);
-    linear_backward(head, dln.data(), logits.data(), lnf.data(), N);
+    block::linear_backward(pass, w.head, dln.data(), logits.data(), lnf.data(), N);
     be.fill_zero(dres.data(), NC);
-    norm_backward(dres.data(), nfw, nfb, dln.data(), resid.data() + L * NC, lnf_mean.data(), lnf_rstd.data(), N);
+    block::final_norm_backward(pass, w, dres.data(), dln.data(), resid.data() + L * NC, lnf_mean.data(),
+                               lnf_rstd.data(), N);
     for (int l = L - 1; l >= 0; --l) {
-      const LayerActs a = acts_at(keep_all ? l : 0, B, T);
+      const block::LayerActs a = acts_at(keep_all ? l : 0, B, T);
       const float* x_in = resid.data() + l * NC;
-      if (!keep_all) layer_forward(l, a, x_in, resid.data() + (l + 1) * NC, B, T, p, seed);
-      layer_backward(l, a, x_in, dres.data(), B, T, p, seed);
+      const block::Layer& lw = w.layers[static_cast<size_t>(l)];
+      if (!keep_all) block::layer_forward(pass, l, lw, a, x_in, resid.data() + (l + 1) * NC);
+      block::layer_backward(pass, l, lw, a, x_in, dres.data(), scratch);
     }
-    if (wte.g) {  // null with LoRA: the embeddings are frozen
-      be.dropout_backward(dres.data(), dres.data(), NC, p, dropout_site_seed(seed, L, 0));
-      be.encoder_backward(wte.g, wpe.g, dres.data(), batch.inputs, B, T, C);
-    }
+    block::embed_backward(pass, w, batch.inputs, dres.data());
   }
 };
 
@@ -419,7 +198,7 @@ TrainModel::TrainModel(Model& model, Backend& backend, const LoraConfig& lora)
     m->adapters = std::make_unique<LoraAdapters>(model, lora);
   else
     m->grads.assign(model.all_params().size(), 0.0f);
-  m->bind_params();
+  m->bind();
 }
 
 TrainModel::~TrainModel() = default;
@@ -433,7 +212,7 @@ float TrainModel::forward_backward(const BatchView& batch, const TrainStepOption
   const auto [sum, wsum] = m->forward(batch, options.dropout, m->lora.dropout, options.dropout_seed,
                                       options.label_smoothing, keep_all);
   if (wsum <= 0.0) return 0.0f;  // nothing to learn from (e.g. a prompt-only SFT batch): no gradient
-  m->backward(batch, options.dropout, options.dropout_seed, options.label_smoothing, keep_all, wsum, grad_scale);
+  m->backward(batch, options.label_smoothing, keep_all, wsum, grad_scale);
   return static_cast<float>(sum / wsum);
 }
 

@@ -17,7 +17,7 @@
 #include <cstring>
 
 #include "engine/checked.h"
-#include "panel_tile.h"
+#include "cpu/panel_tile.h"
 #include "quant_blocks.h"
 #include "quant_simd.h"
 

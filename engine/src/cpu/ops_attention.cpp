@@ -1,21 +1,64 @@
-// CPU training attention: B causal sequences of T tokens with no KV cache, forward and backward.
+// CPU causal attention, forward beside backward.
 //
-// The forward computes what attention_forward computes (same scale, same max-subtracted softmax), but
-// reads q/k/v through row strides so GPT-2's fused qkv rows need no copy, and keeps the probabilities
-// (B,NH,T,T) for the backward. Dropout acts on the probabilities that multiply v; its mask is a pure
-// function of (seed, index into att) and is recomputed, not stored.
+// attention_forward reads a KV cache (inference: T new queries against P cached + T new keys). The
+// training pair works on B causal sequences of T tokens with no KV cache: the same math (same scale, same
+// max-subtracted softmax), but reading q/k/v through row strides so GPT-2's fused qkv rows need no copy,
+// and keeping the probabilities (B,NH,T,T) for the backward. Dropout acts on the probabilities that
+// multiply v; its mask is a pure function of (seed, index into att) and is recomputed, not stored.
 //
-// Threads: the forward splits (b, h, t) rows; the backward splits (b, key/value head) so that the
+// Threads: the forwards split (b, h, t) rows; the backward splits (b, key/value head) so that the
 // dk/dv rows of one key/value head, which every query head of its group adds into, belong to one thread.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "cpu_ops_train.h"
-#include "dropout_mask.h"
-#include "simd_dot.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/dropout_mask.h"
+#include "cpu/simd_dot.h"
 
 namespace engine::cpu {
+
+void attention_forward(ThreadPool& pool, float* out, const float* q, int q_stride, const float* k_cache,
+                       const float* v_cache, int P, int T, int NH, int KVH, int HS, float* att_probs) {
+  const int kv_stride = KVH * HS;
+  const int group = NH / KVH;
+  const int total = P + T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+  pool.parallel_for(static_cast<int64_t>(NH) * T, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(total);
+    for (int64_t item = begin; item < end; ++item) {
+      const int h = static_cast<int>(item / T);
+      const int t = static_cast<int>(item % T);
+      const int kvh = h / group;
+      const float* qv = q + static_cast<int64_t>(t) * q_stride + h * HS;
+      const int n_keys = P + t + 1;  // causal: keys 0 .. P+t
+      float maxv = -INFINITY;
+      for (int j = 0; j < n_keys; ++j) {
+        const float s = dot_f32(qv, k_cache + static_cast<int64_t>(j) * kv_stride + kvh * HS, HS) * scale;
+        scores[j] = s;
+        maxv = std::max(maxv, s);
+      }
+      float sum = 0.f;
+      for (int j = 0; j < n_keys; ++j) {
+        scores[j] = std::exp(scores[j] - maxv);
+        sum += scores[j];
+      }
+      const float inv = 1.0f / sum;
+      float* o = out + static_cast<int64_t>(t) * NH * HS + h * HS;
+      std::fill(o, o + HS, 0.f);
+      for (int j = 0; j < n_keys; ++j) {
+        const float p = scores[j] * inv;
+        const float* vv = v_cache + static_cast<int64_t>(j) * kv_stride + kvh * HS;
+        for (int i = 0; i < HS; ++i) o[i] += p * vv[i];
+      }
+      if (att_probs) {
+        float* row = att_probs + (static_cast<int64_t>(h) * T + t) * total;
+        for (int j = 0; j < n_keys; ++j) row[j] = scores[j] * inv;
+        std::fill(row + n_keys, row + total, 0.f);
+      }
+    }
+  });
+}
 
 void attention_train_forward(ThreadPool& pool, float* out, float* att, const float* q, int q_stride, const float* k,
                              const float* v, int kv_stride, int B, int T, int NH, int KVH, int HS, float dropout,

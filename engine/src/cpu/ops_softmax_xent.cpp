@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu_ops_train.h"
+#include "cpu/cpu_ops.h"
 
 namespace engine::cpu {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "simd_intrinsics.h"
+#include "cpu/simd_intrinsics.h"
 
 namespace engine::quant_detail {
 
