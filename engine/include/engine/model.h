@@ -15,8 +15,9 @@
 // each layer's matrix is a WeightRef into memory the Model keeps alive (keep_alive), and param_data()
 // on such a group throws (f32_weight widens one layer for readers that need f32). The forward pass reads every linear weight through weight(name, layer), which
 // works for both kinds.
-// The forward pass is written once against Backend; the architecture is a small description
-// (ArchSpec, derived from ModelConfig): which norm, which positions, which MLP, which biases, which head.
+// The transformer is written once against Backend (engine/src/model/block.h) and run by Runner (inference)
+// and TrainModel (training); the architecture is a small description (ArchSpec, derived from ModelConfig):
+// which norm, which positions, which MLP, which biases, which head.
 //
 // Parameter groups per architecture (GPT-2's names and order are llm.c's and must not change: the
 // llm.c checkpoint loader copies tensors by index):

@@ -1,4 +1,4 @@
-// Model: parameter layout, validation and initialisation. The forward pass is in runner.cpp.
+// Model: parameter layout, validation and initialisation. The forward pass is in block.cpp.
 #include "engine/model.h"
 
 #include <algorithm>

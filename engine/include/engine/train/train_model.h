@@ -1,5 +1,6 @@
 // The model as training sees it: a forward pass that keeps its activations, the backward pass, and the
-// list of tensors an optimizer updates. Written once against Backend for every architecture, like Runner.
+// list of tensors an optimizer updates. The transformer itself is the one Runner runs (engine/src/model/block.h);
+// TrainModel adds the activation store, the loss and the order of the backward.
 //
 // The contract between the two halves of training:
 //   - TrainModel (this file) turns a batch into a loss and gradients;
