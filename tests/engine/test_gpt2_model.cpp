@@ -75,6 +75,13 @@ class TestGpt2Model : public QObject {
     QVERIFY(max_abs_diff(again, std::span<const float>(full).subspan(8 * V, V)) < 1e-4);
   }
 
+  // Several sequences in one step (GPT-2's fused q/k/v rows copied to each cache) equal each one alone.
+  void batched_step_equals_separate_steps() {
+    auto model = load_model(kTiny);
+    const std::string failed = batched_step_mismatch(*model, *m_be, 1e-4);
+    QVERIFY2(failed.empty(), failed.c_str());
+  }
+
   void cache_overflow_and_bad_tokens_are_errors() {
     auto model = load_model(kTiny);
     Runner r(*model, *m_be);

@@ -123,6 +123,15 @@ class TestLlamaModel : public QObject {
     QCOMPARE(cache.row_width(), 2 * 16);
   }
 
+  // Several sequences in one step (batched decode with a prefill chunk among them) equal each one alone.
+  void batched_step_equals_separate_steps_data() { logits_match_transformers_data(); }
+  void batched_step_equals_separate_steps() {
+    QFETCH(QString, fixture);
+    auto model = load_model(kData + "/" + fixture.toStdString());
+    const std::string failed = batched_step_mismatch(*model, *m_be, 1e-4);
+    QVERIFY2(failed.empty(), failed.c_str());
+  }
+
   void gqa_equals_expanded_multi_head() {
     // Repeating each key/value head for its group of query heads gives an ordinary multi-head model
     // with the same function: checks that query head h reads kv head h / (NH/KVH).

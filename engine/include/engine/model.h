@@ -103,6 +103,10 @@ struct QuantWeight {
 };
 
 class KVCache;
+namespace block {
+struct CachedSequence;  // engine/src/model/block.h
+struct Weights;
+}
 
 class Model {
  public:
@@ -181,15 +185,28 @@ struct ForwardOptions {
   bool capture_residual = false;     // the residual stream after the embeddings and after each layer
 };
 
+// One sequence's part of a batched step (Runner::forward_batch): its new tokens and its own cache.
+struct SequenceStep {
+  std::span<const int32_t> tokens;
+  KVCache* cache = nullptr;
+};
+
 // Runs a model on a backend with its own scratch memory. Not thread-safe; one per thread.
 class Runner {
  public:
   Runner(const Model& model, Backend& backend);
+  ~Runner();
 
   // Processes `tokens` (T new tokens) at positions cache.size() .. cache.size()+T-1, appending their
   // keys/values to `cache`. Returns logits: (T, V) when opts.all_logits else (1, V) for the last token.
   // Throws engine::Error when the cache would overflow or a token id is out of range.
   std::span<const float> forward(std::span<const int32_t> tokens, KVCache& cache, const ForwardOptions& opts = {});
+
+  // Extends several sequences, each with its own cache and any number of new tokens (decode: one each), in
+  // one step: every weight is read once for all of them, which is what makes batched decode cheap (decode
+  // is bound by reading the weights). Returns each sequence's last-token logits, (S, V) in the order given.
+  // Checks everything (shapes, capacities, token ids, no cache given twice) before any cache is written.
+  std::span<const float> forward_batch(std::span<const SequenceStep> steps);
 
   // After a forward with capture_attention: (L, NH, T, P+T) probabilities of that step.
   const std::vector<float>& attention() const { return m_attention; }
@@ -207,14 +224,23 @@ class Runner {
 
  private:
   void ensure_scratch(int T);
+  const block::Weights& weights();
+  void check_step(std::span<const int32_t> tokens, const KVCache& cache) const;
+  // The embedding and every layer over the stacked rows of `seqs` (N in all); the residual stream after the
+  // last layer is left in m_residual.
+  void run_layers(const int32_t* tokens, std::span<const block::CachedSequence> seqs, int N, const ForwardOptions& opts);
 
   const Model& m_model;
   Backend& m_backend;
+  // The model's parameters as the block reads them, bound on first use: a loaded Model's weights stay where
+  // they are (values may change, e.g. a LoRA merge; their addresses do not).
+  std::unique_ptr<block::Weights> m_weights;
   int m_scratch_T = 0;
   // Activations for one step of T tokens.
   // m_qkv: GPT-2's fused (T,3C) rows, or Llama's q (T,C) (its keys/values go straight into the cache).
   // m_fch / m_fch_gelu: GPT-2's fc output and its GELU, or Llama's gate and up projections (T,F).
   std::vector<float> m_residual, m_ln, m_qkv, m_atty, m_proj, m_fch, m_fch_gelu, m_logits;
+  std::vector<int32_t> m_batch_tokens;  // forward_batch's tokens, stacked
   std::vector<float> m_attention;
   std::vector<float> m_residual_stream;
 };

@@ -70,33 +70,56 @@ uint64_t lora_seed(const Pass& p, const Linear& x) {
   return dropout_site_seed(p.seed, static_cast<uint64_t>(x.layer), kSiteLora + static_cast<uint64_t>(x.adapter));
 }
 
-// The attention half of a layer with a KV cache: keys and values of this step land in the cache, then the
-// T queries attend over all P+T rows.
+// The attention half of a layer with KV caches: each sequence's keys and values of this step land in its
+// cache, then its queries attend over all its P+T rows.
 void attention_cached(const Pass& p, int l, const Layer& w, const LayerActs& a) {
   const ModelConfig& c = p.c;
-  const int T = p.T, P = p.P, C = c.n_embd, KVW = c.kv_width();
-  KVCache& cache = *p.cache;
-  float* kc = cache.keys(l);
-  float* vc = cache.values(l);
-  float* k_new = kc + static_cast<int64_t>(P) * KVW;
-  float* v_new = vc + static_cast<int64_t>(P) * KVW;
-  int q_stride = C;
-  if (p.spec.fused_qkv) {
-    linear_forward(p, w.qkv, a.qkv, a.ln1, T);
-    // The rows are [q | k | v]; append this step's keys and values to the cache.
-    p.be.copy_rows(k_new, KVW, a.qkv + C, 3 * C, T, KVW);
-    p.be.copy_rows(v_new, KVW, a.qkv + 2 * C, 3 * C, T, KVW);
-    q_stride = 3 * C;
-  } else {
-    // Cache rows P..P+T-1 are contiguous (T, KVW), so k and v are projected straight into them.
-    linear_forward(p, w.q, a.qkv, a.ln1, T);
-    linear_forward(p, w.k, k_new, a.ln1, T);
-    linear_forward(p, w.v, v_new, a.ln1, T);
+  const int N = p.N(), C = c.n_embd, KVW = c.kv_width(), NH = c.n_head, KVH = c.n_kv_head, HS = c.head_size();
+  const bool rope = p.spec.positions == ArchSpec::Positions::Rope;
+  if (p.sequences.size() == 1) {
+    const CachedSequence& s = p.sequences[0];
+    float* kc = s.cache->keys(l);
+    float* vc = s.cache->values(l);
+    float* k_new = kc + static_cast<int64_t>(s.P) * KVW;
+    float* v_new = vc + static_cast<int64_t>(s.P) * KVW;
+    int q_stride = C;
+    if (p.spec.fused_qkv) {
+      linear_forward(p, w.qkv, a.qkv, a.ln1, N);
+      // The rows are [q | k | v]; append this step's keys and values to the cache.
+      p.be.copy_rows(k_new, KVW, a.qkv + C, 3 * C, N, KVW);
+      p.be.copy_rows(v_new, KVW, a.qkv + 2 * C, 3 * C, N, KVW);
+      q_stride = 3 * C;
+    } else {
+      // Cache rows P..P+T-1 are contiguous (T, KVW), so k and v are projected straight into them.
+      linear_forward(p, w.q, a.qkv, a.ln1, N);
+      linear_forward(p, w.k, k_new, a.ln1, N);
+      linear_forward(p, w.v, v_new, a.ln1, N);
+    }
+    if (rope) p.be.rope_forward(a.qkv, q_stride, NH, k_new, KVW, KVH, N, HS, s.P, c.rope_theta, c.rope_interleaved);
+    p.be.attention_forward(a.atty, a.qkv, q_stride, kc, vc, s.P, N, NH, KVH, HS, a.att);
+    return;
   }
-  if (p.spec.positions == ArchSpec::Positions::Rope)
-    p.be.rope_forward(a.qkv, q_stride, c.n_head, k_new, KVW, c.n_kv_head, T, c.head_size(), P, c.rope_theta,
-                      c.rope_interleaved);
-  p.be.attention_forward(a.atty, a.qkv, q_stride, kc, vc, P, T, c.n_head, c.n_kv_head, c.head_size(), a.att);
+  // Several sequences: every projection runs once over all rows, then each sequence's keys and values are
+  // copied into its own cache and its queries attend there.
+  const QKV x = split(p, a.qkv, N);
+  if (p.spec.fused_qkv) {
+    linear_forward(p, w.qkv, a.qkv, a.ln1, N);
+  } else {
+    linear_forward(p, w.q, x.q, a.ln1, N);
+    linear_forward(p, w.k, x.k, a.ln1, N);
+    linear_forward(p, w.v, x.v, a.ln1, N);
+  }
+  for (const CachedSequence& s : p.sequences) {
+    float* kc = s.cache->keys(l);
+    float* vc = s.cache->values(l);
+    float* k_new = kc + static_cast<int64_t>(s.P) * KVW;
+    p.be.copy_rows(k_new, KVW, x.k + static_cast<int64_t>(s.row0) * x.kvs, x.kvs, s.T, KVW);
+    p.be.copy_rows(vc + static_cast<int64_t>(s.P) * KVW, KVW, x.v + static_cast<int64_t>(s.row0) * x.kvs, x.kvs, s.T,
+                   KVW);
+    float* q = x.q + static_cast<int64_t>(s.row0) * x.qs;
+    if (rope) p.be.rope_forward(q, x.qs, NH, k_new, KVW, KVH, s.T, HS, s.P, c.rope_theta, c.rope_interleaved);
+    p.be.attention_forward(a.atty + static_cast<int64_t>(s.row0) * C, q, x.qs, kc, vc, s.P, s.T, NH, KVH, HS, nullptr);
+  }
 }
 
 // The attention half of a layer over B whole sequences (training), probabilities kept in a.att.
@@ -223,9 +246,12 @@ void linear_backward(const Pass& p, const Linear& x, float* dinp, const float* d
 
 void embed_forward(const Pass& p, const Weights& w, const int32_t* tokens, float* x) {
   const int C = p.c.n_embd;
-  for (int b = 0; b < p.B; ++b)
-    p.be.encoder_forward_typed(x + static_cast<int64_t>(b) * p.T * C, tokens + static_cast<int64_t>(b) * p.T, w.wte,
-                               w.wpe, p.P, p.T, C);
+  for (const CachedSequence& s : p.sequences)
+    p.be.encoder_forward_typed(x + static_cast<int64_t>(s.row0) * C, tokens + s.row0, w.wte, w.wpe, s.P, s.T, C);
+  if (p.sequences.empty())
+    for (int b = 0; b < p.B; ++b)
+      p.be.encoder_forward_typed(x + static_cast<int64_t>(b) * p.T * C, tokens + static_cast<int64_t>(b) * p.T,
+                                 w.wte, w.wpe, 0, p.T, C);
   dropout_fwd(p, x, static_cast<int64_t>(p.N()) * C, dropout_site_seed(p.seed, p.c.n_layer, 0));
 }
 
@@ -241,7 +267,7 @@ void layer_forward(const Pass& p, int l, const Layer& w, const LayerActs& a, con
   const int64_t NC = static_cast<int64_t>(N) * p.c.n_embd, NF = static_cast<int64_t>(N) * p.c.ffn_dim;
   // attention block: x_mid = x_in + dropout(o(attention(rope(qkv(norm1(x_in))))))
   norm_fwd(p, a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.n1, N);
-  if (p.cache)
+  if (!p.sequences.empty())
     attention_cached(p, l, w, a);
   else
     attention_sequences(p, l, w, a);
@@ -264,7 +290,7 @@ void layer_forward(const Pass& p, int l, const Layer& w, const LayerActs& a, con
 
 void layer_backward(const Pass& p, int l, const Layer& w, const LayerActs& a, const float* x_in, float* d,
                     BackwardScratch& s) {
-  if (p.cache) throw Error("layer_backward: the backward runs over whole sequences, not a KV cache");
+  if (!p.sequences.empty()) throw Error("layer_backward: the backward runs over whole sequences, not a KV cache");
   Backend& be = p.be;
   const ModelConfig& c = p.c;
   const int N = p.N();

@@ -10,11 +10,13 @@
 // A value or reward head is another `Linear` given to linear_forward after final_norm_forward, not a
 // copy of the block.
 //
-// The two ways a Pass runs attention (see Pass::cache):
-//   - with a KV cache (inference, one sequence): this step's T keys/values are written into cache rows
-//     P..P+T-1 first, then every new query attends over the P+T cached rows. Because the cache holds
+// The two ways a Pass runs attention (see Pass::sequences):
+//   - with KV caches (inference): each sequence's T new keys/values are written into its cache rows
+//     P..P+T-1 first, then its new queries attend over its P+T cached rows. Because the cache holds
 //     exactly what a full forward computed (rotary keys already turned for their own position), decode
-//     logits equal the full forward's.
+//     logits equal the full forward's. Several sequences (each with its own cache, position and number
+//     of new tokens) can share one pass: their rows are stacked, so every projection reads its weights
+//     once for all of them -- batched decode, the step continuous batching is built from.
 //   - without one (training): B sequences of T tokens at positions 0..T-1, causal within each sequence;
 //     the softmax probabilities are kept for the backward.
 //
@@ -23,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/backend.h"
@@ -83,7 +86,8 @@ Weights bind(const Model& model, float* grads, const LoraAdapters* adapters);
 struct LayerActs {
   float *ln1 = nullptr, *ln1_mean = nullptr, *ln1_rstd = nullptr;  // mean/rstd null: not kept
   // Without a cache: GPT-2's (N,3C) rows [q|k|v], or Llama's q (N,C) then k (N,KVW) then v (N,KVW).
-  // With a cache: GPT-2's fused rows, or Llama's q alone (its keys and values go straight to the cache).
+  // With one cache: GPT-2's fused rows, or Llama's q alone (its keys and values go straight to the cache);
+  // with several: Llama's q, k, v as without a cache (keys and values are then copied to each cache).
   float* qkv = nullptr;
   float* att = nullptr;  // probabilities: training (B,NH,T,T); inference (NH,T,P+T) when captured, else null
   float* atty = nullptr;
@@ -99,6 +103,13 @@ struct BackwardScratch {
   void grow(int64_t N, const ModelConfig& c);
 };
 
+// One sequence's part of a cached pass: rows row0..row0+T-1 of the pass are its new tokens, at positions
+// P..P+T-1 of its cache (P = cache->size() before the step).
+struct CachedSequence {
+  KVCache* cache = nullptr;
+  int P = 0, T = 0, row0 = 0;
+};
+
 // What one pass over the model does.
 struct Pass {
   Pass(const Model& model, Backend& backend) : c(model.config()), spec(arch_spec(c)), be(backend) {}
@@ -106,9 +117,10 @@ struct Pass {
   ArchSpec spec;
   Backend& be;
   LoraAdapters* adapters = nullptr;
-  KVCache* cache = nullptr;  // inference: the sequence's cache (B must be 1); training: null
-  int B = 1, T = 0;          // N = B*T rows
-  int P = 0;                 // positions already in the cache
+  // Inference: the sequences this step extends (consecutive rows; B = 1 and T = their total). Training:
+  // empty, B sequences of T tokens at positions 0..T-1.
+  std::span<const CachedSequence> sequences;
+  int B = 1, T = 0;  // N = B*T rows
   float dropout = 0.0f;      // on attention probabilities, block outputs and the embedding (training)
   float lora_dropout = 0.0f;
   uint64_t seed = 0;         // dropout masks are functions of (seed, layer, site)
@@ -117,7 +129,7 @@ struct Pass {
   int qkv_width() const { return c.n_embd + 2 * c.kv_width(); }
 };
 
-// x (N,C) = dropout(wte[tokens] + wpe[P + t]).
+// x (N,C) = dropout(wte[tokens] + wpe[position]).
 void embed_forward(const Pass& p, const Weights& w, const int32_t* tokens, float* x);
 // dx (N,C): the gradient at the embedding output (turned into the pre-dropout gradient in place);
 // adds into dwte / dwpe.
