@@ -1,6 +1,7 @@
 // `bench`: prefill and decode speed the way llama-bench measures them (pp N: one forward over N
 // prompt tokens from an empty cache; tg N: N single-token forwards), averaged over repetitions
-// after one warm-up, plus peak RSS.
+// after one warm-up, plus peak RSS. With --parallel S the decode test advances S sequences together, one
+// batched step per token (Runner::forward_batch), and reports their aggregate tokens/s.
 #include <chrono>
 #include <iostream>
 #include <random>
@@ -19,6 +20,7 @@ int cmd_bench(int argc, char** argv) {
       {"gen-tokens", true, false, "tokens for the decode test (default 128)"},
       {"threads", true, false, "CPU threads (default: all cores)"},
       {"repetitions", true, false, "measured runs, after one warm-up (default 3)"},
+      {"parallel", true, false, "sequences decoded together in batched steps (default 1)"},
       {"json", false, false, "print one JSON object"},
   };
   const Args a(flags, argc, argv, 2);
@@ -27,6 +29,7 @@ int cmd_bench(int argc, char** argv) {
   const int n_gen = static_cast<int>(a.integer("gen-tokens", 128, 1, 1 << 20));
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
   const int reps = static_cast<int>(a.integer("repetitions", 3, 1, 100));
+  const int parallel = static_cast<int>(a.integer("parallel", 1, 1, 256));
 
   OpenedModel om = open_model(path, threads);
   const engine::ModelConfig& cfg = om.model->config();
@@ -34,6 +37,9 @@ int cmd_bench(int argc, char** argv) {
     throw UsageError("--prompt-tokens and --gen-tokens must fit the context length " + std::to_string(cfg.max_seq_len));
   engine::Runner runner(*om.model, *om.backend.backend);
   engine::KVCache cache(cfg, std::max(n_prompt, n_gen));
+  std::vector<engine::KVCache> caches;  // --parallel: one per sequence
+  if (parallel > 1)
+    for (int i = 0; i < parallel; ++i) caches.emplace_back(cfg, n_gen);
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int32_t> dist(0, cfg.vocab_size - 1);
   std::vector<int32_t> prompt(n_prompt);
@@ -46,7 +52,24 @@ int cmd_bench(int argc, char** argv) {
     runner.forward(prompt, cache);
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
+  auto run_batched_decode = [&] {
+    std::vector<int32_t> toks(static_cast<size_t>(parallel));
+    std::vector<engine::SequenceStep> steps(static_cast<size_t>(parallel));
+    for (int i = 0; i < parallel; ++i) {
+      caches[static_cast<size_t>(i)].clear();
+      toks[static_cast<size_t>(i)] = dist(rng);
+    }
+    const auto t0 = Clock::now();
+    for (int t = 0; t < n_gen; ++t) {
+      for (int i = 0; i < parallel; ++i)
+        steps[static_cast<size_t>(i)] = {{&toks[static_cast<size_t>(i)], 1}, &caches[static_cast<size_t>(i)]};
+      runner.forward_batch(steps);
+      for (int32_t& x : toks) x = dist(rng);
+    }
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
   auto run_decode = [&] {
+    if (parallel > 1) return run_batched_decode();
     cache.clear();
     int32_t tok[1] = {prompt[0]};
     const auto t0 = Clock::now();
@@ -61,7 +84,7 @@ int cmd_bench(int argc, char** argv) {
   double pp = 0, tg = 0;
   for (int r = 0; r < reps; ++r) {
     pp += n_prompt / run_prefill();
-    tg += n_gen / run_decode();
+    tg += static_cast<double>(n_gen) * parallel / run_decode();
   }
   pp /= reps;
   tg /= reps;
@@ -73,6 +96,7 @@ int cmd_bench(int argc, char** argv) {
                               {"threads", om.backend.backend->threads()},
                               {"prompt_tokens", n_prompt},
                               {"gen_tokens", n_gen},
+                              {"parallel", parallel},
                               {"repetitions", reps},
                               {"parameters", cfg.parameter_count()},
                               {"weights", om.model->weight_summary()}};
@@ -83,7 +107,10 @@ int cmd_bench(int argc, char** argv) {
     std::printf("weights     %s\n", om.model->weight_summary().c_str());
     std::printf("backend     %s — %s\n", om.backend.backend->description().c_str(), om.backend.reason.c_str());
     std::printf("prefill     %.1f tokens/s (pp%d)\n", pp, n_prompt);
-    std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
+    if (parallel > 1)
+      std::printf("decode      %.1f tokens/s in all, %d sequences (tg%d each)\n", tg, parallel, n_gen);
+    else
+      std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
     std::printf("peak RSS    %.0f MiB\n", peak_rss_mb());
   }
   return 0;

@@ -115,6 +115,13 @@ class TestCli : public QObject {
                        "8", "--gen-tokens", "2", "--repetitions", "1", "--json"});
     QVERIFY2(q.code == 0, q.err.constData());
     QCOMPARE(json_of(q)["weights"].toString(), QString("q8_0"));
+    // --parallel decodes several sequences in batched steps and reports their aggregate.
+    const Run p = cli({"bench", "--model", m_model, "--prompt-tokens", "4", "--gen-tokens", "3", "--repetitions", "1",
+                       "--parallel", "3", "--json"});
+    QVERIFY2(p.code == 0, p.err.constData());
+    QCOMPARE(json_of(p)["parallel"].toInt(), 3);
+    QVERIFY(json_of(p)["decode_tokens_per_s"].toDouble() > 0);
+    QCOMPARE(cli({"bench", "--model", m_model, "--parallel", "0"}).code, 2);
   }
 
   // OpenBLAS's own pick of kernels is replaced when it is below the CPU's level (engine/blas_core.h);
