@@ -60,9 +60,9 @@ void TestChatInspect::initTestCase() {
 
   // The chat is in the database before the app starts (the app opens the newest chat).
   {
-    Database db;
-    QCOMPARE(db.open(db), Database::OpenState::Ok);
-    ChatStore store(db);
+    Database database;
+    QCOMPARE(database.open(db), Database::OpenState::Ok);
+    ChatStore store(database);
     m_chatId = store.createChat(QStringLiteral("Platypus"), QStringLiteral("Be brief."));
     m_userId = store.addMessage(m_chatId, 0, QStringLiteral("user"), QStringLiteral("what is a platypus"));
     m_replyId = store.addMessage(m_chatId, m_userId, QStringLiteral("assistant"), QStringLiteral("a venomous monotreme"));

@@ -21,7 +21,8 @@ struct Row {
 };
 
 Row rowFrom(const QSqlQuery& q) {
-  return Row{q.value(0).toLongLong(), q.value(1).toString(), q.value(2), q.value(3).toDouble(), q.value(4).toByteArray()};
+  return Row{q.value(0).toLongLong(), q.value(1).toString(), q.value(2), q.value(3).toDouble(),
+             q.value(4).toByteArray()};
 }
 
 const QString kSelectAll = QStringLiteral("SELECT id, name, note, score, data FROM scratch ORDER BY id");
@@ -50,15 +51,17 @@ void TestDatabase::init() {
   QFile::remove(m_dir.filePath(QStringLiteral("db.sqlite")));
   QCOMPARE(m_db->open(m_dir.filePath(QStringLiteral("db.sqlite"))), Database::OpenState::Ok);
   QVERIFY(m_db->write(QStringLiteral("Could not create the table"),
-                      QStringLiteral("CREATE TABLE scratch (id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT, score REAL,"
-                                     " data BLOB)")));
+                      QStringLiteral(
+                          "CREATE TABLE scratch (id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT, score REAL,"
+                          " data BLOB)")));
 }
 
 void TestDatabase::bindsAndMapsRows() {
   const QByteArray blob("a\0b\xff", 4);
   const QString tricky = QStringLiteral("'); DROP TABLE scratch; -- ✓");
   qint64 first = 0, second = 0;
-  QVERIFY(m_db->write(QStringLiteral("w"), QStringLiteral("INSERT INTO scratch (id, name, note, score, data) VALUES (?, ?, ?, ?, ?)"),
+  QVERIFY(m_db->write(QStringLiteral("w"),
+                      QStringLiteral("INSERT INTO scratch (id, name, note, score, data) VALUES (?, ?, ?, ?, ?)"),
                       {qint64(1) << 40, tricky, QVariant(), 2.5, blob}, &first));
   // A null QString is text (''), not NULL: the NOT NULL column takes it.
   QVERIFY(m_db->write(QStringLiteral("w"), QStringLiteral("INSERT INTO scratch (name, note, score) VALUES (?, ?, ?)"),
@@ -78,8 +81,9 @@ void TestDatabase::bindsAndMapsRows() {
   QCOMPARE(rows[1].note.toString(), QStringLiteral("n"));
 
   // Values bind in order, to every ? of the statement.
-  const QList<qint64> ids = m_db->select(QStringLiteral("r"), QStringLiteral("SELECT id FROM scratch WHERE name = ? AND score < ?"),
-                                         {QString(), 0.0}, [](const QSqlQuery& q) { return q.value(0).toLongLong(); });
+  const QList<qint64> ids =
+      m_db->select(QStringLiteral("r"), QStringLiteral("SELECT id FROM scratch WHERE name = ? AND score < ?"),
+                   {QString(), 0.0}, [](const QSqlQuery& q) { return q.value(0).toLongLong(); });
   QCOMPARE(ids, QList<qint64>{second});
   QVERIFY(m_db->lastError().isEmpty());
 }
@@ -98,21 +102,25 @@ void TestDatabase::errorsCarrySqliteText() {
   QSignalSpy failed(m_db.get(), &Database::writeFailed);
   // A read: no rows, the reason in lastError, no writeFailed (the UI shows what it could read).
   QTest::ignoreMessage(QtWarningMsg, "Database: Could not read the notes: no such table: notes");
-  QVERIFY(m_db->select(QStringLiteral("Could not read the notes"), QStringLiteral("SELECT * FROM notes"), {}, rowFrom).isEmpty());
+  QVERIFY(m_db->select(QStringLiteral("Could not read the notes"), QStringLiteral("SELECT * FROM notes"), {}, rowFrom)
+              .isEmpty());
   QCOMPARE(m_db->lastError(), QStringLiteral("Could not read the notes: no such table: notes"));
   QCOMPARE(failed.count(), 0);
   // A write: false, the reason, and writeFailed with the same sentence.
-  QVERIFY(!m_db->write(QStringLiteral("Could not save the note"), QStringLiteral("INSERT INTO scratch (name) VALUES (NULL)")));
+  QVERIFY(!m_db->write(QStringLiteral("Could not save the note"),
+                       QStringLiteral("INSERT INTO scratch (name) VALUES (NULL)")));
   QCOMPARE(m_db->lastError(), QStringLiteral("Could not save the note: NOT NULL constraint failed: scratch.name"));
   QCOMPARE(failed.count(), 1);
   QCOMPARE(failed.first().first().toString(), m_db->lastError());
   // More values than the statement has places is an error too, not silently dropped values.
-  QVERIFY(!m_db->write(QStringLiteral("Could not save the note"), QStringLiteral("INSERT INTO scratch (name) VALUES (?)"),
+  QVERIFY(!m_db->write(QStringLiteral("Could not save the note"),
+                       QStringLiteral("INSERT INTO scratch (name) VALUES (?)"),
                        {QStringLiteral("a"), QStringLiteral("b")}));
   QCOMPARE(failed.count(), 2);
   QVERIFY(m_db->select(QStringLiteral("r"), kSelectAll, {}, rowFrom).isEmpty());
   // The next successful write clears it.
-  QVERIFY(m_db->write(QStringLiteral("w"), QStringLiteral("INSERT INTO scratch (name) VALUES (?)"), {QStringLiteral("ok")}));
+  QVERIFY(m_db->write(QStringLiteral("w"), QStringLiteral("INSERT INTO scratch (name) VALUES (?)"),
+                      {QStringLiteral("ok")}));
   QVERIFY(m_db->lastError().isEmpty());
 }
 

@@ -239,11 +239,11 @@ class TestTrainingJobs : public QObject {
   }
 
   void killedRunIsResumableAfterRestart() {
-    const QString db = newDb(), out = m_dir.filePath(QStringLiteral("killed"));
+    const QString path = newDb(), out = m_dir.filePath(QStringLiteral("killed"));
     qint64 id = 0;
     {
       Database db;
-      QCOMPARE(db.open(db), Database::OpenState::Ok);
+      QCOMPARE(db.open(path), Database::OpenState::Ok);
       RunStore store(db);
       QSemaphore reached, go;
       auto jobs = std::make_unique<TrainingJobs>(&store);
@@ -275,7 +275,7 @@ class TestTrainingJobs : public QObject {
     QCOMPARE(engine::list_checkpoints(ckpts).size(), size_t(1));
 
     Database db;
-    QCOMPARE(db.open(db), Database::OpenState::Ok);
+    QCOMPARE(db.open(path), Database::OpenState::Ok);
     RunStore store(db);
     TrainingJobs jobs(&store);
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);

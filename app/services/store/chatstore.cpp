@@ -93,7 +93,8 @@ qint64 ChatStore::createChat(const QString& title, const QString& systemPrompt) 
   const qint64 now = nowMs();
   qint64 id = 0;
   if (!m_db.write(tr("Could not create the chat"),
-                  QStringLiteral("INSERT INTO chats (title, system_prompt, created_ms, updated_ms) VALUES (?, ?, ?, ?)"),
+                  QStringLiteral("INSERT INTO chats (title, system_prompt, created_ms, updated_ms)"
+                                 " VALUES (?, ?, ?, ?)"),
                   {title, systemPrompt, now, now}, &id))
     return 0;
   Q_EMIT chatsChanged();
@@ -103,11 +104,13 @@ qint64 ChatStore::createChat(const QString& title, const QString& systemPrompt) 
 qint64 ChatStore::importChat(const QString& title, const QString& systemPrompt, const QList<ChatTurn>& turns) {
   Transaction tx(m_db, tr("Could not import the chat"));
   const qint64 now = nowMs();
-  const qint64 chatId = tx.insert(QStringLiteral("INSERT INTO chats (title, system_prompt, created_ms, updated_ms) VALUES (?, ?, ?, ?)"),
-                                  {title, systemPrompt, now, now});
+  const qint64 chatId =
+      tx.insert(QStringLiteral("INSERT INTO chats (title, system_prompt, created_ms, updated_ms) VALUES (?, ?, ?, ?)"),
+                {title, systemPrompt, now, now});
   qint64 parent = 0;
   for (const ChatTurn& t : turns) {
-    const qint64 id = tx.insert(QStringLiteral("INSERT INTO messages (chat_id, parent_id, role, content, created_ms) VALUES (?, ?, ?, ?, ?)"),
+    const qint64 id = tx.insert(QStringLiteral("INSERT INTO messages (chat_id, parent_id, role, content, created_ms)"
+                                               " VALUES (?, ?, ?, ?, ?)"),
                                 {chatId, idOrNull(parent), t.role, t.content, now});
     showBranch(tx, chatId, parent, id);
     parent = id;
@@ -118,8 +121,8 @@ qint64 ChatStore::importChat(const QString& title, const QString& systemPrompt, 
 }
 
 bool ChatStore::renameChat(qint64 chatId, const QString& title) {
-  if (!m_db.write(tr("Could not rename the chat"), QStringLiteral("UPDATE chats SET title = ?, updated_ms = ? WHERE id = ?"),
-                  {title, nowMs(), chatId}))
+  if (!m_db.write(tr("Could not rename the chat"),
+                  QStringLiteral("UPDATE chats SET title = ?, updated_ms = ? WHERE id = ?"), {title, nowMs(), chatId}))
     return false;
   Q_EMIT chatsChanged();
   return true;
@@ -127,7 +130,8 @@ bool ChatStore::renameChat(qint64 chatId, const QString& title) {
 
 bool ChatStore::setSystemPrompt(qint64 chatId, const QString& systemPrompt) {
   return m_db.write(tr("Could not save the system prompt"),
-                    QStringLiteral("UPDATE chats SET system_prompt = ?, updated_ms = ? WHERE id = ?"), {systemPrompt, nowMs(), chatId});
+                    QStringLiteral("UPDATE chats SET system_prompt = ?, updated_ms = ? WHERE id = ?"),
+                    {systemPrompt, nowMs(), chatId});
 }
 
 bool ChatStore::setChatFolder(qint64 chatId, const QString& folder) {
@@ -147,7 +151,8 @@ bool ChatStore::setChatTags(qint64 chatId, const QStringList& tags) {
   tx.exec(QStringLiteral("DELETE FROM chat_tags WHERE chat_id = ?"), {chatId});
   for (const QString& raw : tags) {
     const QString tag = raw.trimmed();
-    if (!tag.isEmpty()) tx.exec(QStringLiteral("INSERT OR IGNORE INTO chat_tags (chat_id, tag) VALUES (?, ?)"), {chatId, tag});
+    if (!tag.isEmpty())
+      tx.exec(QStringLiteral("INSERT OR IGNORE INTO chat_tags (chat_id, tag) VALUES (?, ?)"), {chatId, tag});
   }
   if (!tx.commit()) return false;
   Q_EMIT chatsChanged();
@@ -155,14 +160,16 @@ bool ChatStore::setChatTags(qint64 chatId, const QStringList& tags) {
 }
 
 bool ChatStore::trashChat(qint64 chatId) {
-  if (!m_db.write(tr("Could not delete the chat"), QStringLiteral("UPDATE chats SET trashed_ms = ? WHERE id = ?"), {nowMs(), chatId}))
+  if (!m_db.write(tr("Could not delete the chat"), QStringLiteral("UPDATE chats SET trashed_ms = ? WHERE id = ?"),
+                  {nowMs(), chatId}))
     return false;
   Q_EMIT chatsChanged();
   return true;
 }
 
 bool ChatStore::restoreChat(qint64 chatId) {
-  if (!m_db.write(tr("Could not restore the chat"), QStringLiteral("UPDATE chats SET trashed_ms = NULL WHERE id = ?"), {chatId}))
+  if (!m_db.write(tr("Could not restore the chat"), QStringLiteral("UPDATE chats SET trashed_ms = NULL WHERE id = ?"),
+                  {chatId}))
     return false;
   Q_EMIT chatsChanged();
   return true;
@@ -171,7 +178,8 @@ bool ChatStore::restoreChat(qint64 chatId) {
 bool ChatStore::purgeTrash() {
   const QString what = tr("Could not delete chats");
   // Nothing to do most of the time (it runs at every start); the index merge below is not free.
-  if (m_db.select(what, QStringLiteral("SELECT id FROM chats WHERE trashed_ms IS NOT NULL LIMIT 1"), {}, idFromRow).isEmpty())
+  if (m_db.select(what, QStringLiteral("SELECT id FROM chats WHERE trashed_ms IS NOT NULL LIMIT 1"), {}, idFromRow)
+          .isEmpty())
     return true;
   Transaction tx(m_db, what);
   tx.exec(QStringLiteral("DELETE FROM chats WHERE trashed_ms IS NOT NULL"));
@@ -186,10 +194,11 @@ bool ChatStore::purgeTrash() {
 
 QList<StoredChat> ChatStore::chats(const QString& folder, const QString& tag) const {
   return m_db.select(tr("Could not read the chats"),
-                     QStringLiteral("SELECT %1 FROM chats c LEFT JOIN folders f ON f.id = c.folder_id"
-                                    " WHERE c.trashed_ms IS NULL AND (? = '' OR f.name = ?)"
-                                    " AND (? = '' OR EXISTS (SELECT 1 FROM chat_tags t WHERE t.chat_id = c.id AND t.tag = ?))"
-                                    " ORDER BY c.updated_ms DESC, c.id DESC")
+                     QStringLiteral(
+                         "SELECT %1 FROM chats c LEFT JOIN folders f ON f.id = c.folder_id"
+                         " WHERE c.trashed_ms IS NULL AND (? = '' OR f.name = ?)"
+                         " AND (? = '' OR EXISTS (SELECT 1 FROM chat_tags t WHERE t.chat_id = c.id AND t.tag = ?))"
+                         " ORDER BY c.updated_ms DESC, c.id DESC")
                          .arg(QLatin1String(kChatColumns)),
                      {folder, folder, tag, tag}, chatFromRow);
 }
@@ -197,15 +206,16 @@ QList<StoredChat> ChatStore::chats(const QString& folder, const QString& tag) co
 StoredChat ChatStore::chat(qint64 chatId) const {
   return m_db
       .select(tr("Could not read the chat"),
-              QStringLiteral("SELECT %1 FROM chats c LEFT JOIN folders f ON f.id = c.folder_id WHERE c.id = ? AND c.trashed_ms IS NULL")
+              QStringLiteral("SELECT %1 FROM chats c LEFT JOIN folders f ON f.id = c.folder_id"
+                             " WHERE c.id = ? AND c.trashed_ms IS NULL")
                   .arg(QLatin1String(kChatColumns)),
               {chatId}, chatFromRow)
       .value(0);
 }
 
 QStringList ChatStore::folders() const {
-  return m_db.select(tr("Could not read the folders"), QStringLiteral("SELECT name FROM folders ORDER BY name COLLATE NOCASE"), {},
-                     textFromRow);
+  return m_db.select(tr("Could not read the folders"),
+                     QStringLiteral("SELECT name FROM folders ORDER BY name COLLATE NOCASE"), {}, textFromRow);
 }
 
 QStringList ChatStore::tags() const {
@@ -222,30 +232,36 @@ qint64 ChatStore::addMessage(qint64 chatId, qint64 parentId, const QString& role
   Transaction tx(m_db, tr("Could not save the message"));
   if (parentId != 0) {
     // The parent must be in the same chat: a tree never spans chats.
-    const bool inChat =
-        !tx.select(QStringLiteral("SELECT id FROM messages WHERE id = ? AND chat_id = ?"), {parentId, chatId}, idFromRow).isEmpty();
+    const bool inChat = !tx.select(QStringLiteral("SELECT id FROM messages WHERE id = ? AND chat_id = ?"),
+                                   {parentId, chatId}, idFromRow)
+                             .isEmpty();
     if (tx.ok() && !inChat) {
       tx.fail(tr("message %1 is not in chat %2").arg(parentId).arg(chatId));
       return 0;
     }
   }
-  const qint64 id = tx.insert(QStringLiteral("INSERT INTO messages (chat_id, parent_id, role, content, created_ms, complete, stats, settings)"
-                                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-                              {chatId, idOrNull(parentId), role, content, nowMs(), complete ? 1 : 0, jsonOrNull(stats),
-                               jsonOrNull(settings)});
+  const qint64 id =
+      tx.insert(QStringLiteral("INSERT INTO messages"
+                               " (chat_id, parent_id, role, content, created_ms, complete, stats, settings)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                {chatId, idOrNull(parentId), role, content, nowMs(), complete ? 1 : 0, jsonOrNull(stats),
+                 jsonOrNull(settings)});
   showBranch(tx, chatId, parentId, id);
   touchChat(tx, chatId);
   return tx.commit() ? id : 0;
 }
 
 bool ChatStore::updateMessage(qint64 messageId, const QString& content, bool complete) {
-  return m_db.write(tr("Could not save the message"), QStringLiteral("UPDATE messages SET content = ?, complete = ? WHERE id = ?"),
+  return m_db.write(tr("Could not save the message"),
+                    QStringLiteral("UPDATE messages SET content = ?, complete = ? WHERE id = ?"),
                     {content, complete ? 1 : 0, messageId});
 }
 
-bool ChatStore::finishMessage(qint64 messageId, const QString& content, const QVariantMap& stats, const QVariantMap& settings) {
+bool ChatStore::finishMessage(qint64 messageId, const QString& content, const QVariantMap& stats,
+                              const QVariantMap& settings) {
   return m_db.write(tr("Could not save the reply"),
-                    QStringLiteral("UPDATE messages SET content = ?, complete = 1, stats = ?, settings = ? WHERE id = ?"),
+                    QStringLiteral(
+                        "UPDATE messages SET content = ?, complete = 1, stats = ?, settings = ? WHERE id = ?"),
                     {content, jsonOrNull(stats), jsonOrNull(settings), messageId});
 }
 
@@ -273,20 +289,24 @@ bool ChatStore::deleteMessage(qint64 messageId, DeletedMessages* removed) {
                               {m.id, m.parentId ? m.parentId : m.chatId},
                               [](const QSqlQuery& row) { return row.value(0).toInt() == 1; })
                         .value(0, false);
-    const auto subtree = tx.select(
-        QStringLiteral("%1 SELECT %2, coalesce(active_child_id, 0) FROM sub JOIN messages USING (id) ORDER BY depth, id")
-            .arg(QLatin1String(kSubtreeCte), QLatin1String(kMessageColumns)),
-        {messageId}, [](const QSqlQuery& row) { return std::pair(messageFromRow(row), row.value(9).toLongLong()); });
+    const auto subtree =
+        tx.select(QStringLiteral(
+                      "%1 SELECT %2, coalesce(active_child_id, 0) FROM sub JOIN messages USING (id) ORDER BY depth, id")
+                      .arg(QLatin1String(kSubtreeCte), QLatin1String(kMessageColumns)),
+                  {messageId},
+                  [](const QSqlQuery& row) { return std::pair(messageFromRow(row), row.value(9).toLongLong()); });
     for (const auto& [stored, activeChildId] : subtree) {
       out.messages << stored;
       out.activeChildIds << activeChildId;
     }
-    out.inspections = tx.select(QStringLiteral("%1 SELECT %2 FROM inspections WHERE message_id IN (SELECT id FROM sub) ORDER BY id")
-                                    .arg(QLatin1String(kSubtreeCte), QLatin1String(kInspectionColumns)),
-                                {messageId}, inspectionFromRow);
+    out.inspections =
+        tx.select(QStringLiteral("%1 SELECT %2 FROM inspections WHERE message_id IN (SELECT id FROM sub) ORDER BY id")
+                      .arg(QLatin1String(kSubtreeCte), QLatin1String(kInspectionColumns)),
+                  {messageId}, inspectionFromRow);
   }
   // The whole subtree in one statement: the parent references are checked once, at its end.
-  tx.exec(QStringLiteral("%1 DELETE FROM messages WHERE id IN (SELECT id FROM sub)").arg(QLatin1String(kSubtreeCte)), {messageId});
+  tx.exec(QStringLiteral("%1 DELETE FROM messages WHERE id IN (SELECT id FROM sub)").arg(QLatin1String(kSubtreeCte)),
+          {messageId});
   // The nearest remaining sibling becomes active (ON DELETE SET NULL cleared the pointer).
   const QString sibling =
       QStringLiteral("(SELECT id FROM messages WHERE chat_id = ? AND parent_id IS ? ORDER BY abs(id - ?), id LIMIT 1)");
@@ -305,16 +325,18 @@ bool ChatStore::restoreMessages(const DeletedMessages& removed) {
   Transaction tx(m_db, what);
   // Parents first, with their old ids: a taken id or a missing parent or chat fails the statement.
   for (const StoredMessage& m : removed.messages)
-    tx.exec(QStringLiteral("INSERT INTO messages (id, chat_id, parent_id, role, content, created_ms, complete, stats, settings)"
-                           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-            {m.id, m.chatId, idOrNull(m.parentId), m.role, m.content, m.createdMs, m.complete ? 1 : 0, jsonOrNull(m.stats),
-             jsonOrNull(m.settings)});
+    tx.exec(QStringLiteral(
+                "INSERT INTO messages (id, chat_id, parent_id, role, content, created_ms, complete, stats, settings)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+            {m.id, m.chatId, idOrNull(m.parentId), m.role, m.content, m.createdMs, m.complete ? 1 : 0,
+             jsonOrNull(m.stats), jsonOrNull(m.settings)});
   // Each message's chosen reply, now that all of them exist again.
   for (qsizetype i = 0; i < removed.messages.size(); ++i)
     if (const qint64 child = removed.activeChildIds.value(i))
       tx.exec(QStringLiteral("UPDATE messages SET active_child_id = ? WHERE id = ?"), {child, removed.messages[i].id});
   for (const StoredInspection& s : removed.inspections)
-    tx.exec(QStringLiteral("INSERT INTO inspections (id, message_id, created_ms, model, token_count, blob) VALUES (?, ?, ?, ?, ?, ?)"),
+    tx.exec(QStringLiteral("INSERT INTO inspections (id, message_id, created_ms, model, token_count, blob)"
+                           " VALUES (?, ?, ?, ?, ?, ?)"),
             {s.id, s.messageId, s.createdMs, s.model, s.tokenCount, s.blob});
   const StoredMessage& root = removed.messages.first();
   if (removed.wasActive) showBranch(tx, root.chatId, root.parentId, root.id);
@@ -327,11 +349,12 @@ bool ChatStore::activatePathTo(qint64 messageId) {
   // Each ancestor (and the message) with its parent: every parent's active child becomes the next
   // message down, and the chat's active first message the top one.
   const QList<std::array<qint64, 3>> chain = tx.select(
-      QStringLiteral("WITH RECURSIVE up(id, parent_id, chat_id, depth) AS ("
-                     " SELECT id, parent_id, chat_id, 0 FROM messages WHERE id = ?"
-                     " UNION ALL SELECT m.id, m.parent_id, m.chat_id, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id"
-                     " WHERE up.depth < 10000000)"
-                     " SELECT id, parent_id, chat_id FROM up"),
+      QStringLiteral(
+          "WITH RECURSIVE up(id, parent_id, chat_id, depth) AS ("
+          " SELECT id, parent_id, chat_id, 0 FROM messages WHERE id = ?"
+          " UNION ALL SELECT m.id, m.parent_id, m.chat_id, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id"
+          " WHERE up.depth < 10000000)"
+          " SELECT id, parent_id, chat_id FROM up"),
       {messageId}, [](const QSqlQuery& row) {
         return std::array<qint64, 3>{row.value(0).toLongLong(), row.value(1).toLongLong(), row.value(2).toLongLong()};
       });
@@ -351,19 +374,21 @@ StoredMessage ChatStore::message(qint64 messageId) const {
 QList<StoredMessage> ChatStore::activePath(qint64 chatId) const {
   // Follows the active pointers from the chat's active first message; `depth` keeps the order.
   return m_db.select(tr("Could not read the chat"),
-                     QStringLiteral("WITH RECURSIVE path(id, depth) AS ("
-                                    " SELECT active_root_id, 0 FROM chats WHERE id = ? AND active_root_id IS NOT NULL"
-                                    " UNION ALL SELECT m.active_child_id, p.depth + 1 FROM messages m JOIN path p ON m.id = p.id"
-                                    // The depth bound stops a cycle that only a damaged file could hold.
-                                    " WHERE m.active_child_id IS NOT NULL AND p.depth < 10000000)"
-                                    " SELECT %1 FROM path JOIN messages USING (id) ORDER BY depth")
+                     QStringLiteral(
+                         "WITH RECURSIVE path(id, depth) AS ("
+                         " SELECT active_root_id, 0 FROM chats WHERE id = ? AND active_root_id IS NOT NULL"
+                         " UNION ALL SELECT m.active_child_id, p.depth + 1 FROM messages m JOIN path p ON m.id = p.id"
+                         // The depth bound stops a cycle that only a damaged file could hold.
+                         " WHERE m.active_child_id IS NOT NULL AND p.depth < 10000000)"
+                         " SELECT %1 FROM path JOIN messages USING (id) ORDER BY depth")
                          .arg(QLatin1String(kMessageColumns)),
                      {chatId}, messageFromRow);
 }
 
 QList<qint64> ChatStore::siblings(qint64 messageId) const {
   return m_db.select(tr("Could not read the replies"),
-                     QStringLiteral("SELECT s.id FROM messages m JOIN messages s ON s.chat_id = m.chat_id AND s.parent_id IS m.parent_id"
+                     QStringLiteral("SELECT s.id FROM messages m"
+                                    " JOIN messages s ON s.chat_id = m.chat_id AND s.parent_id IS m.parent_id"
                                     " WHERE m.id = ? ORDER BY s.id"),
                      {messageId}, idFromRow);
 }
@@ -374,20 +399,25 @@ QList<SearchHit> ChatStore::search(const QString& text, int limit) const {
   const QString what = tr("Search failed");
   // Titles first (LIKE on the words), then message hits ranked by bm25.
   QString like = text.trimmed();
-  like.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('%'), QLatin1String("\\%")).replace(QLatin1Char('_'), QLatin1String("\\_"));
-  QList<SearchHit> hits = m_db.select(
-      what,
-      QStringLiteral("SELECT id, title FROM chats WHERE trashed_ms IS NULL AND title LIKE ? ESCAPE '\\'"
-                     " ORDER BY updated_ms DESC LIMIT ?"),
-      {QLatin1Char('%') + like + QLatin1Char('%'), limit},
-      [](const QSqlQuery& row) { return SearchHit{row.value(0).toLongLong(), 0, row.value(1).toString(), row.value(1).toString()}; });
-  hits << m_db.select(
-      what,
-      QStringLiteral("SELECT c.id, m.id, c.title, snippet(message_search, 0, '[', ']', '…', 12)"
-                     " FROM message_search JOIN messages m ON m.id = message_search.rowid JOIN chats c ON c.id = m.chat_id"
-                     " WHERE message_search MATCH ? AND c.trashed_ms IS NULL ORDER BY bm25(message_search) LIMIT ?"),
-      {query, limit}, [](const QSqlQuery& row) {
-        return SearchHit{row.value(0).toLongLong(), row.value(1).toLongLong(), row.value(2).toString(), row.value(3).toString()};
-      });
+  like.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
+      .replace(QLatin1Char('%'), QLatin1String("\\%"))
+      .replace(QLatin1Char('_'), QLatin1String("\\_"));
+  QList<SearchHit> hits =
+      m_db.select(what,
+                  QStringLiteral("SELECT id, title FROM chats WHERE trashed_ms IS NULL AND title LIKE ? ESCAPE '\\'"
+                                 " ORDER BY updated_ms DESC LIMIT ?"),
+                  {QLatin1Char('%') + like + QLatin1Char('%'), limit}, [](const QSqlQuery& row) {
+                    return SearchHit{row.value(0).toLongLong(), 0, row.value(1).toString(), row.value(1).toString()};
+                  });
+  hits << m_db.select(what,
+                      QStringLiteral("SELECT c.id, m.id, c.title, snippet(message_search, 0, '[', ']', '…', 12)"
+                                     " FROM message_search JOIN messages m ON m.id = message_search.rowid"
+                                     " JOIN chats c ON c.id = m.chat_id"
+                                     " WHERE message_search MATCH ? AND c.trashed_ms IS NULL"
+                                     " ORDER BY bm25(message_search) LIMIT ?"),
+                      {query, limit}, [](const QSqlQuery& row) {
+                        return SearchHit{row.value(0).toLongLong(), row.value(1).toLongLong(), row.value(2).toString(),
+                                         row.value(3).toString()};
+                      });
   return hits;
 }

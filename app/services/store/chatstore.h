@@ -18,8 +18,8 @@
 #include <QStringList>
 #include <QVariantMap>
 
-#include "services/chattypes.h"
 #include "inspectionstore.h"
+#include "services/chattypes.h"
 
 class Database;
 
@@ -56,8 +56,8 @@ struct SearchHit {
 // branch each one had chosen, inspection snapshots), so that restoreMessages() can put them back.
 struct DeletedMessages {
   qint64 chatId = 0;
-  qint64 rootId = 0;        // the message that was deleted; 0: nothing was
-  bool wasActive = false;   // it was the branch its parent (or the chat) showed
+  qint64 rootId = 0;              // the message that was deleted; 0: nothing was
+  bool wasActive = false;         // it was the branch its parent (or the chat) showed
   QList<StoredMessage> messages;  // parents before their children
   QList<qint64> activeChildIds;   // per message: its chosen reply, 0 for none
   QList<StoredInspection> inspections;

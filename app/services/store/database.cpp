@@ -98,7 +98,8 @@ bool Database::configure(QString* error, int* sqliteCode) {
   QSqlQuery q(connection());
   // Reading the schema is the first thing that touches the file: a non-database fails here.
   QStringList problems;
-  QSqlError e = run(q, QStringLiteral("PRAGMA quick_check"), {}, [&](const QSqlQuery& row) { problems << row.value(0).toString(); });
+  QSqlError e = run(q, QStringLiteral("PRAGMA quick_check"), {},
+                    [&](const QSqlQuery& row) { problems << row.value(0).toString(); });
   if (failed(e)) {
     *error = reason(e);
     *sqliteCode = primaryCode(e);
@@ -170,7 +171,9 @@ bool Database::migrate(QString* error, int* sqliteCode) {
     for (const QString& sql : step.statements) tx.exec(sql);
     tx.exec(QStringLiteral("PRAGMA user_version = %1").arg(step.version));
     if (!tx.commit()) {
-      *error = tr("upgrading to schema %1 (%2) failed: %3").arg(step.version).arg(QLatin1String(step.what), reason(tx.error()));
+      *error = tr("upgrading to schema %1 (%2) failed: %3")
+                   .arg(step.version)
+                   .arg(QLatin1String(step.what), reason(tx.error()));
       *sqliteCode = primaryCode(tx.error());
       return false;
     }
@@ -205,8 +208,9 @@ Database::OpenState Database::open(const QString& path, int busyTimeoutMs) {
   // Also checked by the permission bits, not only by access(): the answer is then the same when
   // running as root, where SQLite would happily write to a file nobody may write.
   const QFileDevice::Permissions anyWrite = QFileDevice::WriteOwner | QFileDevice::WriteGroup | QFileDevice::WriteOther;
-  const bool readOnly = (info.exists() && (!(info.permissions() & QFileDevice::WriteUser) || !(info.permissions() & anyWrite))) ||
-                        (!info.exists() && !QFileInfo(info.absolutePath()).isWritable());
+  const bool readOnly =
+      (info.exists() && (!(info.permissions() & QFileDevice::WriteUser) || !(info.permissions() & anyWrite))) ||
+      (!info.exists() && !QFileInfo(info.absolutePath()).isWritable());
   if (readOnly) {
     m_problem = tr("The chat database %1 is read-only, so chats from this session will not be saved.").arg(name);
     openInMemory();
@@ -228,7 +232,8 @@ Database::OpenState Database::open(const QString& path, int busyTimeoutMs) {
     const QString aside = path + QStringLiteral(".corrupt-") + stamp;
     bool moved = QFile::rename(path, aside);
     for (const char* suffix : {"-wal", "-shm"})
-      if (QFile::exists(path + QLatin1String(suffix))) moved = QFile::rename(path + QLatin1String(suffix), aside + QLatin1String(suffix)) && moved;
+      if (QFile::exists(path + QLatin1String(suffix)))
+        moved = QFile::rename(path + QLatin1String(suffix), aside + QLatin1String(suffix)) && moved;
     if (moved && openAt(path, busyTimeoutMs, &error, &code)) {
       m_movedAside = aside;
       m_problem = tr("The chat database was damaged (%1). It was moved to %2 and a new, empty one was started.")
@@ -248,8 +253,8 @@ Database::OpenState Database::open(const QString& path, int busyTimeoutMs) {
     m_problem = tr("The chat database %1 cannot be written (%2), so chats from this session will not be saved.")
                     .arg(name, error);
   } else if (code == -1) {
-    m_problem = tr("The chat database %1 was left unchanged: %2. Chats from this session will not be saved.")
-                    .arg(name, error);
+    m_problem =
+        tr("The chat database %1 was left unchanged: %2. Chats from this session will not be saved.").arg(name, error);
   } else {
     m_problem = tr("The chat database %1 could not be opened (%2); chats from this session will not be saved.")
                     .arg(name, error);
@@ -262,7 +267,8 @@ Database::OpenState Database::open(const QString& path, int busyTimeoutMs) {
 int Database::schemaVersion() const {
   QSqlQuery q(connection());
   int version = -1;
-  if (failed(run(q, QStringLiteral("PRAGMA user_version"), {}, [&](const QSqlQuery& row) { version = row.value(0).toInt(); })))
+  if (failed(run(q, QStringLiteral("PRAGMA user_version"), {},
+                 [&](const QSqlQuery& row) { version = row.value(0).toInt(); })))
     return -1;
   return version;
 }
@@ -270,8 +276,9 @@ int Database::schemaVersion() const {
 bool Database::quickCheck() const {
   QSqlQuery q(connection());
   QStringList result;
-  return !failed(run(q, QStringLiteral("PRAGMA quick_check"), {}, [&](const QSqlQuery& row) { result << row.value(0).toString(); })) &&
-         result.value(0) == QLatin1String("ok");
+  return !failed(run(q, QStringLiteral("PRAGMA quick_check"), {}, [&](const QSqlQuery& row) {
+    result << row.value(0).toString();
+  })) && result.value(0) == QLatin1String("ok");
 }
 
 bool Database::checkpoint() {
@@ -291,7 +298,8 @@ bool Database::write(const QString& what, const QString& sql, const QVariantList
   return true;
 }
 
-bool Database::writeEach(const QString& what, const QString& sql, const QList<QVariantList>& rows, qint64* lastInsertId) {
+bool Database::writeEach(const QString& what, const QString& sql, const QList<QVariantList>& rows,
+                         qint64* lastInsertId) {
   Transaction tx(*this, what);
   for (const QVariantList& row : rows) tx.exec(sql, row);
   const qint64 id = tx.lastInsertId();

@@ -37,9 +37,9 @@ class Database : public QObject {
  public:
   enum class OpenState {
     Closed,
-    Ok,           // the file at path() is in use
-    Recovered,    // it was unreadable; moved to movedAsidePath(), a fresh database is in use
-    MemoryOnly,   // it could not be used (read-only, locked, too new): nothing is saved this session
+    Ok,          // the file at path() is in use
+    Recovered,   // it was unreadable; moved to movedAsidePath(), a fresh database is in use
+    MemoryOnly,  // it could not be used (read-only, locked, too new): nothing is saved this session
   };
 
   explicit Database(QObject* parent = nullptr);

@@ -9,7 +9,8 @@
 bool PresetStore::savePreset(const QString& name, const QVariantMap& settings) {
   const QString what = tr("Could not save the preset");
   if (name.trimmed().isEmpty()) return m_db.fail(what, tr("it needs a name"));
-  return m_db.write(what, QStringLiteral("INSERT OR REPLACE INTO presets (name, settings, updated_ms) VALUES (?, ?, ?)"),
+  return m_db.write(what,
+                    QStringLiteral("INSERT OR REPLACE INTO presets (name, settings, updated_ms) VALUES (?, ?, ?)"),
                     {name.trimmed(), sqlvalue::json(settings), sqlvalue::nowMs()});
 }
 
@@ -18,9 +19,10 @@ bool PresetStore::deletePreset(const QString& name) {
 }
 
 QList<StoredPreset> PresetStore::presets() const {
-  return m_db.select(tr("Could not read the presets"),
-                     QStringLiteral("SELECT name, settings, updated_ms FROM presets ORDER BY name COLLATE NOCASE"), {},
-                     [](const QSqlQuery& row) {
-                       return StoredPreset{row.value(0).toString(), sqlvalue::mapFromJson(row.value(1)), row.value(2).toLongLong()};
-                     });
+  return m_db.select(
+      tr("Could not read the presets"),
+      QStringLiteral("SELECT name, settings, updated_ms FROM presets ORDER BY name COLLATE NOCASE"), {},
+      [](const QSqlQuery& row) {
+        return StoredPreset{row.value(0).toString(), sqlvalue::mapFromJson(row.value(1)), row.value(2).toLongLong()};
+      });
 }

@@ -12,7 +12,8 @@ using sqlvalue::realOrNull;
 namespace {
 
 const char* const kRunColumns =
-    "id, name, recipe, model_path, settings, status, output_dir, error, total_steps, created_ms, started_ms, finished_ms";
+    "id, name, recipe, model_path, settings, status, output_dir, error, total_steps, created_ms, started_ms,"
+    " finished_ms";
 
 StoredRun runFromRow(const QSqlQuery& row) {
   StoredRun r;
@@ -36,8 +37,9 @@ StoredRun runFromRow(const QSqlQuery& row) {
 qint64 RunStore::createRun(const StoredRun& run) {
   qint64 id = 0;
   if (!m_db.write(tr("Could not save the training run"),
-                  QStringLiteral("INSERT INTO runs (name, recipe, model_path, settings, status, output_dir, total_steps, "
-                                 "created_ms, started_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                  QStringLiteral(
+                      "INSERT INTO runs (name, recipe, model_path, settings, status, output_dir, total_steps,"
+                      " created_ms, started_ms, finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                   {run.name, run.recipe, run.modelPath, sqlvalue::json(run.settings),
                    run.status.isEmpty() ? QStringLiteral("queued") : run.status, run.outputDir, run.totalSteps,
                    sqlvalue::nowMs(), sqlvalue::msOrNull(run.startedMs), sqlvalue::msOrNull(run.finishedMs)},
@@ -49,12 +51,14 @@ qint64 RunStore::createRun(const StoredRun& run) {
 
 bool RunStore::setRunStatus(qint64 runId, const QString& status, const QString& error) {
   // started_ms is the first start; finished_ms is set by an end state and cleared by a resume.
-  const bool end = status == QLatin1String("done") || status == QLatin1String("failed") || status == QLatin1String("cancelled");
+  const bool end =
+      status == QLatin1String("done") || status == QLatin1String("failed") || status == QLatin1String("cancelled");
   const qint64 now = sqlvalue::nowMs();
   if (!m_db.write(tr("Could not save the run's status"),
-                  QStringLiteral("UPDATE runs SET status = ?, error = ?,"
-                                 " started_ms = CASE WHEN ? = 'running' THEN COALESCE(started_ms, ?) ELSE started_ms END,"
-                                 " finished_ms = ? WHERE id = ?"),
+                  QStringLiteral(
+                      "UPDATE runs SET status = ?, error = ?,"
+                      " started_ms = CASE WHEN ? = 'running' THEN COALESCE(started_ms, ?) ELSE started_ms END,"
+                      " finished_ms = ? WHERE id = ?"),
                   {status, error, status, now, end ? QVariant(now) : QVariant(), runId}))
     return false;
   Q_EMIT runsChanged();
@@ -62,12 +66,13 @@ bool RunStore::setRunStatus(qint64 runId, const QString& status, const QString& 
 }
 
 bool RunStore::setRunOutputDir(qint64 runId, const QString& dir) {
-  return m_db.write(tr("Could not save the run's output directory"), QStringLiteral("UPDATE runs SET output_dir = ? WHERE id = ?"),
-                    {dir, runId});
+  return m_db.write(tr("Could not save the run's output directory"),
+                    QStringLiteral("UPDATE runs SET output_dir = ? WHERE id = ?"), {dir, runId});
 }
 
 bool RunStore::deleteRun(qint64 runId) {
-  if (!m_db.write(tr("Could not delete the run"), QStringLiteral("DELETE FROM runs WHERE id = ?"), {runId})) return false;
+  if (!m_db.write(tr("Could not delete the run"), QStringLiteral("DELETE FROM runs WHERE id = ?"), {runId}))
+    return false;
   Q_EMIT runsChanged();
   return true;
 }
@@ -77,11 +82,19 @@ bool RunStore::appendMetrics(qint64 runId, const QList<MetricRow>& rows) {
   QList<QVariantList> values;
   values.reserve(rows.size());
   for (const MetricRow& m : rows)
-    values << QVariantList{runId, m.step, realOrNull(m.loss), realOrNull(m.valLoss), realOrNull(m.lr), realOrNull(m.gradNorm),
-                           realOrNull(m.tokensPerS), realOrNull(m.elapsedS), m.skipped ? 1 : 0};
+    values << QVariantList{runId,
+                           m.step,
+                           realOrNull(m.loss),
+                           realOrNull(m.valLoss),
+                           realOrNull(m.lr),
+                           realOrNull(m.gradNorm),
+                           realOrNull(m.tokensPerS),
+                           realOrNull(m.elapsedS),
+                           m.skipped ? 1 : 0};
   return m_db.writeEach(tr("Could not save the training metrics"),
-                        QStringLiteral("INSERT OR REPLACE INTO metrics (run_id, step, loss, val_loss, lr, grad_norm, tokens_per_s,"
-                                       " elapsed_s, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                        QStringLiteral(
+                            "INSERT OR REPLACE INTO metrics (run_id, step, loss, val_loss, lr, grad_norm, tokens_per_s,"
+                            " elapsed_s, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                         values);
 }
 
@@ -91,45 +104,49 @@ bool RunStore::appendSamples(qint64 runId, const QList<SampleRow>& rows) {
   values.reserve(rows.size());
   for (const SampleRow& s : rows) values << QVariantList{runId, s.step, s.prompt, s.text};
   return m_db.writeEach(tr("Could not save the sample generations"),
-                        QStringLiteral("INSERT OR REPLACE INTO samples (run_id, step, prompt, text) VALUES (?, ?, ?, ?)"), values);
+                        QStringLiteral(
+                            "INSERT OR REPLACE INTO samples (run_id, step, prompt, text) VALUES (?, ?, ?, ?)"),
+                        values);
 }
 
 StoredRun RunStore::run(qint64 runId) const {
   return m_db
-      .select(tr("Could not read the run"), QStringLiteral("SELECT %1 FROM runs WHERE id = ?").arg(QLatin1String(kRunColumns)),
-              {runId}, runFromRow)
+      .select(tr("Could not read the run"),
+              QStringLiteral("SELECT %1 FROM runs WHERE id = ?").arg(QLatin1String(kRunColumns)), {runId}, runFromRow)
       .value(0);
 }
 
 QList<StoredRun> RunStore::runs() const {
-  return m_db.select(tr("Could not read the runs"),
-                     QStringLiteral("SELECT %1 FROM runs ORDER BY created_ms DESC, id DESC").arg(QLatin1String(kRunColumns)), {},
-                     runFromRow);
+  return m_db
+      .select(tr("Could not read the runs"),
+              QStringLiteral("SELECT %1 FROM runs ORDER BY created_ms DESC, id DESC").arg(QLatin1String(kRunColumns)),
+              {}, runFromRow);
 }
 
 QList<MetricRow> RunStore::metrics(qint64 runId) const {
   return m_db.select(tr("Could not read the metrics"),
-                     QStringLiteral("SELECT step, loss, val_loss, lr, grad_norm, tokens_per_s, elapsed_s, skipped FROM metrics"
-                                    " WHERE run_id = ? ORDER BY step"),
+                     QStringLiteral(
+                         "SELECT step, loss, val_loss, lr, grad_norm, tokens_per_s, elapsed_s, skipped FROM metrics"
+                         " WHERE run_id = ? ORDER BY step"),
                      {runId}, [](const QSqlQuery& row) {
-                       return MetricRow{row.value(0).toLongLong(), realOrNaN(row.value(1)), realOrNaN(row.value(2)),
-                                        realOrNaN(row.value(3)),   realOrNaN(row.value(4)), realOrNaN(row.value(5)),
+                       return MetricRow{row.value(0).toLongLong(), realOrNaN(row.value(1)),  realOrNaN(row.value(2)),
+                                        realOrNaN(row.value(3)),   realOrNaN(row.value(4)),  realOrNaN(row.value(5)),
                                         realOrNaN(row.value(6)),   row.value(7).toInt() != 0};
                      });
 }
 
 QList<SampleRow> RunStore::samples(qint64 runId) const {
   return m_db.select(tr("Could not read the samples"),
-                     QStringLiteral("SELECT step, prompt, text FROM samples WHERE run_id = ? ORDER BY step, prompt"), {runId},
-                     [](const QSqlQuery& row) {
+                     QStringLiteral("SELECT step, prompt, text FROM samples WHERE run_id = ? ORDER BY step, prompt"),
+                     {runId}, [](const QSqlQuery& row) {
                        return SampleRow{row.value(0).toLongLong(), row.value(1).toString(), row.value(2).toString()};
                      });
 }
 
 QList<qint64> RunStore::pauseInterruptedRuns() {
-  const QList<qint64> ids =
-      m_db.select(tr("Could not read the runs"), QStringLiteral("SELECT id FROM runs WHERE status = 'running' ORDER BY id"), {},
-                  [](const QSqlQuery& row) { return row.value(0).toLongLong(); });
+  const QList<qint64> ids = m_db.select(tr("Could not read the runs"),
+                                        QStringLiteral("SELECT id FROM runs WHERE status = 'running' ORDER BY id"), {},
+                                        [](const QSqlQuery& row) { return row.value(0).toLongLong(); });
   if (ids.isEmpty()) return ids;
   if (!m_db.write(tr("Could not mark interrupted runs as paused"),
                   QStringLiteral("UPDATE runs SET status = 'paused' WHERE status = 'running'")))

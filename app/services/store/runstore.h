@@ -21,8 +21,8 @@ class Database;
 struct StoredRun {
   qint64 id = 0;
   QString name;
-  QString recipe;     // "pretrain" or "sft"
-  QString modelPath;  // the model it started from
+  QString recipe;        // "pretrain" or "sft"
+  QString modelPath;     // the model it started from
   QVariantMap settings;  // the run's settings, keyed as the `train` CLI's config (trainingsetup.h)
   QString status;
   QString outputDir;  // the trained model and checkpoints/ inside it

@@ -3,8 +3,7 @@
 
 #include <utility>
 
-Transaction::Transaction(Database& db, QString what)
-    : m_db(db), m_what(std::move(what)), m_query(db.connection()) {
+Transaction::Transaction(Database& db, QString what) : m_db(db), m_what(std::move(what)), m_query(db.connection()) {
   m_error = Database::run(m_query, QStringLiteral("BEGIN IMMEDIATE"), {});
   m_open = ok();
 }

@@ -60,7 +60,7 @@ class Transaction {
   QSqlQuery m_query;  // reused: a statement run once per row is prepared once
   QSqlError m_error;
   bool m_refused = false;  // fail() was called
-  bool m_open = false;  // BEGIN succeeded and neither COMMIT nor ROLLBACK has run
+  bool m_open = false;     // BEGIN succeeded and neither COMMIT nor ROLLBACK has run
 };
 
 template <typename MapRow>
