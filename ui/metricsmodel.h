@@ -1,5 +1,5 @@
 // MetricsModel: the per-step metrics of one training run, for the Train dashboard and the Runs page.
-// Loads the run's rows from the SessionStore and appends the live ones TrainingJobs reports (GUI
+// Loads the run's rows from the RunStore and appends the live ones TrainingJobs reports (GUI
 // thread only; one beginInsertRows per step). A resumed run reports steps again from its checkpoint:
 // rows from that step on are replaced, so the curve is never doubled.
 //
@@ -15,7 +15,7 @@
 #include <QPointer>
 #include <QtQml/qqml.h>
 
-#include "services/sessionstore.h"
+#include "services/store/runstore.h"
 #include "services/trainingjobs.h"
 
 class MetricsModel : public QAbstractListModel {

@@ -50,7 +50,7 @@ void RunListModel::setJobs(TrainingJobs* jobs) {
   if (m_jobs == jobs) return;
   if (m_jobs) disconnect(m_jobs->store(), nullptr, this, nullptr);
   m_jobs = jobs;
-  if (m_jobs) connect(m_jobs->store(), &SessionStore::runsChanged, this, &RunListModel::reload);
+  if (m_jobs) connect(m_jobs->store(), &RunStore::runsChanged, this, &RunListModel::reload);
   Q_EMIT jobsChanged();
   reload();
 }

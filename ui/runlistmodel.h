@@ -1,5 +1,5 @@
-// RunListModel: the training runs in the SessionStore, newest first, for the Train page's run list
-// and the Runs page (history, overlay selection). Follows SessionStore::runsChanged.
+// RunListModel: the training runs in the RunStore, newest first, for the Train page's run list
+// and the Runs page (history, overlay selection). Follows RunStore::runsChanged.
 #pragma once
 
 #include <QAbstractListModel>
@@ -7,7 +7,7 @@
 #include <QSet>
 #include <QtQml/qqml.h>
 
-#include "services/sessionstore.h"
+#include "services/store/runstore.h"
 #include "services/trainingjobs.h"
 
 class RunListModel : public QAbstractListModel {

@@ -8,7 +8,12 @@
 
 #include "appsettings.h"
 #include "engineworker.h"
-#include "sessionstore.h"
+#include "store/chatstore.h"
+#include "store/database.h"
+#include "store/inspectionstore.h"
+#include "store/modelhistorystore.h"
+#include "store/presetstore.h"
+#include "store/runstore.h"
 #include "startupmodel.h"
 
 AppController::AppController(QObject* parent)
@@ -16,7 +21,9 @@ AppController::AppController(QObject* parent)
       m_settings(new AppSettings(this)),
       m_dataDir(workbenchDataDir()),
       m_worker(new EngineWorker),
-      m_store(new SessionStore(this)),
+      m_database(new Database(this)),
+      m_presets(new PresetStore(*m_database, this)),
+      m_modelHistory(new ModelHistoryStore(*m_database, this)),
       m_chat(nullptr) {
   // The worker has no parent so it can move; the thread deletes it on its own thread at the end,
   // which is where the engine objects it owns must be destroyed.
@@ -105,11 +112,11 @@ AppController::AppController(QObject* parent)
   QString dbPath = qEnvironmentVariable("WB_SESSION_DB");
   if (dbPath.isEmpty())
     dbPath = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/workbench.db");
-  m_store->open(dbPath);
-  if (!m_store->problem().isEmpty()) qWarning("%s", qPrintable(m_store->problem()));
-  m_chat = new ChatController(m_store, this);
+  m_database->open(dbPath);
+  if (!m_database->problem().isEmpty()) qWarning("%s", qPrintable(m_database->problem()));
+  m_chat = new ChatController(new ChatStore(*m_database, this), new InspectionStore(*m_database, this), this);
   connectChat();
-  m_training = new TrainingJobs(m_store, this);
+  m_training = new TrainingJobs(new RunStore(*m_database, this), this);
   m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
 
   m_thread.start();
@@ -141,7 +148,7 @@ void AppController::connectChat() {
 
 QVariantList AppController::recentModels() const {
   QVariantList out;
-  for (const RecentModel& m : m_store->recentModels())
+  for (const RecentModel& m : m_modelHistory->recentModels())
     out << QVariantMap{{QStringLiteral("path"), m.path},
                        {QStringLiteral("name"), m.name},
                        {QStringLiteral("architecture"), m.architecture},
@@ -155,19 +162,19 @@ QVariantList AppController::recentModels() const {
 }
 
 void AppController::forgetRecentModel(const QString& path) {
-  if (m_store->forgetModel(path)) Q_EMIT recentModelsChanged();
+  if (m_modelHistory->forgetModel(path)) Q_EMIT recentModelsChanged();
 }
 
 QVariantList AppController::presets() const {
   QVariantList out;
-  for (const StoredPreset& p : m_store->presets())
+  for (const StoredPreset& p : m_presets->presets())
     out << QVariantMap{{QStringLiteral("name"), p.name}, {QStringLiteral("settings"), p.settings}};
   return out;
 }
 
 bool AppController::savePreset(const QString& name, const QVariantMap& settings) {
-  if (!m_store->savePreset(name, settings)) {
-    setLastError(m_store->lastError());
+  if (!m_presets->savePreset(name, settings)) {
+    setLastError(m_database->lastError());
     return false;
   }
   Q_EMIT presetsChanged();
@@ -175,8 +182,8 @@ bool AppController::savePreset(const QString& name, const QVariantMap& settings)
 }
 
 bool AppController::deletePreset(const QString& name) {
-  if (!m_store->deletePreset(name)) {
-    setLastError(m_store->lastError());
+  if (!m_presets->deletePreset(name)) {
+    setLastError(m_database->lastError());
     return false;
   }
   Q_EMIT presetsChanged();
@@ -359,8 +366,8 @@ void AppController::handleLoadProgress(double fraction, const QString& stage) {
 void AppController::handleModelLoaded(const ModelInfo& info) {
   m_model = info;
   m_settings->setLastModelPath(info.path);
-  m_store->recordModel({info.path, info.name, info.architecture, info.format, info.weights, info.parameterCount,
-                        info.contextLength, 0});
+  m_modelHistory->recordModel({info.path, info.name, info.architecture, info.format, info.weights, info.parameterCount,
+                               info.contextLength, 0});
   Q_EMIT modelChanged();
   Q_EMIT recentModelsChanged();
   m_chat->handleModelChanged(info.contextLength);

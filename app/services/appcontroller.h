@@ -15,20 +15,22 @@
 #include "generationtypes.h"
 #include "modelinfo.h"
 
+class Database;
 class EngineWorker;
-class SessionStore;
+class ModelHistoryStore;
+class PresetStore;
 
 class AppController : public QObject {
   Q_OBJECT
   Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
   Q_PROPERTY(QString version READ version CONSTANT)
   Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
-  // The Chat page (sessions saved in the SessionStore).
+  // The Chat page (sessions saved in the ChatStore).
   Q_PROPERTY(ChatController* chat READ chat CONSTANT)
-  // Training runs: the queue on its own thread, runs and metrics in the SessionStore.
+  // Training runs: the queue on its own thread, runs and metrics in the RunStore.
   Q_PROPERTY(TrainingJobs* training READ training CONSTANT)
   // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
-  // contextLength, lastOpened}] from the SessionStore.
+  // contextLength, lastOpened}] from the ModelHistoryStore.
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
   // Playground presets: [{name, settings}].
   Q_PROPERTY(QVariantList presets READ presets NOTIFY presetsChanged)
@@ -94,7 +96,8 @@ class AppController : public QObject {
   TrainingJobs* training() const { return m_training; }
   // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
   Q_INVOKABLE QVariantMap modelShape() const;
-  SessionStore* store() const { return m_store; }
+  // The session database (chats, presets, models, runs) and its problem at startup, if any.
+  Database* database() const { return m_database; }
   QVariantList recentModels() const;
   QVariantList presets() const;
   // Saves the Playground's settings under `name` (replacing one of that name); false + lastError on failure.
@@ -242,7 +245,9 @@ class AppController : public QObject {
   QString m_dataDir;
   QThread m_thread;
   EngineWorker* m_worker;  // lives on m_thread; deleted there when the thread finishes
-  SessionStore* m_store;   // owned (child)
+  Database* m_database;    // owned (child); the stores below and those of m_chat and m_training use it
+  PresetStore* m_presets;  // owned (child)
+  ModelHistoryStore* m_modelHistory;  // owned (child)
   ChatController* m_chat;  // owned (child)
   TrainingJobs* m_training = nullptr;  // owned (child)
   bool m_shutDown = false;

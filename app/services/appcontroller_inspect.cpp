@@ -8,7 +8,7 @@
 #include "engine/inspect/snapshot.h"
 #include "engineworker.h"
 #include "localfile.h"
-#include "sessionstore.h"
+#include "store/chatstore.h"
 
 namespace {
 
@@ -131,7 +131,7 @@ void AppController::connectChatInspection() {
     m_inspectMessageId = 0;
     // A damaged snapshot is refused with deserialize's reason; the app and the chat carry on.
     const QString previous = m_inspectSource;
-    m_inspectSource = chatSource(m_store->message(messageId), true);
+    m_inspectSource = chatSource(m_chat->store()->message(messageId), true);
     const QString error = showInspectionBytes(blob, tr("the inspection saved with message %1").arg(messageId));
     if (!error.isEmpty()) {
       m_inspectSource = previous;  // still what is shown
@@ -145,7 +145,7 @@ void AppController::connectChatInspection() {
             m_worker->requestCancelInspect();  // the newest request wins
             m_inspectRequest = m_worker->issueInspectTicket();
             m_inspectMessageId = messageId;
-            m_inspectSource = chatSource(m_store->message(messageId), false);
+            m_inspectSource = chatSource(m_chat->store()->message(messageId), false);
             m_inspectProgress = 0;
             m_inspectError.clear();
             Q_EMIT inspectingChanged();

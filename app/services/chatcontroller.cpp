@@ -6,7 +6,9 @@
 #include <QUrl>
 
 #include "chatexport.h"
-#include "sessionstore.h"
+#include "store/chatstore.h"
+#include "store/database.h"
+#include "store/inspectionstore.h"
 
 namespace {
 
@@ -34,8 +36,8 @@ const QString kNewChatTitle = QObject::tr("New chat");
 
 }  // namespace
 
-ChatController::ChatController(SessionStore* store, QObject* parent)
-    : QObject(parent), m_store(store), m_chats(this), m_messages(this) {
+ChatController::ChatController(ChatStore* chats, InspectionStore* inspections, QObject* parent)
+    : QObject(parent), m_store(chats), m_inspections(inspections), m_chats(this), m_messages(this) {
   qRegisterMetaType<ChatTurn>();
   qRegisterMetaType<QList<ChatTurn>>();
   // Chat replies are longer than Playground probes; the rest are the Playground's defaults.
@@ -50,7 +52,7 @@ ChatController::ChatController(SessionStore* store, QObject* parent)
   connect(&m_countTimer, &QTimer::timeout, this, [this] {
     if (m_contextLength > 0) Q_EMIT countTokensRequested(turnsForCurrentChat(), ++m_countRequest);
   });
-  connect(m_store, &SessionStore::writeFailed, this, &ChatController::setError);
+  connect(&m_store->database(), &Database::writeFailed, this, &ChatController::setError);
 
   // Chats deleted in the last session had their undo window; it ended with the session.
   m_store->purgeTrash();
@@ -59,7 +61,7 @@ ChatController::ChatController(SessionStore* store, QObject* parent)
   if (!all.isEmpty()) setCurrentChat(all.first().id);
 }
 
-QString ChatController::storageProblem() const { return m_store->problem(); }
+QString ChatController::storageProblem() const { return m_store->database().problem(); }
 
 // ---- sidebar -------------------------------------------------------------------------------------
 
@@ -423,7 +425,7 @@ bool ChatController::inspectMessage(qint64 messageId) {
     setError(tr("Wait for the reply to finish before inspecting it."));
     return false;
   }
-  const StoredInspection saved = m_store->inspectionFor(messageId);
+  const StoredInspection saved = m_inspections->inspectionFor(messageId);
   if (saved.id != 0) {
     Q_EMIT inspectionStored(messageId, saved.blob);
     return true;
@@ -437,7 +439,7 @@ bool ChatController::inspectMessage(qint64 messageId) {
 }
 
 bool ChatController::storeInspection(qint64 messageId, const QByteArray& blob, const QString& model, int tokenCount) {
-  return m_store->saveInspection(messageId, blob, model, tokenCount) != 0;
+  return m_inspections->saveInspection(messageId, blob, model, tokenCount) != 0;
 }
 
 void ChatController::setError(const QString& message) {
@@ -600,7 +602,7 @@ QString ChatController::importJson(const QString& pathOrUrl) {
   if (!chat.error.isEmpty()) return chat.error;
   dropMessageUndo();
   const qint64 id = m_store->importChat(chat.title, chat.systemPrompt, chat.messages);
-  if (!id) return m_store->lastError();
+  if (!id) return m_store->database().lastError();
   if (!m_searchText.isEmpty()) setSearchText({});
   reloadChats();
   setCurrentChat(id);

@@ -1,5 +1,5 @@
 // ChatController: the Chat page's state and commands, on the GUI thread. It owns the sidebar and
-// message models, keeps them in step with the SessionStore, and turns send / regenerate / continue /
+// message models, keeps them in step with the ChatStore, and turns send / regenerate / continue /
 // edit into generation requests.
 //
 // It knows no engine: generation leaves as generateRequested / stopRequested and results come back
@@ -22,7 +22,8 @@
 #include "chattypes.h"
 #include "generationtypes.h"
 
-class SessionStore;
+class ChatStore;
+class InspectionStore;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -62,7 +63,9 @@ class ChatController : public QObject {
   Q_PROPERTY(int highlightedRow READ highlightedRow NOTIFY highlightChanged)
 
  public:
-  explicit ChatController(SessionStore* store, QObject* parent = nullptr);
+  // The stores must outlive this object; chats reads and writes the chats, inspections the snapshots.
+  ChatController(ChatStore* chats, InspectionStore* inspections, QObject* parent = nullptr);
+  ChatStore* store() const { return m_store; }
 
   ChatListModel* chats() { return &m_chats; }
   ChatMessageModel* messages() { return &m_messages; }
@@ -199,7 +202,8 @@ class ChatController : public QObject {
   void requestTokenCount();
   QString localPath(const QString& pathOrUrl) const;
 
-  SessionStore* m_store;
+  ChatStore* m_store;
+  InspectionStore* m_inspections;
   ChatListModel m_chats;
   ChatMessageModel m_messages;
   qint64 m_chatId = 0;

@@ -12,7 +12,7 @@
 #include <QString>
 
 #include "chattypes.h"
-#include "sessionstore.h"
+#include "store/chatstore.h"
 
 // The active path of a chat with its system prompt first (when set).
 QString chatToMarkdown(const StoredChat& chat, const QList<StoredMessage>& path);

@@ -1,12 +1,12 @@
 // ChatListModel: the sidebar's rows: every chat (or the chats of one folder), or, while a search is
-// active, one row per hit with its snippet. Rebuilt from the SessionStore on every change: a
+// active, one row per hit with its snippet. Rebuilt from the ChatStore on every change: a
 // sidebar holds hundreds of rows, not millions, and a reset keeps it trivially consistent.
 #pragma once
 
 #include <QAbstractListModel>
 #include <QList>
 
-#include "sessionstore.h"
+#include "store/chatstore.h"
 
 class ChatListModel : public QAbstractListModel {
   Q_OBJECT

@@ -6,7 +6,7 @@
 #include <QAbstractListModel>
 #include <QList>
 
-#include "sessionstore.h"
+#include "store/chatstore.h"
 
 class ChatMessageModel : public QAbstractListModel {
   Q_OBJECT

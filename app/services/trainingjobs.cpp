@@ -23,7 +23,7 @@ const QString kQueued = QStringLiteral("queued"), kRunning = QStringLiteral("run
 
 }  // namespace
 
-TrainingJobs::TrainingJobs(SessionStore* store, QObject* parent)
+TrainingJobs::TrainingJobs(RunStore* store, QObject* parent)
     : QObject(parent), m_store(store), m_thread(new QThread), m_workerContext(new QObject) {
   qRegisterMetaType<MetricRow>();
   qRegisterMetaType<SampleRow>();

@@ -1,5 +1,5 @@
 // TrainingJobs: the queue of training runs. One run trains at a time, on this object's own worker
-// thread; every step's metrics go to SQLite (SessionStore) as they arrive and out as signals.
+// thread; every step's metrics go to SQLite (RunStore) as they arrive and out as signals.
 //
 // Why a thread of its own and not EngineWorker's: one optimizer step takes from milliseconds to
 // minutes and the Trainer holds its thread for the whole run; on EngineWorker's thread chat and the
@@ -31,7 +31,7 @@
 #include <functional>
 #include <memory>
 
-#include "sessionstore.h"
+#include "store/runstore.h"
 
 class QThread;
 
@@ -45,7 +45,7 @@ class TrainingJobs : public QObject {
 
  public:
   // `store` must outlive this object.
-  explicit TrainingJobs(SessionStore* store, QObject* parent = nullptr);
+  explicit TrainingJobs(RunStore* store, QObject* parent = nullptr);
   ~TrainingJobs() override;  // shutdown()
   // Stops a running job after its current step (it stays 'running' in the store, so the next start
   // finds it interrupted and resumable), joins the thread and flushes pending rows. Idempotent; call
@@ -73,7 +73,7 @@ class TrainingJobs : public QObject {
   QList<qint64> queued() const { return m_queue; }
   void setRunsRoot(const QString& dir) { m_runsRoot = dir; }
   QString runsRoot() const { return m_runsRoot; }
-  SessionStore* store() const { return m_store; }
+  RunStore* store() const { return m_store; }
   // Called on the training thread after each step has been reported and before pause/cancel are
   // checked (tests use it to act at an exact step). Set before enqueueing.
   using StepHook = std::function<void(qint64 runId, qint64 step)>;
@@ -94,7 +94,7 @@ class TrainingJobs : public QObject {
   void onFinished(qint64 runId, const QString& status, const QString& error);
   void flush();
 
-  SessionStore* m_store;
+  RunStore* m_store;
   QThread* m_thread;
   QObject* m_workerContext;  // lives on m_thread: jobs are posted to it
   QList<qint64> m_queue;

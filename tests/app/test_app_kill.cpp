@@ -23,7 +23,9 @@
 #include <memory>
 
 #include "services/chatcontroller.h"
-#include "services/sessionstore.h"
+#include "services/store/chatstore.h"
+#include "services/store/database.h"
+#include "services/store/inspectionstore.h"
 
 namespace {
 
@@ -109,8 +111,9 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   // Earlier work: chats with branches, a system prompt, a folder, tags, and a reply that stopped.
   qint64 lastSeeded = 0;
   {
-    SessionStore store;
-    QCOMPARE(store.open(m_db), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(m_db), Database::OpenState::Ok);
+    ChatStore store(db);
     const qint64 a = store.createChat(QStringLiteral("Sea stories"), QStringLiteral("You tell short stories."));
     const qint64 q1 = store.addMessage(a, 0, QStringLiteral("user"), QStringLiteral("A story about a boat"));
     store.addMessage(a, q1, QStringLiteral("assistant"), QStringLiteral("The boat sailed at dawn."), true,
@@ -159,10 +162,10 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   app.reset();
 
   {
-    SessionStore store;
-    QCOMPARE(store.open(m_db), SessionStore::OpenState::Ok);  // not "recovered": the file was fine
-    QVERIFY(store.problem().isEmpty());
-    QVERIFY(store.quickCheck());
+    Database db;
+    QCOMPARE(db.open(m_db), Database::OpenState::Ok);  // not "recovered": the file was fine
+    QVERIFY(db.problem().isEmpty());
+    QVERIFY(db.quickCheck());
   }
   QCOMPARE(rows(m_db, QStringLiteral("PRAGMA integrity_check")), QStringList{QStringLiteral("ok")});
   QCOMPARE(rows(m_db, QStringLiteral("PRAGMA foreign_key_check")), QStringList{});
@@ -191,9 +194,11 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
 
   // The chat view shows the reply in flight as incomplete, at the end of its chat.
   if (!incomplete.isEmpty()) {
-    SessionStore store;
-    QCOMPARE(store.open(m_db), SessionStore::OpenState::Ok);
-    ChatController chat(&store);
+    Database db;
+    QCOMPARE(db.open(m_db), Database::OpenState::Ok);
+    ChatStore store(db);
+    InspectionStore inspections(db);
+    ChatController chat(&store, &inspections);
     const StoredMessage reply = store.message(incomplete.first().toLongLong());
     chat.selectChat(reply.chatId);
     const ChatMessageModel* messages = chat.messages();

@@ -15,7 +15,9 @@
 
 #include "services/chatcontroller.h"
 #include "services/chatexport.h"
-#include "services/sessionstore.h"
+#include "services/store/chatstore.h"
+#include "services/store/database.h"
+#include "services/store/inspectionstore.h"
 
 namespace {
 
@@ -115,9 +117,12 @@ class TestChatController : public QObject {
   void markdownBlocksSplitCode();
 
  private:
+  Database::OpenState openStores(const QString& path);
   void makeController();
   std::unique_ptr<QTemporaryDir> m_dir;
-  std::unique_ptr<SessionStore> m_store;
+  std::unique_ptr<Database> m_db;
+  std::unique_ptr<ChatStore> m_store;
+  std::unique_ptr<InspectionStore> m_inspections;
   std::unique_ptr<ChatController> m_chat;
   std::unique_ptr<FakeEngine> m_engine;
   std::unique_ptr<QAbstractItemModelTester> m_listTester, m_messageTester;
@@ -125,16 +130,23 @@ class TestChatController : public QObject {
 
 void TestChatController::init() {
   m_dir = std::make_unique<QTemporaryDir>();
-  m_store = std::make_unique<SessionStore>();
-  QCOMPARE(m_store->open(m_dir->filePath(QStringLiteral("chats.db"))), SessionStore::OpenState::Ok);
+  QCOMPARE(openStores(m_dir->filePath(QStringLiteral("chats.db"))), Database::OpenState::Ok);
   makeController();
+}
+
+Database::OpenState TestChatController::openStores(const QString& path) {
+  m_db = std::make_unique<Database>();
+  const Database::OpenState state = m_db->open(path);
+  m_store = std::make_unique<ChatStore>(*m_db);
+  m_inspections = std::make_unique<InspectionStore>(*m_db);
+  return state;
 }
 
 void TestChatController::makeController() {
   m_messageTester.reset();
   m_listTester.reset();
   m_engine.reset();
-  m_chat = std::make_unique<ChatController>(m_store.get());
+  m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
   m_chat->setFlushInterval(40);
   m_engine = std::make_unique<FakeEngine>(m_chat.get());
   m_listTester = std::make_unique<QAbstractItemModelTester>(m_chat->chats(), QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -147,7 +159,9 @@ void TestChatController::cleanup() {
   m_listTester.reset();
   m_engine.reset();
   m_chat.reset();
+  m_inspections.reset();
   m_store.reset();
+  m_db.reset();
 }
 
 void TestChatController::sendStreamsAndPersists() {
@@ -390,7 +404,7 @@ void TestChatController::deleteMessageWithUndo() {
   m_engine->reply(QStringLiteral("Yellow"));
   const qint64 chat = m_chat->currentChatId();
   const qint64 blue = roleValue(*messages, 1, "messageId").toLongLong();
-  QVERIFY(m_store->saveInspection(blue, QByteArray("snapshot bytes"), QStringLiteral("m"), 7) > 0);
+  QVERIFY(m_inspections->saveInspection(blue, QByteArray("snapshot bytes"), QStringLiteral("m"), 7) > 0);
   const QList<qint64> pathBefore = ids(*messages);
   QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"), QStringLiteral("One more"),
                                              QStringLiteral("Yellow")}));
@@ -425,7 +439,7 @@ void TestChatController::deleteMessageWithUndo() {
   QCOMPARE(yellow.createdMs, yellowBefore.createdMs);
   QCOMPARE(yellow.stats, yellowBefore.stats);
   QCOMPARE(yellow.settings, yellowBefore.settings);
-  QCOMPARE(m_store->inspectionFor(blue).blob, QByteArray("snapshot bytes"));
+  QCOMPARE(m_inspections->inspectionFor(blue).blob, QByteArray("snapshot bytes"));
   QCOMPARE(m_store->search(QStringLiteral("Yellow")).size(), 1);  // searchable again
   m_chat->switchSibling(pathBefore[2], -1);  // the other branch below Blue is back too
   QCOMPARE(contents(*messages).mid(2), (QStringList{QStringLiteral("Another"), QStringLiteral("Green")}));
@@ -451,7 +465,7 @@ void TestChatController::deleteMessageWithUndo() {
   QVERIFY(m_chat->undoText().isEmpty());
   m_chat->undoDelete();
   QCOMPARE(m_store->message(red).id, 0);
-  QVERIFY(m_store->quickCheck());
+  QVERIFY(m_db->quickCheck());
 }
 
 void TestChatController::messageUndoEndsWithTheNextMessage() {
@@ -480,7 +494,7 @@ void TestChatController::messageUndoEndsWithTheNextMessage() {
   QCOMPARE(taken, last);
   QVERIFY(!m_store->restoreMessages(removed));
   QCOMPARE(m_store->message(last).content, QStringLiteral("taker"));
-  QVERIFY(!m_store->lastError().isEmpty());
+  QVERIFY(!m_db->lastError().isEmpty());
 }
 
 void TestChatController::tagFilter() {
@@ -809,12 +823,11 @@ void TestChatController::storageProblemIsShownAndChatStillWorks() {
   // A database file nobody may write: the controller says so and chats run in memory.
   const QString path = m_dir->filePath(QStringLiteral("readonly.db"));
   {
-    SessionStore first;
-    QCOMPARE(first.open(path), SessionStore::OpenState::Ok);
+    Database first;
+    QCOMPARE(first.open(path), Database::OpenState::Ok);
   }
   QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner));
-  m_store = std::make_unique<SessionStore>();
-  QCOMPARE(m_store->open(path), SessionStore::OpenState::MemoryOnly);
+  QCOMPARE(openStores(path), Database::OpenState::MemoryOnly);
   makeController();
   QVERIFY2(m_chat->storageProblem().contains(QStringLiteral("will not be saved")), qPrintable(m_chat->storageProblem()));
   QVERIFY(m_chat->send(QStringLiteral("still works")));

@@ -1,4 +1,4 @@
-// "Inspect" on a chat message, through the real AppController, EngineWorker thread and SessionStore:
+// "Inspect" on a chat message, through the real AppController, EngineWorker thread and stores:
 // the first Inspect runs the model on the chat up to and including the message, tokenized as the
 // model reads it (checked against the engine's own template render + encode_chat, computed here
 // outside the app) and saves the snapshot with the message; the second is served from the store
@@ -17,7 +17,9 @@
 #include "engine/tokenizer.h"
 #include "services/appcontroller.h"
 #include "services/inspectiontypes.h"
-#include "services/sessionstore.h"
+#include "services/store/chatstore.h"
+#include "services/store/database.h"
+#include "services/store/inspectionstore.h"
 #include "support/tiny_text_model.h"
 
 class TestChatInspect : public QObject {
@@ -58,8 +60,9 @@ void TestChatInspect::initTestCase() {
 
   // The chat is in the database before the app starts (the app opens the newest chat).
   {
-    SessionStore store;
-    QCOMPARE(store.open(db), SessionStore::OpenState::Ok);
+    Database database;
+    QCOMPARE(database.open(db), Database::OpenState::Ok);
+    ChatStore store(database);
     m_chatId = store.createChat(QStringLiteral("Platypus"), QStringLiteral("Be brief."));
     m_userId = store.addMessage(m_chatId, 0, QStringLiteral("user"), QStringLiteral("what is a platypus"));
     m_replyId = store.addMessage(m_chatId, m_userId, QStringLiteral("assistant"), QStringLiteral("a venomous monotreme"));
@@ -107,8 +110,9 @@ void TestChatInspect::firstInspectRunsTheModelAndSaves() {
   QVERIFY2(m_app->inspectSource().contains(QStringLiteral("a venomous monotreme")), qPrintable(m_app->inspectSource()));
 
   // Saved with the message, in a second connection's view of the file.
-  SessionStore other;
-  other.open(qEnvironmentVariable("WB_SESSION_DB"));
+  Database otherDb;
+  otherDb.open(qEnvironmentVariable("WB_SESSION_DB"));
+  InspectionStore other(otherDb);
   const StoredInspection saved = other.inspectionFor(m_replyId);
   QVERIFY(saved.id > 0);
   QCOMPARE(saved.tokenCount, in->T);
@@ -145,8 +149,9 @@ void TestChatInspect::userMessageReadsWithTheGenerationPrompt() {
                                  {QStringLiteral("user"), QStringLiteral("what is a platypus")}},
                                 {}));
   // Each message keeps its own snapshot.
-  SessionStore other;
-  other.open(qEnvironmentVariable("WB_SESSION_DB"));
+  Database otherDb;
+  otherDb.open(qEnvironmentVariable("WB_SESSION_DB"));
+  InspectionStore other(otherDb);
   QVERIFY(other.inspectionFor(m_userId).id > 0);
   QVERIFY(other.inspectionFor(m_userId).id != other.inspectionFor(m_replyId).id);
 }
@@ -154,8 +159,9 @@ void TestChatInspect::userMessageReadsWithTheGenerationPrompt() {
 void TestChatInspect::damagedSnapshotIsRefusedAndTheAppCarriesOn() {
   const InspectionPtr before = inspectionFrom(m_app->inspection());
   {
-    SessionStore other;
-    other.open(qEnvironmentVariable("WB_SESSION_DB"));
+    Database otherDb;
+    otherDb.open(qEnvironmentVariable("WB_SESSION_DB"));
+    InspectionStore other(otherDb);
     const StoredInspection good = other.inspectionFor(m_replyId);
     QByteArray bad = good.blob.left(good.blob.size() / 2);  // cut in half
     QVERIFY(other.saveInspection(m_replyId, bad) > 0);      // the newest is the damaged one
@@ -172,8 +178,9 @@ void TestChatInspect::damagedSnapshotIsRefusedAndTheAppCarriesOn() {
 
 void TestChatInspect::deletingTheMessageDeletesItsSnapshot() {
   m_app->chat()->deleteMessage(m_replyId);
-  SessionStore other;
-  other.open(qEnvironmentVariable("WB_SESSION_DB"));
+  Database otherDb;
+  otherDb.open(qEnvironmentVariable("WB_SESSION_DB"));
+  InspectionStore other(otherDb);
   QCOMPARE(other.inspectionFor(m_replyId).id, 0);
   QVERIFY(other.inspectionFor(m_userId).id > 0);
   // Not in the chat any more: refused with a reason, nothing runs.

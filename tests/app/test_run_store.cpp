@@ -1,4 +1,4 @@
-// SessionStore's training tables (schema step 4): runs, metrics, samples. Migration from the previous
+// RunStore: the training tables (schema step 4): runs, metrics, samples. Migration from the previous
 // schema keeps old data, rows survive a reopen, NaN values round-trip as "not computed", a resumed
 // run's rewritten steps replace the old rows, and interrupted runs are found at startup.
 #include <QSqlDatabase>
@@ -9,7 +9,9 @@
 
 #include <cmath>
 
-#include "services/sessionstore.h"
+#include "services/store/chatstore.h"
+#include "services/store/database.h"
+#include "services/store/runstore.h"
 
 class TestRunStore : public QObject {
   Q_OBJECT
@@ -42,17 +44,18 @@ class TestRunStore : public QObject {
   void migratesFromVersion3() {
     // A database as schema 3 left it: the schema-4 tables are not there yet, a chat is.
     {
-      SessionStore s;
-      QCOMPARE(s.open(dbPath()), SessionStore::OpenState::Ok);
-      QVERIFY(s.createChat(QStringLiteral("kept")));
+      Database db;
+      QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+      QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
     QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE inspections"), QStringLiteral("DROP TABLE samples"), QStringLiteral("DROP TABLE metrics"),
                                QStringLiteral("DROP TABLE runs"), QStringLiteral("PRAGMA user_version = 3")}));
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-    QCOMPARE(store.schemaVersion(), SessionStore::latestSchemaVersion());
-    QCOMPARE(store.chats().size(), 1);
-    QCOMPARE(store.chats().first().title, QStringLiteral("kept"));
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    RunStore store(db);
+    QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
+    QCOMPARE(ChatStore(db).chats().size(), 1);
+    QCOMPARE(ChatStore(db).chats().first().title, QStringLiteral("kept"));
     QVERIFY(QFile::exists(dbPath() + QStringLiteral(".v3.bak")));
     StoredRun r;
     r.name = QStringLiteral("first run");
@@ -65,8 +68,9 @@ class TestRunStore : public QObject {
   void rowsSurviveReopen() {
     qint64 id = 0;
     {
-      SessionStore store;
-      QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+      Database db;
+      QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+      RunStore store(db);
       StoredRun r;
       r.name = QStringLiteral("tiny");
       r.recipe = QStringLiteral("sft");
@@ -84,8 +88,9 @@ class TestRunStore : public QObject {
       QVERIFY(store.appendMetrics(id, {a, b}));
       QVERIFY(store.appendSamples(id, {{2, QStringLiteral("Hi ✓"), QStringLiteral(" there\uFFFD")}}));
     }
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    RunStore store(db);
     const StoredRun r = store.run(id);
     QCOMPARE(r.name, QStringLiteral("tiny"));
     QCOMPARE(r.recipe, QStringLiteral("sft"));

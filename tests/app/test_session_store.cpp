@@ -1,4 +1,5 @@
-// SessionStore: chats and message trees, full-text search, presets and models, and the faults of
+// The session database (Database) and its stores: chats and message trees, full-text search,
+// presets and models, inspection snapshots, and the faults of
 // research/reliability.md §3.4: migration from an older schema, a newer schema, a corrupt file, a
 // read-only file, a locked database, and SIGKILL in the middle of writes (this binary run with
 // `--writer DB` is the child that gets killed).
@@ -21,7 +22,12 @@
 
 #include "engine/error.h"
 #include "engine/inspect/snapshot.h"
-#include "services/sessionstore.h"
+#include "services/store/chatstore.h"
+#include "services/store/database.h"
+#include "services/store/inspectionstore.h"
+#include "services/store/modelhistorystore.h"
+#include "services/store/presetstore.h"
+#include "services/store/runstore.h"
 
 namespace {
 
@@ -71,8 +77,9 @@ QString writerText(int n) { return QStringLiteral("m%1:").arg(n) + QString(3000,
 // The SIGKILL child: appends numbered messages to the first chat forever, printing each number
 // after its commit returned.
 int runWriter(const QString& path) {
-  SessionStore store;
-  if (store.open(path) != SessionStore::OpenState::Ok) return 3;
+  Database db;
+  if (db.open(path) != Database::OpenState::Ok) return 3;
+  ChatStore store(db);
   QList<StoredChat> chats = store.chats();
   const qint64 chatId = chats.isEmpty() ? store.createChat(QStringLiteral("writer")) : chats.first().id;
   QList<StoredMessage> path_ = store.activePath(chatId);
@@ -126,28 +133,31 @@ void TestSessionStore::init() {
 }
 
 void TestSessionStore::freshDatabase() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-  QVERIFY(store.isPersistent());
-  QVERIFY(store.problem().isEmpty());
-  QCOMPARE(store.schemaVersion(), SessionStore::latestSchemaVersion());
-  QVERIFY(store.quickCheck());
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  QVERIFY(db.isPersistent());
+  QVERIFY(db.problem().isEmpty());
+  QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
+  QVERIFY(db.quickCheck());
   RawDb raw(dbPath());
   QCOMPARE(raw.value(QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
-  QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")).toInt(), SessionStore::latestSchemaVersion());
+  QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")).toInt(), Database::latestSchemaVersion());
   // The foreign keys are declared (the store turns enforcement on for its connection).
   QVERIFY(raw.value(QStringLiteral("SELECT count(*) FROM pragma_foreign_key_list('messages')")).toInt() >= 3);
-  store.close();
+  db.close();
   // Reopening an up-to-date database changes nothing and makes no backup.
-  SessionStore again;
-  QCOMPARE(again.open(dbPath()), SessionStore::OpenState::Ok);
+  Database againDb;
+  QCOMPARE(againDb.open(dbPath()), Database::OpenState::Ok);
+  ChatStore again(againDb);
   QVERIFY(QDir(m_dir->path()).entryList({QStringLiteral("*.bak")}).isEmpty());
 }
 
 void TestSessionStore::chatCrud() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-  QSignalSpy changed(&store, &SessionStore::chatsChanged);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  QSignalSpy changed(&store, &ChatStore::chatsChanged);
   const qint64 a = store.createChat(QStringLiteral("First"), QStringLiteral("You are terse."));
   QTest::qWait(2);  // distinct update times
   const qint64 b = store.createChat(QStringLiteral("Second"));
@@ -177,19 +187,21 @@ void TestSessionStore::chatCrud() {
   QCOMPARE(store.chat(a).tags, (QStringList{QStringLiteral("ideas"), QStringLiteral("rust")}));
   QCOMPARE(store.tags(), (QStringList{QStringLiteral("ideas"), QStringLiteral("rust")}));
   QCOMPARE(store.chat(12345).id, 0);
-  store.close();
+  db.close();
 
   // Everything was saved as it happened.
-  SessionStore reopened;
-  QCOMPARE(reopened.open(dbPath()), SessionStore::OpenState::Ok);
+  Database reopenedDb;
+  QCOMPARE(reopenedDb.open(dbPath()), Database::OpenState::Ok);
+  ChatStore reopened(reopenedDb);
   QCOMPARE(reopened.chat(a).title, QStringLiteral("Renamed; DROP TABLE chats; --"));
   QCOMPARE(reopened.chat(a).folder, QStringLiteral("Work"));
   QCOMPARE(reopened.chat(a).tags.size(), 2);
 }
 
 void TestSessionStore::trashRestoreAndPurge() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 keep = store.createChat(QStringLiteral("keep"));
   const qint64 gone = store.createChat(QStringLiteral("gone"));
   const qint64 m1 = store.addMessage(gone, 0, QStringLiteral("user"), QStringLiteral("zanzibarquokka secret words"));
@@ -217,12 +229,13 @@ void TestSessionStore::trashRestoreAndPurge() {
   const QByteArray needle("zanzibarquokka");
   QVERIFY(!readAll(dbPath()).contains(needle));
   QVERIFY(!readAll(dbPath() + QStringLiteral("-wal")).contains(needle));
-  QVERIFY(store.quickCheck());
+  QVERIFY(db.quickCheck());
 }
 
 void TestSessionStore::messageTree() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 chat = store.createChat(QStringLiteral("tree"));
   const qint64 u1 = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("Hi"));
   const QVariantMap stats{{QStringLiteral("generatedTokens"), 7}, {QStringLiteral("tokensPerSecond"), 12.5}};
@@ -274,22 +287,23 @@ void TestSessionStore::messageTree() {
   QCOMPARE(ids(), QList<qint64>{u1b});  // the other root
 
   // A parent from another chat, a bad role and a missing message are refused with a reason.
-  QSignalSpy failed(&store, &SessionStore::writeFailed);
+  QSignalSpy failed(&db, &Database::writeFailed);
   const qint64 other = store.createChat(QStringLiteral("other"));
   QCOMPARE(store.addMessage(other, u1b, QStringLiteral("user"), QStringLiteral("x")), 0);
-  QVERIFY(store.lastError().contains(QStringLiteral("not in chat")));
+  QVERIFY(db.lastError().contains(QStringLiteral("not in chat")));
   QCOMPARE(store.addMessage(other, 0, QStringLiteral("wizard"), QStringLiteral("x")), 0);
-  QVERIFY(store.lastError().contains(QStringLiteral("CHECK"), Qt::CaseInsensitive));
+  QVERIFY(db.lastError().contains(QStringLiteral("CHECK"), Qt::CaseInsensitive));
   QVERIFY(!store.setActiveMessage(999999));
   QCOMPARE(failed.count(), 3);
   QVERIFY(store.activePath(other).isEmpty());
-  QVERIFY(store.quickCheck());
+  QVERIFY(db.quickCheck());
 }
 
 void TestSessionStore::deepChatDeletes() {
   // Deeper than SQLite's trigger recursion limit (1000): a cascade per level would fail here.
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 chat = store.createChat(QStringLiteral("long"));
   qint64 parent = 0, first = 0;
   {
@@ -308,15 +322,16 @@ void TestSessionStore::deepChatDeletes() {
     QVERIFY(raw.exec(QStringLiteral("COMMIT")));
   }
   QCOMPARE(store.activePath(chat).size(), 1500);
-  QVERIFY2(store.deleteMessage(first), qPrintable(store.lastError()));
+  QVERIFY2(store.deleteMessage(first), qPrintable(db.lastError()));
   QVERIFY(store.activePath(chat).isEmpty());
   QVERIFY(store.trashChat(chat) && store.purgeTrash());
-  QVERIFY(store.quickCheck());
+  QVERIFY(db.quickCheck());
 }
 
 void TestSessionStore::contentRoundTrips() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 chat = store.createChat(QStringLiteral("content"));
   const QStringList texts{QStringLiteral("emoji 😀👍🏽 and RTL שלום עולם"), QString::fromUtf16(u"nul\u0000inside"),
                           QStringLiteral("' OR 1=1; -- \" %_ \\"), QString(200000, QLatin1Char('z')), QString()};
@@ -328,8 +343,9 @@ void TestSessionStore::contentRoundTrips() {
 }
 
 void TestSessionStore::fullTextSearch() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 c1 = store.createChat(QStringLiteral("Cooking"));
   const qint64 c2 = store.createChat(QStringLiteral("Travel plans"));
   const qint64 m1 = store.addMessage(c1, 0, QStringLiteral("user"), QStringLiteral("How long to boil an egg?"));
@@ -361,7 +377,7 @@ void TestSessionStore::fullTextSearch() {
   for (const QString& q : {QStringLiteral("\"unbalanced"), QStringLiteral("egg AND OR NOT ("), QStringLiteral("*"),
                            QStringLiteral("NEAR(egg"), QStringLiteral("100%_"), QString()}) {
     store.search(q);
-    QVERIFY2(!store.lastError().startsWith(QStringLiteral("Search failed")), qPrintable(q + store.lastError()));
+    QVERIFY2(!db.lastError().startsWith(QStringLiteral("Search failed")), qPrintable(q + db.lastError()));
   }
   QCOMPARE(hitIds(QStringLiteral("egg AND OR NOT (")), (QSet<qint64>{}));  // "and", "or", "not" are words here
   // The index follows edits and deletes (triggers).
@@ -377,37 +393,39 @@ void TestSessionStore::fullTextSearch() {
 }
 
 void TestSessionStore::presetsAndModels() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-  QVERIFY(store.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.2}, {QStringLiteral("topK"), 80}}));
-  QVERIFY(store.savePreset(QStringLiteral("exact"), {{QStringLiteral("temperature"), 0.0}}));
-  QVERIFY(store.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.1}}));  // replaces
-  QVERIFY(!store.savePreset(QStringLiteral("  "), {}));
-  QList<StoredPreset> presets = store.presets();
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  PresetStore presetStore(db);
+  ModelHistoryStore models(db);
+  QVERIFY(presetStore.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.2}, {QStringLiteral("topK"), 80}}));
+  QVERIFY(presetStore.savePreset(QStringLiteral("exact"), {{QStringLiteral("temperature"), 0.0}}));
+  QVERIFY(presetStore.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.1}}));  // replaces
+  QVERIFY(!presetStore.savePreset(QStringLiteral("  "), {}));
+  QList<StoredPreset> presets = presetStore.presets();
   QCOMPARE(presets.size(), 2);
   QCOMPARE(presets[0].name, QStringLiteral("Creative"));
   QCOMPARE(presets[0].settings.value(QStringLiteral("temperature")).toDouble(), 1.1);
   QVERIFY(!presets[0].settings.contains(QStringLiteral("topK")));
-  QVERIFY(store.deletePreset(QStringLiteral("exact")));
-  QCOMPARE(store.presets().size(), 1);
+  QVERIFY(presetStore.deletePreset(QStringLiteral("exact")));
+  QCOMPARE(presetStore.presets().size(), 1);
 
   RecentModel a{QStringLiteral("/models/a"), QStringLiteral("a"), QStringLiteral("GPT-2"), QStringLiteral("GGUF"),
                 QStringLiteral("q8_0"), 124000000, 1024, 0};
   RecentModel b = a;
   b.path = QStringLiteral("/models/b");
   b.name = QStringLiteral("b");
-  QVERIFY(store.recordModel(a));
-  QVERIFY(store.recordModel(b));
-  QVERIFY(store.recordModel(a));  // opened again: first
-  const QList<RecentModel> recent = store.recentModels();
+  QVERIFY(models.recordModel(a));
+  QVERIFY(models.recordModel(b));
+  QVERIFY(models.recordModel(a));  // opened again: first
+  const QList<RecentModel> recent = models.recentModels();
   QCOMPARE(recent.size(), 2);
   QCOMPARE(recent[0].path, a.path);
   QCOMPARE(recent[0].weights, QStringLiteral("q8_0"));
   QCOMPARE(recent[0].parameterCount, 124000000);
   QCOMPARE(recent[0].contextLength, 1024);
   QVERIFY(recent[0].lastOpenedMs > 0);
-  QVERIFY(store.forgetModel(b.path));
-  QCOMPARE(store.recentModels().size(), 1);
+  QVERIFY(models.forgetModel(b.path));
+  QCOMPARE(models.recentModels().size(), 1);
 }
 
 void TestSessionStore::migratesFromVersion1() {
@@ -429,9 +447,10 @@ void TestSessionStore::migratesFromVersion1() {
         "INSERT INTO messages VALUES (71, 7, 70, NULL, 'assistant', 'A venomous monotreme.', 2, 1, '{\"generatedTokens\":5}', NULL)")));
     QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 1")));
   }
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-  QCOMPARE(store.schemaVersion(), SessionStore::latestSchemaVersion());
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
   const StoredChat chat = store.chat(7);
   QCOMPARE(chat.title, QStringLiteral("Old chat"));
   QCOMPARE(chat.systemPrompt, QStringLiteral("Be kind."));
@@ -443,7 +462,7 @@ void TestSessionStore::migratesFromVersion1() {
   QCOMPARE(store.search(QStringLiteral("monotreme")).size(), 1);
   QCOMPARE(store.search(QStringLiteral("platypus")).first().messageId, 70);
   QVERIFY(store.setChatFolder(7, QStringLiteral("Zoology")));
-  QVERIFY(store.savePreset(QStringLiteral("p"), {}));
+  QVERIFY(PresetStore(db).savePreset(QStringLiteral("p"), {}));
   // The pre-upgrade copy is there and still at version 1.
   const QString backup = dbPath() + QStringLiteral(".v1.bak");
   QVERIFY(QFile::exists(backup));
@@ -459,15 +478,16 @@ void TestSessionStore::refusesNewerSchema() {
     QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 99")));
   }
   const QByteArray before = readAll(dbPath());
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::MemoryOnly);
-  QVERIFY2(store.problem().contains(QStringLiteral("newer version")), qPrintable(store.problem()));
-  QVERIFY(store.problem().contains(QStringLiteral("will not be saved")));
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::MemoryOnly);
+  ChatStore store(db);
+  QVERIFY2(db.problem().contains(QStringLiteral("newer version")), qPrintable(db.problem()));
+  QVERIFY(db.problem().contains(QStringLiteral("will not be saved")));
   // The app still works, in memory; the file is untouched.
   const qint64 chat = store.createChat(QStringLiteral("scratch"));
   QVERIFY(chat > 0);
   QVERIFY(store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("hi")) > 0);
-  store.close();
+  db.close();
   QCOMPARE(readAll(dbPath()), before);
 }
 
@@ -485,8 +505,9 @@ void TestSessionStore::corruptFileIsMovedAside() {
     QVERIFY(writeFile(dbPath(), QByteArray("These are my notes, not a database.\n").repeated(200)));
   } else {
     {
-      SessionStore store;
-      QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+      Database db;
+      QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+      ChatStore store(db);
       const qint64 chat = store.createChat(QStringLiteral("soon damaged"));
       qint64 parent = 0;
       for (int i = 0; i < 60; ++i) parent = store.addMessage(chat, parent, QStringLiteral("user"), writerText(i));
@@ -504,76 +525,83 @@ void TestSessionStore::corruptFileIsMovedAside() {
     QVERIFY(writeFile(dbPath(), bytes));
   }
   const QByteArray damaged = readAll(dbPath());
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Recovered);
-  QVERIFY2(store.problem().contains(QStringLiteral("damaged")) && store.problem().contains(store.movedAsidePath()),
-           qPrintable(store.problem()));
-  QCOMPARE(readAll(store.movedAsidePath()), damaged);  // kept, byte for byte, for recovery
-  QVERIFY(store.isPersistent());
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Recovered);
+  ChatStore store(db);
+  QVERIFY2(db.problem().contains(QStringLiteral("damaged")) && db.problem().contains(db.movedAsidePath()),
+           qPrintable(db.problem()));
+  QCOMPARE(readAll(db.movedAsidePath()), damaged);  // kept, byte for byte, for recovery
+  QVERIFY(db.isPersistent());
   QVERIFY(store.createChat(QStringLiteral("fresh")) > 0);
   QCOMPARE(store.chats().size(), 1);
-  store.close();
+  db.close();
   // The next start opens the fresh database normally.
-  SessionStore again;
-  QCOMPARE(again.open(dbPath()), SessionStore::OpenState::Ok);
+  Database againDb;
+  QCOMPARE(againDb.open(dbPath()), Database::OpenState::Ok);
+  ChatStore again(againDb);
   QCOMPARE(again.chats().size(), 1);
 }
 
 void TestSessionStore::readOnlyFile() {
   {
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    ChatStore store(db);
     QVERIFY(store.createChat(QStringLiteral("existing")) > 0);
   }
   QVERIFY(QFile::setPermissions(dbPath(), QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
   const QByteArray before = readAll(dbPath());
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::MemoryOnly);
-  QVERIFY2(store.problem().contains(QStringLiteral("read-only")), qPrintable(store.problem()));
-  QVERIFY(!store.isPersistent());
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::MemoryOnly);
+  ChatStore store(db);
+  QVERIFY2(db.problem().contains(QStringLiteral("read-only")), qPrintable(db.problem()));
+  QVERIFY(!db.isPersistent());
   QVERIFY(store.createChat(QStringLiteral("in memory")) > 0);  // the app keeps working
-  store.close();
+  db.close();
   QCOMPARE(readAll(dbPath()), before);
   QFile::setPermissions(dbPath(), QFileDevice::ReadOwner | QFileDevice::WriteOwner);
 }
 
 void TestSessionStore::lockedAtOpen() {
   {
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    ChatStore store(db);
   }
   RawDb other(dbPath());  // another program holding the write lock
   QVERIFY(other.exec(QStringLiteral("BEGIN EXCLUSIVE")));
   QVERIFY(other.exec(QStringLiteral("INSERT INTO presets VALUES ('held', '{}', 0)")));
-  SessionStore store;
+  Database db;
+  ChatStore store(db);
   QElapsedTimer timer;
   timer.start();
-  QCOMPARE(store.open(dbPath(), 300), SessionStore::OpenState::MemoryOnly);
+  QCOMPARE(db.open(dbPath(), 300), Database::OpenState::MemoryOnly);
   QVERIFY(timer.elapsed() >= 250);  // it waited for the lock, then gave up
-  QVERIFY2(store.problem().contains(QStringLiteral("locked")), qPrintable(store.problem()));
+  QVERIFY2(db.problem().contains(QStringLiteral("locked")), qPrintable(db.problem()));
   QVERIFY(store.createChat(QStringLiteral("scratch")) > 0);
   QVERIFY(other.exec(QStringLiteral("ROLLBACK")));
 }
 
 void TestSessionStore::lockedDuringWrite() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath(), 300), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath(), 300), Database::OpenState::Ok);
+  ChatStore store(db);
   const qint64 chat = store.createChat(QStringLiteral("busy"));
-  QSignalSpy failed(&store, &SessionStore::writeFailed);
+  QSignalSpy failed(&db, &Database::writeFailed);
   RawDb other(dbPath());
   QVERIFY(other.exec(QStringLiteral("BEGIN IMMEDIATE")));
   QVERIFY(other.exec(QStringLiteral("INSERT INTO presets VALUES ('held', '{}', 0)")));
   QCOMPARE(store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("while locked")), 0);
   QCOMPARE(failed.count(), 1);
-  QVERIFY2(store.lastError().contains(QStringLiteral("locked")), qPrintable(store.lastError()));
+  QVERIFY2(db.lastError().contains(QStringLiteral("locked")), qPrintable(db.lastError()));
   // Reads still work under WAL while another connection writes.
   QCOMPARE(store.chats().size(), 1);
   QVERIFY(other.exec(QStringLiteral("COMMIT")));
   const qint64 id = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("after the lock"));
   QVERIFY(id > 0);
-  QVERIFY(store.lastError().isEmpty());
+  QVERIFY(db.lastError().isEmpty());
   QCOMPARE(store.activePath(chat).size(), 1);
-  QCOMPARE(store.presets().size(), 1);
+  QCOMPARE(PresetStore(db).presets().size(), 1);
 }
 
 void TestSessionStore::sigkillLosesNoCommittedMessage() {
@@ -611,9 +639,10 @@ void TestSessionStore::sigkillLosesNoCommittedMessage() {
     QVERIFY(child.waitForFinished());
     QCOMPARE(child.exitStatus(), QProcess::CrashExit);
 
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-    QVERIFY(store.quickCheck());
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    ChatStore store(db);
+    QVERIFY(db.quickCheck());
     const QList<StoredChat> chats = store.chats();
     QCOMPARE(chats.size(), 1);
     const QList<StoredMessage> path = store.activePath(chats.first().id);
@@ -651,20 +680,22 @@ QByteArray snapshotBytes(int32_t first) {
 }  // namespace
 
 void TestSessionStore::inspectionsRoundTripAndCascade() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  InspectionStore inspections(db);
   const qint64 chat = store.createChat(QStringLiteral("c"));
   const qint64 user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("hi"));
   const qint64 reply = store.addMessage(chat, user, QStringLiteral("assistant"), QStringLiteral("hello"));
-  QCOMPARE(store.inspectionFor(reply).id, 0);  // none yet
+  QCOMPARE(inspections.inspectionFor(reply).id, 0);  // none yet
 
   const QByteArray first = snapshotBytes(3), second = snapshotBytes(4);
-  const qint64 a = store.saveInspection(reply, first, QStringLiteral("tiny"), 2);
-  const qint64 b = store.saveInspection(reply, second, QStringLiteral("tiny-2"), 2);
+  const qint64 a = inspections.saveInspection(reply, first, QStringLiteral("tiny"), 2);
+  const qint64 b = inspections.saveInspection(reply, second, QStringLiteral("tiny-2"), 2);
   QVERIFY(a > 0 && b > a);
-  QVERIFY(store.saveInspection(user, first) > 0);
+  QVERIFY(inspections.saveInspection(user, first) > 0);
   // The newest one, bytes exact (a BLOB, not text: the snapshot holds zero bytes).
-  const StoredInspection got = store.inspectionFor(reply);
+  const StoredInspection got = inspections.inspectionFor(reply);
   QCOMPARE(got.id, b);
   QCOMPARE(got.messageId, reply);
   QCOMPARE(got.blob, second);
@@ -674,16 +705,16 @@ void TestSessionStore::inspectionsRoundTripAndCascade() {
   QVERIFY(second.contains('\0'));
 
   // A snapshot for a message that does not exist is refused (foreign key), with a reason.
-  QSignalSpy failed(&store, &SessionStore::writeFailed);
-  QCOMPARE(store.saveInspection(reply + 1000, first), 0);
+  QSignalSpy failed(&db, &Database::writeFailed);
+  QCOMPARE(inspections.saveInspection(reply + 1000, first), 0);
   QCOMPARE(failed.count(), 1);
-  QVERIFY(store.lastError().startsWith(QStringLiteral("Could not save the inspection")));
-  QCOMPARE(store.saveInspection(reply, QByteArray()), 0);
+  QVERIFY(db.lastError().startsWith(QStringLiteral("Could not save the inspection")));
+  QCOMPARE(inspections.saveInspection(reply, QByteArray()), 0);
 
   // Deleting the reply deletes its snapshots; the user message keeps its own.
   QVERIFY(store.deleteMessage(reply));
-  QCOMPARE(store.inspectionFor(reply).id, 0);
-  QCOMPARE(store.inspectionFor(user).blob, first);
+  QCOMPARE(inspections.inspectionFor(reply).id, 0);
+  QCOMPARE(inspections.inspectionFor(user).blob, first);
   {
     RawDb raw(dbPath());
     QCOMPARE(raw.value(QStringLiteral("SELECT count(*) FROM inspections")).toInt(), 1);
@@ -691,18 +722,19 @@ void TestSessionStore::inspectionsRoundTripAndCascade() {
   // Deleting the chat (trash, then purge) deletes the rest.
   QVERIFY(store.trashChat(chat));
   QVERIFY(store.purgeTrash());
-  QCOMPARE(store.inspectionFor(user).id, 0);
+  QCOMPARE(inspections.inspectionFor(user).id, 0);
   RawDb raw(dbPath());
   QCOMPARE(raw.value(QStringLiteral("SELECT count(*) FROM inspections")).toInt(), 0);
-  QVERIFY(store.quickCheck());
+  QVERIFY(db.quickCheck());
 }
 
 void TestSessionStore::inspectionsMigrateFromVersion4() {
   qint64 chat = 0, user = 0;
   {
     // A real step-4 database: the current schema with step 5 undone by hand.
-    SessionStore store;
-    QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+    ChatStore store(db);
     chat = store.createChat(QStringLiteral("Kept"), QStringLiteral("sys"));
     user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("still here"));
     StoredRun run;
@@ -710,36 +742,39 @@ void TestSessionStore::inspectionsMigrateFromVersion4() {
     run.recipe = QStringLiteral("pretrain");
     run.modelPath = QStringLiteral("/m");
     run.status = QStringLiteral("done");
-    QVERIFY(store.createRun(run) > 0);
+    QVERIFY(RunStore(db).createRun(run) > 0);
   }
   {
     RawDb raw(dbPath());
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE inspections")));
     QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 4")));
   }
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
-  QCOMPARE(store.schemaVersion(), 5);
-  QCOMPARE(SessionStore::latestSchemaVersion(), 5);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  QCOMPARE(db.schemaVersion(), 5);
+  QCOMPARE(Database::latestSchemaVersion(), 5);
   QCOMPARE(store.chat(chat).title, QStringLiteral("Kept"));
   QCOMPARE(store.activePath(chat).size(), 1);
   QCOMPARE(store.activePath(chat).first().content, QStringLiteral("still here"));
-  QCOMPARE(store.runs().size(), 1);
-  QVERIFY(store.saveInspection(user, snapshotBytes(1)) > 0);
+  QCOMPARE(RunStore(db).runs().size(), 1);
+  QVERIFY(InspectionStore(db).saveInspection(user, snapshotBytes(1)) > 0);
   QVERIFY(QFile::exists(dbPath() + QStringLiteral(".v4.bak")));
   RawDb old(dbPath() + QStringLiteral(".v4.bak"));
   QCOMPARE(old.value(QStringLiteral("PRAGMA user_version")).toInt(), 4);
 }
 
 void TestSessionStore::damagedInspectionIsRefusedWhenOpened() {
-  SessionStore store;
-  QCOMPARE(store.open(dbPath()), SessionStore::OpenState::Ok);
+  Database db;
+  QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
+  ChatStore store(db);
+  InspectionStore inspections(db);
   const qint64 chat = store.createChat(QStringLiteral("c"));
   const qint64 user = store.addMessage(chat, 0, QStringLiteral("user"), QStringLiteral("hi"));
   QByteArray blob = snapshotBytes(3);
   blob.chop(5);  // the store keeps bytes as given; the reader is what checks them
-  QVERIFY(store.saveInspection(user, blob) > 0);
-  const QByteArray back = store.inspectionFor(user).blob;
+  QVERIFY(inspections.saveInspection(user, blob) > 0);
+  const QByteArray back = inspections.inspectionFor(user).blob;
   QCOMPARE(back, blob);
   try {
     engine::deserialize_inspection(std::string_view(back.constData(), static_cast<size_t>(back.size())), "saved inspection");
@@ -748,7 +783,7 @@ void TestSessionStore::damagedInspectionIsRefusedWhenOpened() {
     QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("saved inspection: ")), e.what());
   }
   // The store is unharmed.
-  QVERIFY(store.quickCheck());
+  QVERIFY(db.quickCheck());
   QCOMPARE(store.activePath(chat).size(), 1);
 }
 

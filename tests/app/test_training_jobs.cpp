@@ -20,7 +20,8 @@
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
 #include "services/processmemory.h"
-#include "services/sessionstore.h"
+#include "services/store/database.h"
+#include "services/store/runstore.h"
 #include "services/trainingjobs.h"
 #include "services/trainingsetup.h"
 
@@ -83,8 +84,9 @@ class TestTrainingJobs : public QObject {
   }
 
   void shortRunWritesOneRowPerStep() {
-    SessionStore store;
-    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
     QSignalSpy arrived(&jobs, &TrainingJobs::metricsArrived);
@@ -136,8 +138,9 @@ class TestTrainingJobs : public QObject {
   }
 
   void loraRunSavesTheAdapterAndTheMergedModel() {
-    SessionStore store;
-    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
     const QString out = m_dir.filePath(QStringLiteral("lora"));
@@ -164,8 +167,9 @@ class TestTrainingJobs : public QObject {
   }
 
   void cancelStopsAfterTheCurrentStep() {
-    SessionStore store;
-    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
     QSemaphore reached, go;
     TrainingJobs jobs(&store);
     // Whatever fails below, the training thread is never left blocked in the hook.
@@ -199,8 +203,9 @@ class TestTrainingJobs : public QObject {
   }
 
   void pauseResumeContinuesTheSameCurve() {
-    SessionStore store;
-    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
     QSemaphore reached, go;
     TrainingJobs jobs(&store);
     // Whatever fails below, the training thread is never left blocked in the hook.
@@ -234,11 +239,12 @@ class TestTrainingJobs : public QObject {
   }
 
   void killedRunIsResumableAfterRestart() {
-    const QString db = newDb(), out = m_dir.filePath(QStringLiteral("killed"));
+    const QString path = newDb(), out = m_dir.filePath(QStringLiteral("killed"));
     qint64 id = 0;
     {
-      SessionStore store;
-      QCOMPARE(store.open(db), SessionStore::OpenState::Ok);
+      Database db;
+      QCOMPARE(db.open(path), Database::OpenState::Ok);
+      RunStore store(db);
       QSemaphore reached, go;
       auto jobs = std::make_unique<TrainingJobs>(&store);
       const auto unblock = qScopeGuard([&] { go.release(100); });
@@ -268,8 +274,9 @@ class TestTrainingJobs : public QObject {
       if (p.find("00000002") == std::string::npos) QVERIFY(QFile::remove(QString::fromStdString(p)));
     QCOMPARE(engine::list_checkpoints(ckpts).size(), size_t(1));
 
-    SessionStore store;
-    QCOMPARE(store.open(db), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(path), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
     QSignalSpy started(&jobs, &TrainingJobs::runStarted);
@@ -283,8 +290,9 @@ class TestTrainingJobs : public QObject {
   }
 
   void badSettingsFailWithAReason() {
-    SessionStore store;
-    QCOMPARE(store.open(newDb()), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
     QVariantMap s = settings(3);

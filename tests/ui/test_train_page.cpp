@@ -169,7 +169,7 @@ class TestTrainPage : public QObject {
     QXYSeries* train = firstSeries();
     QVERIFY(train);
     QTRY_COMPARE(train->count(), 12);
-    QCOMPARE(train->at(0).y(), m_controller->store()->metrics(id).first().loss);
+    QCOMPARE(train->at(0).y(), m_controller->training()->store()->metrics(id).first().loss);
     QVERIFY(metrics->samples().size() == 2);
     grab(QStringLiteral("train-dashboard"));
 

@@ -15,7 +15,8 @@
 
 #include "metricsmodel.h"
 #include "runlistmodel.h"
-#include "services/sessionstore.h"
+#include "services/store/database.h"
+#include "services/store/runstore.h"
 #include "services/trainingjobs.h"
 
 namespace {
@@ -41,8 +42,9 @@ class TestTrainingModels : public QObject {
 
  private Q_SLOTS:
   void metricsModelRowsAndDerivedValues() {
-    SessionStore store;
-    QCOMPARE(store.open(m_dir.filePath(QStringLiteral("m%1.db").arg(++m_db))), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(m_dir.filePath(QStringLiteral("m%1.db").arg(++m_db))), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     StoredRun run;
     run.name = QStringLiteral("r");
@@ -136,8 +138,9 @@ class TestTrainingModels : public QObject {
   }
 
   void runListModelFollowsTheStore() {
-    SessionStore store;
-    QCOMPARE(store.open(m_dir.filePath(QStringLiteral("r%1.db").arg(++m_db))), SessionStore::OpenState::Ok);
+    Database db;
+    QCOMPARE(db.open(m_dir.filePath(QStringLiteral("r%1.db").arg(++m_db))), Database::OpenState::Ok);
+    RunStore store(db);
     TrainingJobs jobs(&store);
     RunListModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -1,4 +1,4 @@
-// ChatPage: conversations with the loaded model. Chats live in the SessionStore and are saved as
+// ChatPage: conversations with the loaded model. Chats live in the ChatStore and are saved as
 // they happen; the sidebar lists and searches them, the conversation shows the active branch of the
 // message tree with per-reply stats, and the header shows how much of the model's context is used.
 import QtQuick
