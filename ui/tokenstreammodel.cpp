@@ -3,6 +3,27 @@
 
 #include <cmath>
 
+#include "services/appcontroller.h"
+
+namespace {
+
+QVariantMap alternativeMap(const TokenAlternative& a) {
+  return {{QStringLiteral("id"), a.id},
+          {QStringLiteral("text"), a.text},
+          {QStringLiteral("logprob"), a.logprob},
+          {QStringLiteral("prob"), std::exp(a.logprob)}};
+}
+
+// What a delegate binds to: [{id, text, logprob, prob}], most likely first.
+QVariantList alternativesList(const TokenRecord& r) {
+  QVariantList out;
+  out.reserve(r.alternatives.size());
+  for (const TokenAlternative& a : r.alternatives) out << alternativeMap(a);
+  return out;
+}
+
+}  // namespace
+
 TokenStreamModel::TokenStreamModel(QObject* parent) : QAbstractListModel(parent) {}
 
 int TokenStreamModel::rowCount(const QModelIndex& parent) const {
@@ -12,14 +33,14 @@ int TokenStreamModel::rowCount(const QModelIndex& parent) const {
 
 QVariant TokenStreamModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const Row& r = m_rows[static_cast<size_t>(index.row())];
+  const TokenRecord& r = m_rows[static_cast<size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole:
     case TextRole: return r.text;
     case IdRole: return r.id;
     case ProbRole: return std::exp(r.logprob);
     case LogprobRole: return r.logprob;
-    case AlternativesRole: return r.alternatives;
+    case AlternativesRole: return alternativesList(r);
     default: return {};
   }
 }
@@ -31,24 +52,33 @@ QHash<int, QByteArray> TokenStreamModel::roleNames() const {
 
 QString TokenStreamModel::text() const {
   QString out;
-  for (const Row& r : m_rows) out += r.text;
+  for (const TokenRecord& r : m_rows) out += r.text;
   return out;
 }
 
-TokenStreamModel::Row TokenStreamModel::rowFromMap(const QVariantMap& map) {
-  Row r;
-  r.id = map.value(QStringLiteral("id"), -1).toInt();
-  r.text = map.value(QStringLiteral("text")).toString();
-  r.logprob = map.value(QStringLiteral("logprob")).toDouble();
-  r.alternatives = map.value(QStringLiteral("alternatives")).toList();
-  return r;
+void TokenStreamModel::setSource(AppController* source) {
+  if (source == m_source) return;
+  disconnect(m_connection);
+  m_source = source;
+  if (source) m_connection = connect(source, &AppController::tokensArrived, this, &TokenStreamModel::takeBatch);
+  Q_EMIT sourceChanged();
 }
 
-void TokenStreamModel::append(const QVariantList& tokens) {
+void TokenStreamModel::setLane(const QString& lane) {
+  if (lane == m_lane) return;
+  m_lane = lane;
+  Q_EMIT laneChanged();
+}
+
+void TokenStreamModel::takeBatch(const QString& lane, const QList<TokenRecord>& tokens) {
+  if (lane == m_lane) append(tokens);
+}
+
+void TokenStreamModel::append(const QList<TokenRecord>& tokens) {
   if (tokens.isEmpty()) return;
   const int first = count();
   beginInsertRows({}, first, first + static_cast<int>(tokens.size()) - 1);
-  for (const QVariant& v : tokens) m_rows.push_back(rowFromMap(v.toMap()));
+  m_rows.insert(m_rows.end(), tokens.begin(), tokens.end());
   endInsertRows();
   Q_EMIT countChanged();
 }
@@ -72,14 +102,14 @@ void TokenStreamModel::truncate(int n) {
 
 bool TokenStreamModel::forceAlternative(int row, int altIndex) {
   if (row < 0 || row >= count()) return false;
-  const QVariantList alts = m_rows[static_cast<size_t>(row)].alternatives;
+  const QList<TokenAlternative> alts = m_rows[static_cast<size_t>(row)].alternatives;
   if (altIndex < 0 || altIndex >= alts.size()) return false;
   truncate(row + 1);
-  Row& r = m_rows[static_cast<size_t>(row)];
-  const QVariantMap alt = alts[altIndex].toMap();
-  r.id = alt.value(QStringLiteral("id")).toInt();
-  r.text = alt.value(QStringLiteral("text")).toString();
-  r.logprob = alt.value(QStringLiteral("logprob")).toDouble();
+  TokenRecord& r = m_rows[static_cast<size_t>(row)];
+  const TokenAlternative& alt = alts[altIndex];
+  r.id = alt.id;
+  r.text = alt.text;
+  r.logprob = alt.logprob;
   // The alternatives stay: they are what the model saw at this position, the choice among them.
   const QModelIndex i = index(row);
   Q_EMIT dataChanged(i, i);
@@ -97,7 +127,7 @@ QVariantList TokenStreamModel::ids(int n) const {
 
 QVariantMap TokenStreamModel::get(int row) const {
   if (row < 0 || row >= count()) return {};
-  const Row& r = m_rows[static_cast<size_t>(row)];
+  const TokenRecord& r = m_rows[static_cast<size_t>(row)];
   return {{QStringLiteral("id"), r.id}, {QStringLiteral("text"), r.text}, {QStringLiteral("logprob"), r.logprob},
-          {QStringLiteral("prob"), std::exp(r.logprob)}, {QStringLiteral("alternatives"), r.alternatives}};
+          {QStringLiteral("prob"), std::exp(r.logprob)}, {QStringLiteral("alternatives"), alternativesList(r)}};
 }

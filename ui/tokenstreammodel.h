@@ -1,22 +1,33 @@
 // TokenStreamModel: the generated tokens of one output, for the Playground's token view and the
-// inspector. GUI thread only: records arrive in batches from AppController::tokensArrived and are
-// appended with one beginInsertRows per batch, so a fast model costs one view update per frame.
+// inspector. GUI thread only. With `source` (the App) and `lane` set, it takes in the records of
+// AppController::tokensArrived for that lane, typed, in the worker's batches: one beginInsertRows per
+// batch, so a fast model costs one view update per frame.
 //
 // Each row is one token: text (its piece, complete UTF-8), id, logprob, prob = exp(logprob) and
 // alternatives ([{id, text, logprob, prob}], most likely first).
 #pragma once
 
 #include <QAbstractListModel>
+#include <QList>
+#include <QPointer>
 #include <QVariantList>
 #include <QtQml/qqml.h>
 
 #include <vector>
 
+#include "services/generationtypes.h"
+
+class AppController;
+
 class TokenStreamModel : public QAbstractListModel {
   Q_OBJECT
   QML_ELEMENT
+  Q_MOC_INCLUDE("services/appcontroller.h")
   Q_PROPERTY(int count READ count NOTIFY countChanged)
   Q_PROPERTY(QString text READ text NOTIFY countChanged)
+  // Where the records come from, and which of its lanes ("A", "B", ...) this model shows.
+  Q_PROPERTY(AppController* source READ source WRITE setSource NOTIFY sourceChanged)
+  Q_PROPERTY(QString lane READ lane WRITE setLane NOTIFY laneChanged)
 
  public:
   enum Role { TextRole = Qt::UserRole + 1, IdRole, ProbRole, LogprobRole, AlternativesRole };
@@ -29,9 +40,13 @@ class TokenStreamModel : public QAbstractListModel {
 
   int count() const { return static_cast<int>(m_rows.size()); }
   QString text() const;
+  AppController* source() const { return m_source; }
+  void setSource(AppController* source);
+  QString lane() const { return m_lane; }
+  void setLane(const QString& lane);
 
-  // Each entry a map with id, text, logprob and optionally alternatives (as tokensArrived sends).
-  Q_INVOKABLE void append(const QVariantList& tokens);
+  // One batch of generated tokens, as the worker made them.
+  void append(const QList<TokenRecord>& tokens);
   Q_INVOKABLE void clear();
   // Keeps the first `n` tokens.
   Q_INVOKABLE void truncate(int n);
@@ -45,14 +60,14 @@ class TokenStreamModel : public QAbstractListModel {
 
  Q_SIGNALS:
   void countChanged();
+  void sourceChanged();
+  void laneChanged();
 
  private:
-  struct Row {
-    int id = -1;
-    QString text;
-    double logprob = 0;
-    QVariantList alternatives;
-  };
-  static Row rowFromMap(const QVariantMap& map);
-  std::vector<Row> m_rows;
+  void takeBatch(const QString& lane, const QList<TokenRecord>& tokens);
+
+  std::vector<TokenRecord> m_rows;
+  QPointer<AppController> m_source;
+  QMetaObject::Connection m_connection;
+  QString m_lane;
 };

@@ -9,35 +9,39 @@
 #include "commands.h"
 #include "engine/chat_template.h"
 #include "engine/error.h"
+#include "engine/generation_settings.h"
 #include "engine/generator.h"
 
 namespace wb::cli {
 
 namespace {
-const std::vector<FlagSpec> kFlags = {
-    {"model", true, false, "model directory or file"},
-    {"prompt", true, false, "prompt text"},
-    {"max-tokens", true, false, "most tokens to generate (default 128)"},
-    {"temperature", true, false, "sampling temperature, 0 = greedy (default 0.8)"},
-    {"top-k", true, false, "keep the K most likely tokens, 0 = off (default 40)"},
-    {"top-p", true, false, "nucleus sampling threshold, 1 = off (default 0.95)"},
-    {"min-p", true, false, "drop tokens below P x the top probability, 0 = off (default 0.05)"},
-    {"repeat-penalty", true, false, "repetition penalty, 1 = off (default 1.0)"},
-    {"repeat-last-n", true, false, "penalty window in tokens, -1 = all (default 64)"},
-    {"frequency-penalty", true, false, "subtract count x F from repeated tokens (default 0)"},
-    {"presence-penalty", true, false, "subtract P from tokens seen before (default 0)"},
-    {"logit-bias", true, true, "ID=BIAS added to a token's logit (repeatable; -inf bans)"},
-    {"seed", true, false, "random seed (default: random, reported in --json)"},
-    {"stop", true, true, "stop string (repeatable)"},
-    {"top-logprobs", true, false, "report K alternatives per token (default 0)"},
-    {"ignore-eos", false, false, "keep generating after the end-of-text token"},
-    {"special", false, false, "parse special tokens like <|endoftext|> in the prompt"},
-    {"chat", false, false, "send --prompt as a user message through the model's chat template"},
-    {"system", true, false, "with --chat: a system message before the prompt"},
-    {"template", true, false, "with --chat: chatml, llama3, llama2, zephyr, alpaca or plain instead of the model's"},
-    {"threads", true, false, "CPU threads (default: all cores)"},
-    {"json", false, false, "print one JSON object instead of streaming text"},
-};
+
+// --model and --prompt, then every generation setting from the settings' field table (its flag,
+// help line and default), then the switches of this command alone.
+std::vector<FlagSpec> flags() {
+  std::vector<FlagSpec> f = {
+      {"model", true, false, "model directory or file"},
+      {"prompt", true, false, "prompt text"},
+  };
+  for (const engine::GenerationSettingField& field : engine::generation_setting_fields()) {
+    const bool list = field.kind == engine::SettingKind::Text || field.kind == engine::SettingKind::TextList;
+    std::string help = field.help;
+    if (field.default_text) help += std::string(" (default: ") + field.default_text + ")";
+    else if (!list) help += " (default " + engine::setting_default_text(field) + ")";
+    f.push_back({field.flag, true, list, help});
+  }
+  const std::vector<FlagSpec> own = {
+      {"ignore-eos", false, false, "keep generating after the end-of-text token"},
+      {"special", false, false, "parse special tokens like <|endoftext|> in the prompt"},
+      {"chat", false, false, "send --prompt as a user message through the model's chat template"},
+      {"system", true, false, "with --chat: a system message before the prompt"},
+      {"template", true, false, "with --chat: chatml, llama3, llama2, zephyr, alpaca or plain instead of the model's"},
+      {"threads", true, false, "CPU threads (default: all cores)"},
+      {"json", false, false, "print one JSON object instead of streaming text"},
+  };
+  f.insert(f.end(), own.begin(), own.end());
+  return f;
+}
 
 std::pair<int32_t, float> parse_bias(const std::string& s) {
   const auto eq = s.find('=');
@@ -81,27 +85,37 @@ std::vector<int32_t> chat_prompt_ids(const Args& a, const engine::Model& model, 
   name = t.name();
   return engine::encode_chat(tok, t.render(messages, /*add_generation_prompt=*/true), messages);
 }
+
+
+// The generation settings given on the command line; the others keep the table's defaults. Numbers
+// outside a field's range are refused (the app clamps them instead: a slider cannot be wrong).
+engine::GenerationSettings settings_from_args(const Args& a) {
+  engine::GenerationSettings s;
+  for (const engine::GenerationSettingField& f : engine::generation_setting_fields()) {
+    if (!a.has(f.flag)) continue;
+    switch (f.kind) {
+      case engine::SettingKind::Integer:
+        s.*f.integer = a.integer(f.flag, 0, engine::integer_min(f), engine::integer_max(f));
+        break;
+      case engine::SettingKind::Real: s.*f.real = a.number(f.flag, 0, f.min, f.max); break;
+      case engine::SettingKind::TextList: s.*f.text_list = a.all(f.flag); break;
+      // The logit bias: the CLI takes token ids only (ID=BIAS, parse_bias), so it goes straight to
+      // SamplerParams instead of through the app's text form.
+      case engine::SettingKind::Text: break;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-  const Args a(kFlags, argc, argv, 2);
+  const Args a(flags(), argc, argv, 2);
   const std::string path = a.required("model");
   const std::string prompt = a.required("prompt");
-  engine::GenerateParams gp;
-  gp.max_tokens = static_cast<int>(a.integer("max-tokens", 128, 0, 1 << 20));
+  engine::GenerateParams gp = engine::to_generate_params(settings_from_args(a), std::random_device{}());
   engine::SamplerParams& sp = gp.sampler;
-  sp.temperature = static_cast<float>(a.number("temperature", 0.8, 0.0, 100.0));
-  sp.top_k = static_cast<int32_t>(a.integer("top-k", 40, 0, 1 << 24));
-  sp.top_p = static_cast<float>(a.number("top-p", 0.95, 0.0, 1.0));
-  sp.min_p = static_cast<float>(a.number("min-p", 0.05, 0.0, 1.0));
-  sp.repeat_penalty = static_cast<float>(a.number("repeat-penalty", 1.0, 0.01, 100.0));
-  sp.repeat_last_n = static_cast<int32_t>(a.integer("repeat-last-n", 64, -1, 1 << 24));
-  sp.frequency_penalty = static_cast<float>(a.number("frequency-penalty", 0.0, -100.0, 100.0));
-  sp.presence_penalty = static_cast<float>(a.number("presence-penalty", 0.0, -100.0, 100.0));
-  sp.seed = a.has("seed") ? static_cast<uint64_t>(a.integer("seed", 0, 0, INT64_MAX)) : std::random_device{}();
   for (const auto& b : a.all("logit-bias")) sp.logit_bias.push_back(parse_bias(b));
-  gp.stop = a.all("stop");
-  gp.top_logprobs = static_cast<int>(a.integer("top-logprobs", 0, 0, 100));
   gp.stop_at_eos = !a.has("ignore-eos");
   const bool as_json = a.has("json");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));

@@ -50,22 +50,17 @@ AppController::AppController(QObject* parent)
   connect(m_worker, &EngineWorker::loadCancelled, this, &AppController::handleLoadCancelled, Qt::QueuedConnection);
 
   connect(m_worker, &EngineWorker::generationStarted, this, [this] { setGenerating(true); }, Qt::QueuedConnection);
+  // The chat lane asks for text, the Playground's lanes for token records (EngineWorker::Output).
   connect(
       m_worker, &EngineWorker::tokenGenerated, this,
       [this](const QString& text) {
-        if (chatLane()) return m_chat->handleText(text);
-        m_generatedText += text;
-        Q_EMIT generatedTextChanged();
+        if (chatLane()) m_chat->handleText(text);
       },
       Qt::QueuedConnection);
   connect(
       m_worker, &EngineWorker::tokensGenerated, this,
       [this](const QList<TokenRecord>& tokens) {
-        if (chatLane()) return;  // the chat shows text only
-        QVariantList list;
-        list.reserve(tokens.size());
-        for (const TokenRecord& t : tokens) list << t.toVariantMap();
-        Q_EMIT tokensArrived(m_lane, list);
+        if (!chatLane()) Q_EMIT tokensArrived(m_lane, tokens);
       },
       Qt::QueuedConnection);
   connect(
@@ -273,22 +268,10 @@ void AppController::reloadModel() {
 
 void AppController::clearError() { setLastError({}); }
 
-void AppController::generate(const QString& prompt, double temperature, int maxTokens, int topK, double topP) {
-  GenerationSettings settings;
-  generateWith(prompt,
-               {{QStringLiteral("temperature"), temperature},
-                {QStringLiteral("maxTokens"), maxTokens},
-                {QStringLiteral("topK"), topK},
-                {QStringLiteral("topP"), topP},
-                {QStringLiteral("minP"), settings.minP}});
-}
-
 void AppController::beginGeneration(const QString& lane) {
   m_lane = lane.isEmpty() ? QStringLiteral("main") : lane;
-  m_generatedText.clear();
   m_generationStats.clear();
   m_generationError.clear();
-  Q_EMIT generatedTextChanged();
   Q_EMIT generationStatsChanged();
   // Generating is set here, not on the worker's generationStarted, so a second click cannot queue
   // a second request before the first has begun.
@@ -298,32 +281,18 @@ void AppController::beginGeneration(const QString& lane) {
 void AppController::generateWith(const QString& prompt, const QVariantMap& settings, const QString& lane) {
   if (m_generating || m_shutDown) return;
   beginGeneration(lane);
-  Q_EMIT generateRequested(prompt, GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
+  Q_EMIT generateRequested(prompt, settingsFromMap(settings, playgroundDefaults()), m_worker->issueGenerationTicket());
 }
 
 void AppController::continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
                                  const QString& lane) {
   if (m_generating || m_shutDown) return;
   beginGeneration(lane);
-  Q_EMIT continueRequested(prompt, tokenIdsFrom(forcedIds), GenerationSettings::fromVariantMap(settings), m_worker->issueGenerationTicket());
+  Q_EMIT continueRequested(prompt, tokenIdsFrom(forcedIds), settingsFromMap(settings, playgroundDefaults()),
+                           m_worker->issueGenerationTicket());
 }
 
-QVariantMap AppController::defaultGenerationSettings() const {
-  const GenerationSettings d;
-  return {{QStringLiteral("maxTokens"), d.maxTokens},
-          {QStringLiteral("temperature"), d.temperature},
-          {QStringLiteral("topK"), d.topK},
-          {QStringLiteral("topP"), d.topP},
-          {QStringLiteral("minP"), d.minP},
-          {QStringLiteral("repeatPenalty"), d.repeatPenalty},
-          {QStringLiteral("repeatLastN"), d.repeatLastN},
-          {QStringLiteral("frequencyPenalty"), d.frequencyPenalty},
-          {QStringLiteral("presencePenalty"), d.presencePenalty},
-          {QStringLiteral("seed"), d.seed},
-          {QStringLiteral("stop"), QString()},
-          {QStringLiteral("logitBias"), d.logitBias},
-          {QStringLiteral("topLogprobs"), d.topLogprobs}};
-}
+QVariantMap AppController::defaultGenerationSettings() const { return settingsToMap(playgroundDefaults()); }
 
 void AppController::tokenizePrompt(const QString& text) {
   if (m_shutDown) return;
@@ -336,10 +305,8 @@ void AppController::stopGeneration() {
 
 void AppController::clearGeneration() {
   if (m_generating) return;
-  m_generatedText.clear();
   m_generationStats.clear();
   m_generationError.clear();
-  Q_EMIT generatedTextChanged();
   Q_EMIT generationStatsChanged();
 }
 

@@ -62,11 +62,13 @@ class AppController : public QObject {
   Q_PROPERTY(QString statusMessage READ statusMessage NOTIFY statusMessageChanged)
 
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
-  Q_PROPERTY(QString generatedText READ generatedText NOTIFY generatedTextChanged)
   Q_PROPERTY(QString generationStats READ generationStats NOTIFY generationStatsChanged)
   Q_PROPERTY(QString generationError READ generationError NOTIFY generationStatsChanged)
   // Which output the running (or last) generation writes to: "main", or "A" / "B" when comparing.
   Q_PROPERTY(QString generationLane READ generationLane NOTIFY generatingChanged)
+  // Every generation setting with its kind, default, accepted and slider range and label
+  // (settingFieldsForQml in generationtypes.h): the sampler panel spells none of them itself.
+  Q_PROPERTY(QVariantMap generationSettingFields READ generationSettingFields CONSTANT)
   // The prompt's tokens from the last tokenizePrompt(): [{id, text}], for the chips under the prompt.
   Q_PROPERTY(QVariantList promptTokens READ promptTokens NOTIFY promptTokensChanged)
   // The Inspect page: the newest inspection (an InspectionPtr in a QVariant, see inspectiontypes.h;
@@ -129,10 +131,10 @@ class AppController : public QObject {
   QString statusMessage() const { return m_statusMessage; }
 
   bool generating() const { return m_generating; }
-  QString generatedText() const { return m_generatedText; }
   QString generationStats() const { return m_generationStats; }
   QString generationError() const { return m_generationError; }
   QString generationLane() const { return m_lane; }
+  QVariantMap generationSettingFields() const { return settingFieldsForQml(); }
   QVariantList promptTokens() const { return m_promptTokens; }
   QVariant inspection() const { return m_inspection; }
   bool inspecting() const { return m_inspectRequest != 0; }
@@ -158,13 +160,15 @@ class AppController : public QObject {
   Q_INVOKABLE void reloadModel();
   Q_INVOKABLE void clearError();
 
-  Q_INVOKABLE void generate(const QString& prompt, double temperature, int maxTokens, int topK = 40, double topP = 0.95);
-  // Every sampler setting as a JS object (see GenerationSettings::fromVariantMap for the keys).
-  // The per-token records arrive through tokensArrived(lane, ...), the end through generationDone.
+  // Every sampler setting as a JS object keyed as the settings' field table (settingsFromMap; keys it
+  // leaves out keep the Playground's defaults). The per-token records arrive through
+  // tokensArrived(lane, ...), which a TokenStreamModel with that lane takes in; the end through
+  // generationDone.
   Q_INVOKABLE void generateWith(const QString& prompt, const QVariantMap& settings, const QString& lane = QStringLiteral("main"));
   // Goes on after `forcedIds` (the output so far with one token swapped for an alternative).
   Q_INVOKABLE void continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
                                 const QString& lane = QStringLiteral("main"));
+  // The Playground's defaults as a JS object (settingsToMap(playgroundDefaults())).
   Q_INVOKABLE QVariantMap defaultGenerationSettings() const;
   // The Playground's chat mode (appcontroller_playgroundchat.cpp): `turns` as [{role, content}]
   // rendered with the model's chat template, special tokens only from its markup, the reply
@@ -199,8 +203,8 @@ class AppController : public QObject {
   void recentModelsChanged();
   void presetsChanged();
 
-  // Per-token records of the running generation ([{id, text, logprob, prob, alternatives}]).
-  void tokensArrived(const QString& lane, const QVariantList& tokens);
+  // Per-token records of the running Playground generation, in the worker's batches.
+  void tokensArrived(const QString& lane, const QList<TokenRecord>& tokens);
   // Ends every generateWith/continueWith: stats as {promptTokens, generatedTokens, tokensPerSecond,
   // timeToFirstTokenMs, finishReason, seed, summary}; error empty on success.
   void generationDone(const QString& lane, const QVariantMap& stats, const QString& error);
@@ -217,7 +221,6 @@ class AppController : public QObject {
   void lastErrorChanged();
   void statusMessageChanged();
   void generatingChanged();
-  void generatedTextChanged();
   void generationStatsChanged();
 
  private:
@@ -263,7 +266,7 @@ class AppController : public QObject {
   QString m_lastError, m_statusMessage;
 
   bool m_generating = false;
-  QString m_generatedText, m_generationStats, m_generationError;
+  QString m_generationStats, m_generationError;
   QString m_lane = QStringLiteral("main");
   QVariantList m_promptTokens;
   quint64 m_tokenizeRequest = 0;

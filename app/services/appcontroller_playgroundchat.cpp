@@ -36,7 +36,7 @@ void AppController::continueChatWith(const QVariantList& turns, const QVariantLi
   if (m_generating || m_shutDown) return;
   // The Chat page's lane is its own; a Playground run never writes into a chat.
   beginGeneration(lane == QLatin1String("chat") ? QStringLiteral("main") : lane);
-  Q_EMIT playgroundChatRequested(turnsFrom(turns), tokenIdsFrom(forcedIds), GenerationSettings::fromVariantMap(settings),
+  Q_EMIT playgroundChatRequested(turnsFrom(turns), tokenIdsFrom(forcedIds), settingsFromMap(settings, playgroundDefaults()),
                                  m_worker->issueGenerationTicket());
 }
 

@@ -12,20 +12,6 @@
 
 namespace {
 
-// The settings a reply was made with, as saved beside it (the seed is the one actually used).
-QVariantMap settingsMap(const GenerationSettings& s) {
-  return {{QStringLiteral("maxTokens"), s.maxTokens},
-          {QStringLiteral("temperature"), s.temperature},
-          {QStringLiteral("topK"), s.topK},
-          {QStringLiteral("topP"), s.topP},
-          {QStringLiteral("minP"), s.minP},
-          {QStringLiteral("repeatPenalty"), s.repeatPenalty},
-          {QStringLiteral("repeatLastN"), s.repeatLastN},
-          {QStringLiteral("frequencyPenalty"), s.frequencyPenalty},
-          {QStringLiteral("presencePenalty"), s.presencePenalty},
-          {QStringLiteral("seed"), s.seed}};
-}
-
 QString titleFrom(const QString& text) {
   QString line = text.simplified();
   if (line.size() > 48) line = line.left(47).trimmed() + QChar(0x2026);
@@ -40,10 +26,7 @@ ChatController::ChatController(ChatStore* chats, InspectionStore* inspections, Q
     : QObject(parent), m_store(chats), m_inspections(inspections), m_chats(this), m_messages(this) {
   qRegisterMetaType<ChatTurn>();
   qRegisterMetaType<QList<ChatTurn>>();
-  // Chat replies are longer than Playground probes; the rest are the Playground's defaults.
-  GenerationSettings defaults;
-  defaults.maxTokens = 512;
-  m_settings = settingsMap(defaults);
+  m_settings = settingsToMap(chatDefaults());
 
   m_flushTimer.setSingleShot(true);
   connect(&m_flushTimer, &QTimer::timeout, this, [this] { flushStream(true); });
@@ -321,7 +304,7 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
   if (!m_chat.systemPrompt.trimmed().isEmpty()) turns << ChatTurn{QStringLiteral("system"), m_chat.systemPrompt};
   for (int i = 0; i <= parentRow; ++i) turns << ChatTurn{m_messages.rowAt(i).message.role, m_messages.rowAt(i).message.content};
 
-  const GenerationSettings settings = GenerationSettings::fromVariantMap(m_settings);
+  const GenerationSettings settings = settingsFromMap(m_settings, chatDefaults());
   QString continuation;
   if (continueId) {
     const StoredMessage m = m_store->message(continueId);
@@ -336,7 +319,8 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
   m_replyChatId = m_chatId;
   m_replyText = continuation;
   m_replyDirty = false;
-  m_replySettings = settingsMap(settings);
+  // Saved beside the reply; the seed is replaced by the one actually used when it finishes.
+  m_replySettings = settingsForReply(settings);
   setGenerating(true);
   reloadMessages();
   m_sinceFlush.start();
@@ -550,7 +534,7 @@ QString ChatController::contextWarning() const {
         .arg(m_contextLength);
   // Warn when the room left is less than a reply may need: the reply budget, but never more than a
   // quarter of the context (a budget as large as the context would warn on every chat).
-  const int maxTokens = m_settings.value(QStringLiteral("maxTokens"), 512).toInt();
+  const int maxTokens = static_cast<int>(settingsFromMap(m_settings, chatDefaults()).max_tokens);
   const int room = m_contextLength - m_contextUsed;
   if (room < qMin(maxTokens, m_contextLength / 4))
     return tr("%1 of %2 context tokens used: the next reply stops after at most %3 tokens, when the context is full.")
@@ -561,8 +545,8 @@ QString ChatController::contextWarning() const {
 }
 
 void ChatController::setGenerationSettings(const QVariantMap& settings) {
-  QVariantMap merged = m_settings;
-  for (auto it = settings.constBegin(); it != settings.constEnd(); ++it) merged.insert(it.key(), it.value());
+  // Keys left out keep their values; every value is checked against the field table.
+  const QVariantMap merged = settingsToMap(settingsFromMap(settings, settingsFromMap(m_settings, chatDefaults())));
   if (merged == m_settings) return;
   m_settings = merged;
   Q_EMIT generationSettingsChanged();

@@ -41,7 +41,8 @@ class ChatController : public QObject {
   Q_PROPERTY(QString tagFilter READ tagFilter WRITE setTagFilter NOTIFY tagFilterChanged)
   Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
-  // Sampling settings for new replies (GenerationSettings keys); saved with each reply.
+  // Sampling settings for new replies (the field table's keys, all of them: chatDefaults() until
+  // changed; a write merges and clamps). The table's stored_with_reply ones are saved with each reply.
   Q_PROPERTY(QVariantMap generationSettings READ generationSettings WRITE setGenerationSettings NOTIFY generationSettingsChanged)
   // Context use: tokens of the rendered chat (system prompt and template markup included).
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
@@ -98,7 +99,8 @@ class ChatController : public QObject {
   qint64 highlightedMessageId() const { return m_highlightId; }
   int highlightedRow() const { return m_highlightId ? m_messages.rowOf(m_highlightId) : -1; }
 
-  // How often a streaming reply is written to the store.
+  // How often a streaming reply is written to the store. The text is shown as it arrives (the worker
+  // already gathers it per frame); only the database writes are spaced out, one transaction each.
   void setFlushInterval(int ms) { m_flushMs = ms; }
   // Writes the text of the reply in flight now (at quit: the engine's last pieces would otherwise
   // wait for the next flush, which never comes).

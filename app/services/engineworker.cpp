@@ -14,6 +14,7 @@
 #include "engine/backend.h"
 #include "engine/chat_template.h"
 #include "engine/error.h"
+#include "engine/generation_settings.h"
 #include "engine/generator.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
@@ -37,20 +38,6 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), stati
 QString reasonWithoutName(const QString& reason, const QString& name) {
   const QString prefix = name + QLatin1Char(':');
   return reason.startsWith(prefix) ? reason.mid(prefix.size()).trimmed() : reason;
-}
-
-// Bytes at the start of `bytes` that form complete UTF-8 characters; a cut-off character at the
-// end is left for the next token. Invalid bytes count as complete (they decode to U+FFFD) so one
-// bad byte cannot hold back everything after it.
-size_t completeUtf8Prefix(const std::string& bytes) {
-  const size_t n = bytes.size();
-  for (size_t back = 1; back <= 3 && back <= n; ++back) {
-    const auto c = static_cast<unsigned char>(bytes[n - back]);
-    if ((c & 0xC0) == 0x80) continue;  // continuation byte: look further back for the lead byte
-    const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    return need > back ? n - back : n;
-  }
-  return n;
 }
 
 // A token's raw bytes for display: invalid or partial UTF-8 shown as \xNN, never silently lost.
@@ -149,12 +136,13 @@ std::vector<int32_t> EngineWorker::promptIds(const QString& prompt) const {
 }
 
 void EngineWorker::generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket) {
-  run([&] { return promptIds(prompt); }, {}, settings, ticket);
+  run([&] { return promptIds(prompt); }, {}, settings, ticket, Output::Tokens);
 }
 
 void EngineWorker::continueGeneration(const QString& prompt, const QList<int>& forcedIds,
                                       const GenerationSettings& settings, quint64 ticket) {
-  run([&] { return promptIds(prompt); }, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+  run([&] { return promptIds(prompt); }, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket,
+      Output::Tokens);
 }
 
 std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const QString& continuation) const {
@@ -174,16 +162,16 @@ std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const Q
 
 void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& continuation,
                                 const GenerationSettings& settings, quint64 ticket) {
-  runChat(turns, continuation, {}, settings, ticket);
+  runChat(turns, continuation, {}, settings, ticket, Output::Text);
 }
 
 void EngineWorker::generateChatTokens(const QList<ChatTurn>& turns, const QList<int>& forcedIds,
                                       const GenerationSettings& settings, quint64 ticket) {
-  runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket);
+  runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket, Output::Tokens);
 }
 
 void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
-                           const GenerationSettings& settings, quint64 ticket) {
+                           const GenerationSettings& settings, quint64 ticket, Output output) {
   std::vector<std::string> stops;
   if (m_model) stops = m_model->chat_template().stop_strings();
   run(
@@ -199,7 +187,7 @@ void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continua
                                        .toStdString());
         return ids;
       },
-      forced, settings, ticket, stops);
+      forced, settings, ticket, output, stops);
 }
 
 void EngineWorker::tokenizeChat(const QList<ChatTurn>& turns, quint64 requestId) {
@@ -254,7 +242,8 @@ void EngineWorker::tokenizePrompt(const QString& text, quint64 requestId) {
 }
 
 void EngineWorker::run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
-                       const GenerationSettings& settings, quint64 ticket, const std::vector<std::string>& extraStops) {
+                       const GenerationSettings& settings, quint64 ticket, Output output,
+                       const std::vector<std::string>& extraStops) {
   if (ticket == 0) ticket = m_generationGate.issue();
   if (!m_model || !m_backend) {
     Q_EMIT generationFailed(tr("No model is loaded. Open one on the Models page."));
@@ -281,7 +270,7 @@ void EngineWorker::run(const std::function<std::vector<int32_t>()>& makeIds, con
         return;
       }
     }
-    const LogitBiasParse bias = parseLogitBias(settings.logitBias, *tokenizer);
+    const LogitBiasParse bias = parseLogitBias(fromStd(settings.logit_bias), *tokenizer);
     if (!bias.error.isEmpty()) {
       Q_EMIT generationFailed(bias.error);
       return;
@@ -290,64 +279,62 @@ void EngineWorker::run(const std::function<std::vector<int32_t>()>& makeIds, con
     ids.insert(ids.end(), forced.begin(), forced.end());
     if (!m_generator) m_generator = std::make_unique<engine::Generator>(*m_model, *m_backend);
 
-    engine::GenerateParams params;
-    params.max_tokens = std::max(1, settings.maxTokens - static_cast<int>(forced.size()));
-    params.sampler.temperature = static_cast<float>(settings.temperature);
-    params.sampler.top_k = settings.topK;
-    params.sampler.top_p = static_cast<float>(settings.topP);
-    params.sampler.min_p = static_cast<float>(settings.minP);
-    params.sampler.repeat_penalty = static_cast<float>(settings.repeatPenalty);
-    params.sampler.repeat_last_n = settings.repeatLastN;
-    params.sampler.frequency_penalty = static_cast<float>(settings.frequencyPenalty);
-    params.sampler.presence_penalty = static_cast<float>(settings.presencePenalty);
-    params.sampler.seed = settings.seed >= 0 ? static_cast<uint64_t>(settings.seed) : QRandomGenerator::global()->generate64();
+    engine::GenerateParams params = engine::to_generate_params(settings, QRandomGenerator::global()->generate64());
+    // maxTokens counts the forced ids too: they are part of the output the user sees.
+    params.max_tokens = std::max(1, params.max_tokens - static_cast<int>(forced.size()));
     params.sampler.logit_bias = bias.entries;
-    for (const QString& s : settings.stop)
-      if (!s.isEmpty()) params.stop.push_back(s.toStdString());
     params.stop.insert(params.stop.end(), extraStops.begin(), extraStops.end());
-    params.top_logprobs = std::clamp(settings.topLogprobs, 0, 100);
+    // Text alone shows no alternatives: do not have the engine rank them for every token.
+    if (output == Output::Text) params.top_logprobs = 0;
 
     Q_EMIT generationStarted();
-    if (!forced.empty()) Q_EMIT tokenGenerated(fromStd(tokenizer->decode(forced)));
 
-    std::string pending;
+    // Whatever the caller shows is gathered for about one frame, so fast decoding sends one signal
+    // per frame, not one per token.
+    std::string pendingText;
     QList<TokenRecord> pendingRecords;
-    std::string heldBytes;  // the start of a multi-byte character cut by the last token
+    std::string heldBytes;  // Tokens: the start of a multi-byte character cut by the last token
     bool emittedAny = false;
     QElapsedTimer sinceFlush;
     sinceFlush.start();
     const qint64 flushMs = m_flushMs.load();
     auto flush = [&] {
-      if (pending.empty() && pendingRecords.isEmpty()) return;
+      if (pendingText.empty() && pendingRecords.isEmpty()) return;
       if (!pendingRecords.isEmpty()) Q_EMIT tokensGenerated(pendingRecords);
-      if (!pending.empty()) Q_EMIT tokenGenerated(fromStd(pending));
-      pending.clear();
+      if (!pendingText.empty()) Q_EMIT tokenGenerated(fromStd(pendingText));
+      pendingText.clear();
       pendingRecords.clear();
       emittedAny = true;
       sinceFlush.restart();
     };
-    auto pieceText = [&](int32_t id) { return displayBytes(tokenizer->token_bytes(id)); };
+    auto record = [&](const engine::GeneratedToken& token) {
+      TokenRecord r;
+      r.id = token.id;
+      // A token's own piece, cut at whole characters by the engine's rule (stream_safe_length with no
+      // stop strings): the bytes of a character split across tokens go with the token that ends it.
+      heldBytes += token.bytes;
+      const size_t complete = engine::stream_safe_length(heldBytes, {});
+      r.text = fromStd(heldBytes.substr(0, complete));
+      heldBytes.erase(0, complete);
+      r.logprob = token.logprob;
+      r.alternatives.reserve(static_cast<qsizetype>(token.top.size()));
+      for (const engine::TokenLogprob& t : token.top)
+        r.alternatives << TokenAlternative{t.id, displayBytes(tokenizer->token_bytes(t.id)), t.logprob};
+      return r;
+    };
     const engine::GenerationResult result =
         m_generator->generate(ids, params, [&](const engine::GeneratedToken& token, const std::string& text) {
-          pending += text;
-          if (token.id >= 0) {
-            TokenRecord r;
-            r.id = token.id;
-            heldBytes += token.bytes;
-            const size_t complete = completeUtf8Prefix(heldBytes);
-            r.text = fromStd(heldBytes.substr(0, complete));
-            heldBytes.erase(0, complete);
-            r.logprob = token.logprob;
-            r.alternatives.reserve(static_cast<qsizetype>(token.top.size()));
-            for (const engine::TokenLogprob& t : token.top) r.alternatives << TokenAlternative{t.id, pieceText(t.id), t.logprob};
-            pendingRecords << r;
-          }
-          // The first piece goes out at once: the time to first token is what people notice.
-          if (!emittedAny || sinceFlush.elapsed() >= flushMs) flush();
+          // Text: the engine's stream (whole characters, never part of a stop string). Tokens: one
+          // record per token; the flush event (id -1) carries no token.
+          if (output == Output::Text) pendingText += text;
+          else if (token.id >= 0) pendingRecords << record(token);
+          // The first piece goes out at once: the time to first token is what people notice. A record
+          // waiting for the rest of its character stays until that arrives (or generation ends).
+          if (heldBytes.empty() && (!emittedAny || sinceFlush.elapsed() >= flushMs)) flush();
           return !m_generationGate.isCancelled(ticket);
         });
-    // A character cut off by the end of generation: show its bytes on the last token rather than
-    // lose them (when that token already went out in an earlier batch, they are dropped).
+    // A character cut off by the end of generation: its bytes show on the last token (still pending,
+    // see above) rather than being lost.
     if (!heldBytes.empty() && !pendingRecords.isEmpty()) pendingRecords.last().text += displayBytes(heldBytes);
     flush();
 

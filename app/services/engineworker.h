@@ -53,18 +53,19 @@ class EngineWorker : public QObject {
   // Loads `path`; the current model stays in place until the new one has loaded completely, so a
   // failed or cancelled load leaves the app as it was. ticket 0: issue one now.
   void loadModel(const QString& path, int threads, quint64 ticket = 0);
-  // Raw completion of `prompt` with the loaded model. ticket 0: issue one now.
+  // Raw completion of `prompt` with the loaded model, as token records. ticket 0: issue one now.
   void generate(const QString& prompt, const GenerationSettings& settings, quint64 ticket = 0);
   // Continues `prompt` after `forcedIds`: the tokens shown so far with one of them replaced by an
   // alternative the user chose. The prompt's cached keys/values are reused; generation goes on from
-  // after the last forced id, and maxTokens counts the forced ids too. Emits the forced ids' text
-  // first (tokenGenerated only: the view already holds their records).
+  // after the last forced id, and maxTokens counts the forced ids too. Emits records for the new
+  // tokens only (the view already holds the forced ones).
   void continueGeneration(const QString& prompt, const QList<int>& forcedIds, const GenerationSettings& settings,
                           quint64 ticket = 0);
   // Splits `text` into the model's tokens, as generate() would. Answers with promptTokenized.
   void tokenizePrompt(const QString& text, quint64 requestId);
-  // A chat reply: `turns` rendered with the model's chat template (special tokens only from its
-  // markup), generation stopping at the template's end-of-turn strings. `continuation`: the reply so
+  // A chat reply, as text: `turns` rendered with the model's chat template (special tokens only from
+  // its markup), generation stopping at the template's end-of-turn strings. No alternatives are
+  // computed, whatever the settings' top_logprobs says. `continuation`: the reply so
   // far, to be continued (its text is not emitted again). A chat longer than the model's context
   // fails with a message saying so; it is never cut to fit.
   void generateChat(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
@@ -99,11 +100,11 @@ class EngineWorker : public QObject {
   void loadCancelled(const QString& path);
 
   void generationStarted();
-  // Text that became final, batched to about one signal per frame so fast decoding does not flood
-  // the GUI's event loop. Always complete UTF-8 (the engine holds back partial characters).
+  // A generation emits one of two streams, batched to about one signal per frame so fast decoding
+  // does not flood the GUI's event loop: generateChat, whose caller shows text, emits text that
+  // became final (the engine's stream: whole characters, never part of a stop string); the others,
+  // whose caller shows tokens, emit records with ids, text pieces, logprobs and the alternatives.
   void tokenGenerated(const QString& text);
-  // The same tokens one by one for the inspector, in the same batches (emitted just before the
-  // matching tokenGenerated). Records carry ids, text pieces, logprobs and the top alternatives.
   void tokensGenerated(const QList<TokenRecord>& tokens);
   void promptTokenized(quint64 requestId, const QList<TokenRecord>& pieces);
   void chatTokensCounted(quint64 requestId, int tokens);
@@ -115,15 +116,17 @@ class EngineWorker : public QObject {
 
  private:
   void ensureBackend(int threads);
-  // Shared by generate, continueGeneration and generateChat: `makeIds` gives the prompt's ids (it
-  // may throw; the message is reported), `forced` is appended to them, `extraStops` join the
-  // settings' stop strings.
+  // What a request's caller shows: the text stream (tokenGenerated) or token records (tokensGenerated).
+  enum class Output { Text, Tokens };
+  // Shared by every generation: `makeIds` gives the prompt's ids (it may throw; the message is
+  // reported), `forced` is appended to them, `extraStops` join the settings' stop strings.
   void run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
-           const GenerationSettings& settings, quint64 ticket, const std::vector<std::string>& extraStops = {});
+           const GenerationSettings& settings, quint64 ticket, Output output,
+           const std::vector<std::string>& extraStops = {});
   // generateChat and generateChatTokens: the chat's ids (refused when they fill the context), then
   // `forced`, stopping at the template's end-of-turn strings.
   void runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
-               const GenerationSettings& settings, quint64 ticket);
+               const GenerationSettings& settings, quint64 ticket, Output output);
   // The chat's ids as the model's template renders them, with the generation prompt.
   std::vector<int32_t> chatIds(const QList<ChatTurn>& turns, const QString& continuation) const;
   // Prompt ids as generate() feeds them (an empty prompt starts from the boundary token).

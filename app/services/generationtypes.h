@@ -8,28 +8,31 @@
 #include <QStringList>
 #include <QVariantMap>
 
-// Every knob of the engine's sampler chain (engine/sampler.h) plus the generator's options.
-// Defaults match what the Playground shows after "Reset to defaults".
-struct GenerationSettings {
-  int maxTokens = 128;
-  double temperature = 0.8;       // <= 0: greedy
-  int topK = 40;                  // <= 0: off
-  double topP = 0.95;             // >= 1: off
-  double minP = 0.05;             // <= 0: off
-  double repeatPenalty = 1.0;     // 1: off
-  int repeatLastN = 64;           // penalty window in tokens; 0: off, -1: whole history
-  double frequencyPenalty = 0.0;  // 0: off
-  double presencePenalty = 0.0;   // 0: off
-  qint64 seed = -1;               // < 0: a fresh random seed per request
-  QStringList stop;               // generation ends before the first of these that appears
-  // One "id:bias" or "text:bias" per line; text is tokenized and every token of it gets the bias.
-  // Parsed on the worker, which owns the tokenizer (see logitbias.h).
-  QString logitBias;
-  int topLogprobs = 5;            // alternatives reported per generated token (0: none)
+#include "engine/generation_settings.h"
 
-  // From QML: a JS object with any of the field names above; missing keys keep the defaults.
-  static GenerationSettings fromVariantMap(const QVariantMap& map);
-};
+// Every knob of a generation request: the engine's own description (engine/generation_settings.h),
+// whose field table every conversion below goes through. The app uses it as is, so a setting has one
+// typed form between QML's map and the engine's SamplerParams.
+using GenerationSettings = engine::GenerationSettings;
+
+// What the Playground starts from: the table's defaults, with alternatives per token shown (the
+// Playground is where they are inspected and swapped in; the CLI reports none unless asked).
+GenerationSettings playgroundDefaults();
+// What the Chat page starts from: longer replies than Playground probes, no alternatives (a chat
+// shows text only, so the engine is not asked for them).
+GenerationSettings chatDefaults();
+
+// A map with any of the table's keys (from QML, a preset or a stored reply) over `base`: keys it
+// does not name keep base's values, numbers are clamped into the field's accepted range, and stop
+// strings may be a list or one string with one per line.
+GenerationSettings settingsFromMap(const QVariantMap& map, const GenerationSettings& base = {});
+// Every field under its key; stop strings as one string with one per line (what a text box shows).
+QVariantMap settingsToMap(const GenerationSettings& s);
+// The fields stored with a chat reply (the table's stored_with_reply ones), under the same keys.
+QVariantMap settingsForReply(const GenerationSettings& s);
+// For QML: key -> {key, kind ("integer", "real", "text", "lines"), default (the Playground's), min,
+// max, uiMin, uiMax, step, label}, so the panel spells neither defaults nor ranges itself.
+QVariantMap settingFieldsForQml();
 
 // One alternative the model considered at a position, with its probability before sampling.
 struct TokenAlternative {
@@ -39,7 +42,8 @@ struct TokenAlternative {
 };
 
 // One token as the inspector shows it: a generated token, or a piece of the tokenized prompt
-// (then logprob is 0 and alternatives is empty).
+// (then logprob is 0 and alternatives is empty). Generated tokens travel as these records from the
+// worker to the Playground's TokenStreamModel, never as maps.
 struct TokenRecord {
   qint32 id = -1;
   // The complete characters this token finished. A token that ends inside a multi-byte character
@@ -48,8 +52,6 @@ struct TokenRecord {
   double logprob = 0;
   QList<TokenAlternative> alternatives;  // most likely first
   bool special = false;  // a control token (chat-template markup), not text; set for prompt pieces
-
-  QVariantMap toVariantMap() const;  // roles for QML: id, text, logprob, prob, alternatives
 };
 
 struct GenerationStats {

@@ -180,7 +180,8 @@ void TestChatController::sendStreamsAndPersists() {
   QVERIFY(roleValue(*messages, 1, "streaming").toBool());
   QCOMPARE(m_engine->requests.size(), 1);
   QCOMPARE(roles(m_engine->requests[0].turns), QStringList{QStringLiteral("user:Hello there, how are you today?")});
-  QCOMPARE(m_engine->requests[0].settings.maxTokens, 512);
+  QCOMPARE(m_engine->requests[0].settings.max_tokens, int64_t(512));
+  QCOMPARE(m_engine->requests[0].settings.top_logprobs, int64_t(0));  // a chat shows no alternatives
 
   // The reply's row exists in the store from the start, and its text reaches the store as it streams.
   const qint64 replyId = roleValue(*messages, 1, "messageId").toLongLong();
@@ -205,6 +206,9 @@ void TestChatController::sendStreamsAndPersists() {
   QCOMPARE(stored.stats.value(QStringLiteral("generatedTokens")).toInt(), 3);
   QCOMPARE(stored.settings.value(QStringLiteral("seed")).toString(), QStringLiteral("1234"));
   QCOMPARE(stored.settings.value(QStringLiteral("temperature")).toDouble(), 0.8);
+  // The keys replies have always been stored with (settingsForReply), so older databases read alike.
+  QCOMPARE(stored.settings.size(), 10);
+  QVERIFY(stored.settings.contains(QStringLiteral("repeatLastN")) && !stored.settings.contains(QStringLiteral("topLogprobs")));
   QVERIFY(!roleValue(*messages, 1, "streaming").toBool());
   const QString stats = roleValue(*messages, 1, "statsText").toString();
   QVERIFY2(stats.contains(QStringLiteral("3 tokens")) && stats.contains(QStringLiteral("21.5 tok/s")) &&

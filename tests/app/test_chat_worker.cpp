@@ -89,8 +89,10 @@ void TestChatWorker::chatReplyStreams() {
   const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc def")}};
   GenerationSettings s;
   s.temperature = 0;
-  s.maxTokens = 6;
+  s.max_tokens = 6;
+  s.top_logprobs = 5;  // a chat shows no alternatives: the worker does not ask for them
   QSignalSpy text(m_worker.get(), &EngineWorker::tokenGenerated);
+  QSignalSpy records(m_worker.get(), &EngineWorker::tokensGenerated);
   QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
   QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
   m_worker->generateChat(turns, {}, s);
@@ -100,13 +102,14 @@ void TestChatWorker::chatReplyStreams() {
   QCOMPARE(stats.promptTokens, engineCount(turns));
   QVERIFY(stats.generatedTokens >= 1 && stats.generatedTokens <= 6);
   QVERIFY(!text.isEmpty());
+  QCOMPARE(records.count(), 0);  // text only: no per-token records are built
 }
 
 void TestChatWorker::continuationFollowsTheReply() {
   const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc")}};
   GenerationSettings s;
   s.temperature = 0;
-  s.maxTokens = 3;
+  s.max_tokens = 3;
   QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
   QSignalSpy text(m_worker.get(), &EngineWorker::tokenGenerated);
   m_worker->generateChat(turns, QStringLiteral("hello"), s);
@@ -177,8 +180,8 @@ void TestChatWorker::playgroundChatStreamsTokens() {
                               {QStringLiteral("user"), QStringLiteral("abc def")}};
   GenerationSettings s;
   s.temperature = 0;
-  s.maxTokens = 5;
-  s.topLogprobs = 3;
+  s.max_tokens = 5;
+  s.top_logprobs = 3;
   QSignalSpy records(m_worker.get(), &EngineWorker::tokensGenerated);
   QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
   QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
@@ -213,12 +216,17 @@ void TestChatWorker::playgroundChatStreamsTokens() {
   QVERIFY(forced.id != got.first().id);
   finished.clear();
   text.clear();
+  records.clear();
   m_worker->generateChatTokens(turns, {forced.id}, s);
   QCOMPARE(finished.count(), 1);
   stats = finished.first().at(0).value<GenerationStats>();
   QCOMPARE(stats.promptTokens, engineCount(turns));
-  QVERIFY(stats.generatedTokens >= 1 && stats.generatedTokens <= s.maxTokens);
-  QCOMPARE(text.first().at(0).toString(), forced.text);  // the forced token's text comes first
+  QVERIFY(stats.generatedTokens >= 1 && stats.generatedTokens <= s.max_tokens);
+  // Records for the new tokens only (the view holds the forced one), and no text stream.
+  QList<TokenRecord> more;
+  for (const auto& args : records) more += args.at(0).value<QList<TokenRecord>>();
+  QCOMPARE(more.size(), stats.generatedTokens - 1);
+  QVERIFY(text.isEmpty());
 }
 
 void TestChatWorker::playgroundChatPiecesFlagOnlyMarkup() {

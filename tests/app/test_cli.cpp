@@ -156,6 +156,12 @@ class TestCli : public QObject {
     QTest::newRow("missing model file") << QStringList{"generate", "--model", "/nonexistent", "--prompt", "hi"} << "no such file";
     QTest::newRow("bad number") << QStringList{"generate", "--model", "x", "--prompt", "y", "--temperature", "hot"} << "must be a number";
     QTest::newRow("out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-p", "2"} << "must be in";
+    // Every setting's range comes from the settings' field table, integers included.
+    QTest::newRow("top-k out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-k", "-1"}
+                                        << "--top-k must be in [0, 16777216]";
+    QTest::newRow("seed below -1") << QStringList{"generate", "--model", "x", "--prompt", "y", "--seed", "-2"} << "--seed must be in";
+    QTest::newRow("penalty out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--presence-penalty", "101"}
+                                          << "--presence-penalty must be in [-100, 100]";
     QTest::newRow("bad bias") << QStringList{"generate", "--model", "x", "--prompt", "y", "--logit-bias", "abc"} << "ID=BIAS";
     QTest::newRow("bench missing model") << QStringList{"bench", "--model", "/nonexistent"} << "no such file";
     QTest::newRow("system without chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--system", "s"} << "need --chat";
@@ -260,6 +266,15 @@ class TestCli : public QObject {
     QCOMPARE(r.code, 0);
     for (const char* flag : {"--model", "--prompt", "--temperature", "--top-k", "--top-p", "--min-p", "--seed", "--stop", "--json"})
       QVERIFY2(r.out.contains(flag), flag);
+    // The settings' flags with the table's defaults, and the flags of generate alone after them.
+    for (const char* line : {"--max-tokens X\tmost tokens to generate (default 128)",
+                             "--temperature X\tsampling temperature, 0 = greedy (default 0.8)",
+                             "--top-k X\tkeep the K most likely tokens, 0 = off (default 40)",
+                             "--repeat-last-n X\tpenalty window in tokens, -1 = all (default 64)",
+                             "--seed X\trandom seed, -1 = random (default: random, reported in --json)",
+                             "--top-logprobs X\treport K alternatives per token (default 0)",
+                             "--stop X\tstop string (repeatable)", "--logit-bias X", "--ignore-eos", "--chat", "--threads X"})
+      QVERIFY2(r.out.contains(line), line);
   }
 
   void corrupt_model_is_an_error_not_a_crash() {

@@ -76,7 +76,7 @@ class TestEngineWorker : public QObject {
   void cancelDuringLoad();
   void cancelBeforeStartDoesNotLeak();
   void generateWithoutModelFails();
-  void generateStreamsText();
+  void generateStreamsRecords();
   void stopEndsGeneration();
   void logitBiasForcesToken();
   void logitBiasErrorsNameTheLine();
@@ -95,7 +95,7 @@ class TestEngineWorker : public QObject {
   ModelInfo loadOk(const QString& path);
   struct Run {
     QList<TokenRecord> tokens;
-    QString text;
+    QString text;  // the records' text, joined
     GenerationStats stats;
     QString error;
     int batches = 0;
@@ -318,14 +318,15 @@ void TestEngineWorker::generateWithoutModelFails() {
   QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("No model")));
 }
 
-void TestEngineWorker::generateStreamsText() {
+void TestEngineWorker::generateStreamsRecords() {
   const ModelInfo info = loadOk(m_modelWithText);
   QVERIFY(info.hasTokenizer);
-  QSignalSpy tokens(m_worker, &EngineWorker::tokenGenerated);
+  QSignalSpy tokens(m_worker, &EngineWorker::tokensGenerated);
+  QSignalSpy texts(m_worker, &EngineWorker::tokenGenerated);
   QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
   QSignalSpy failed(m_worker, &EngineWorker::generationFailed);
   GenerationSettings s;
-  s.maxTokens = 24;
+  s.max_tokens = 24;
   s.temperature = 0;  // greedy: reproducible
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc def")),
                             Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
@@ -337,17 +338,19 @@ void TestEngineWorker::generateStreamsText() {
   QVERIFY(!stats.summary().isEmpty());
   QVERIFY(tokens.count() >= 1);
   QString text;
-  for (const auto& args : tokens) text += args.at(0).toString();
+  for (const auto& args : tokens)
+    for (const TokenRecord& r : args.at(0).value<QList<TokenRecord>>()) text += r.text;
   QVERIFY(!text.isEmpty());
+  QCOMPARE(texts.count(), 0);  // a raw completion is shown as tokens: one stream, not two
 }
 
 void TestEngineWorker::stopEndsGeneration() {
   QVERIFY(loadOk(m_modelWithText).isValid());
-  connect(m_worker, &EngineWorker::tokenGenerated, m_worker, [this] { m_worker->requestStopGeneration(); },
+  connect(m_worker, &EngineWorker::tokensGenerated, m_worker, [this] { m_worker->requestStopGeneration(); },
           Qt::DirectConnection);
   QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
   GenerationSettings s;
-  s.maxTokens = 60;
+  s.max_tokens = 60;
   s.temperature = 0;
   QMetaObject::invokeMethod(m_worker, "generate", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("abc")),
                             Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
@@ -377,8 +380,10 @@ TestEngineWorker::Run TestEngineWorker::runGeneration(const GenerationSettings& 
   if (!finished.isEmpty()) run.stats = finished.at(0).at(0).value<GenerationStats>();
   else if (run.error.isEmpty()) run.error = QStringLiteral("timeout");
   for (const auto& args : batches) run.tokens += args.at(0).value<QList<TokenRecord>>();
-  for (const auto& args : texts) run.text += args.at(0).toString();
+  for (const TokenRecord& t : run.tokens) run.text += t.text;
   run.batches = static_cast<int>(batches.count());
+  // Token requests emit records only; the text stream is the chat's (generateChat).
+  if (!texts.isEmpty()) run.error = QStringLiteral("text emitted for a token request");
   return run;
 }
 
@@ -388,10 +393,11 @@ static QList<int> idsOf(const QList<TokenRecord>& tokens) {
   return ids;
 }
 
+// What the Playground sends (alternatives included), made greedy.
 static GenerationSettings greedy(int maxTokens) {
-  GenerationSettings s;
+  GenerationSettings s = playgroundDefaults();
   s.temperature = 0;
-  s.maxTokens = maxTokens;
+  s.max_tokens = maxTokens;
   return s;
 }
 
@@ -399,14 +405,14 @@ void TestEngineWorker::logitBiasForcesToken() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   // By id: a large bias makes token 300 the greedy choice at every step.
   GenerationSettings s = greedy(8);
-  s.logitBias = QStringLiteral("300:100");
+  s.logit_bias = "300:100";
   Run byId = runGeneration(s);
   QVERIFY2(byId.error.isEmpty(), qPrintable(byId.error));
   QCOMPARE(byId.tokens.size(), 8);
   for (const TokenRecord& t : byId.tokens) QCOMPARE(t.id, 300);
 
   // By text: "ab" is the merge token 256 + 0 * 16 + 1.
-  s.logitBias = QStringLiteral("# comment\nab:100\n");
+  s.logit_bias = "# comment\nab:100\n";
   Run byText = runGeneration(s);
   QVERIFY2(byText.error.isEmpty(), qPrintable(byText.error));
   QCOMPARE(byText.tokens.size(), 8);
@@ -416,7 +422,7 @@ void TestEngineWorker::logitBiasForcesToken() {
   // Banning the greedy choice changes it: bias reaches the engine with -inf too.
   const Run plain = runGeneration(greedy(1));
   s = greedy(1);
-  s.logitBias = QStringLiteral("%1:-inf").arg(plain.tokens.at(0).id);
+  s.logit_bias = (QStringLiteral("%1:-inf").arg(plain.tokens.at(0).id)).toStdString();
   const Run banned = runGeneration(s);
   QCOMPARE(banned.tokens.size(), 1);
   QVERIFY(banned.tokens.at(0).id != plain.tokens.at(0).id);
@@ -425,10 +431,10 @@ void TestEngineWorker::logitBiasForcesToken() {
 void TestEngineWorker::logitBiasErrorsNameTheLine() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   GenerationSettings s = greedy(4);
-  s.logitBias = QStringLiteral("12:1\nab:lots");
+  s.logit_bias = "12:1\nab:lots";
   Run run = runGeneration(s);
   QVERIFY2(run.error.contains(QStringLiteral("line 2")), qPrintable(run.error));
-  s.logitBias = QStringLiteral("99999:1");
+  s.logit_bias = "99999:1";
   run = runGeneration(s);
   QVERIFY2(run.error.contains(QStringLiteral("out of range")), qPrintable(run.error));
 }
@@ -443,36 +449,40 @@ void TestEngineWorker::penaltiesAndWindowReachTheEngine() {
     return n;
   };
   GenerationSettings s = greedy(8);
-  s.logitBias = QStringLiteral("300:100");
-  s.repeatLastN = -1;
+  s.logit_bias = "300:50";
+  s.repeat_last_n = -1;
   QCOMPARE(count300(runGeneration(s)), 8);
   GenerationSettings p = s;
-  p.presencePenalty = 1000;
+  p.presence_penalty = 100;  // the most the field accepts
   QCOMPARE(count300(runGeneration(p)), 1);
   p = s;
-  p.frequencyPenalty = 1000;
+  p.frequency_penalty = 100;
   QCOMPARE(count300(runGeneration(p)), 1);
+  // The repetition penalty divides a positive logit, so the bias must be one it can overcome.
   p = s;
-  p.repeatPenalty = 1e6;
+  p.logit_bias = "300:2";
+  const Run biased = runGeneration(p);
+  QCOMPARE(count300(biased), 8);
+  p.repeat_penalty = 100;
   QCOMPARE(count300(runGeneration(p)), 1);
   // Window of one token: 300 is only barred right after itself, so it alternates.
   p = s;
-  p.presencePenalty = 1000;
-  p.repeatLastN = 1;
+  p.presence_penalty = 100;  // the most the field accepts
+  p.repeat_last_n = 1;
   const Run alternating = runGeneration(p);
   QCOMPARE(count300(alternating), 4);
   for (int i = 1; i < alternating.tokens.size(); ++i)
     QVERIFY(!(alternating.tokens[i].id == 300 && alternating.tokens[i - 1].id == 300));
   // Window 0 turns the penalties off.
-  p.repeatLastN = 0;
+  p.repeat_last_n = 0;
   QCOMPARE(count300(runGeneration(p)), 8);
   // min_p = 1 keeps only the most likely token: sampling at any temperature becomes greedy.
   GenerationSettings m;
   m.temperature = 1.5;
-  m.topK = 0;
-  m.topP = 1;
-  m.minP = 1;
-  m.maxTokens = 12;
+  m.top_k = 0;
+  m.top_p = 1;
+  m.min_p = 1;
+  m.max_tokens = 12;
   m.seed = 5;
   QCOMPARE(idsOf(runGeneration(m).tokens), idsOf(runGeneration(greedy(12)).tokens));
 }
@@ -499,23 +509,34 @@ void TestEngineWorker::logitBiasParserForms() {
 void TestEngineWorker::stopStringEndsGeneration() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   GenerationSettings s = greedy(20);
-  s.logitBias = QStringLiteral("ab:100");  // output "ababab...": "ba" first appears after two tokens
-  s.stop = QStringList{QStringLiteral("zz"), QStringLiteral("ba")};
+  s.logit_bias = "ab:100";  // output "ababab...": "ba" first appears after two tokens
+  s.stop = {"zz", "ba"};
   const Run run = runGeneration(s);
   QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
   QCOMPARE(run.stats.finishReason, QStringLiteral("stop"));
   QCOMPARE(run.stats.generatedTokens, 2);
-  QCOMPARE(run.text, QStringLiteral("a"));
+  QCOMPARE(run.text, QStringLiteral("abab"));  // the records are the tokens as generated
+  // The text stream (a chat reply) ends before the stop string.
+  QSignalSpy texts(m_worker, &EngineWorker::tokenGenerated);
+  QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
+  QMetaObject::invokeMethod(m_worker, "generateChat", Qt::QueuedConnection,
+                            Q_ARG(QList<ChatTurn>, (QList<ChatTurn>{{QStringLiteral("user"), QStringLiteral("abc")}})),
+                            Q_ARG(QString, QString()), Q_ARG(GenerationSettings, s), Q_ARG(quint64, 0));
+  QVERIFY(waitForSignal(finished, 20000));
+  QString text;
+  for (const auto& args : texts) text += args.at(0).toString();
+  QCOMPARE(finished.at(0).at(0).value<GenerationStats>().finishReason, QStringLiteral("stop"));
+  QCOMPARE(text, QStringLiteral("a"));
 }
 
 void TestEngineWorker::seedReproducesSampling() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   GenerationSettings s;
   s.temperature = 1.5;
-  s.topK = 0;
-  s.topP = 1;
-  s.minP = 0;
-  s.maxTokens = 24;
+  s.top_k = 0;
+  s.top_p = 1;
+  s.min_p = 0;
+  s.max_tokens = 24;
   s.seed = 42;
   const Run a = runGeneration(s);
   const Run b = runGeneration(s);
@@ -526,7 +547,7 @@ void TestEngineWorker::seedReproducesSampling() {
   const Run c = runGeneration(s);
   QVERIFY(idsOf(a.tokens) != idsOf(c.tokens));
   // top_k = 1 turns sampling into greedy whatever the seed: top_k reaches the engine.
-  s.topK = 1;
+  s.top_k = 1;
   const Run k1 = runGeneration(s);
   QCOMPARE(idsOf(k1.tokens), idsOf(runGeneration(greedy(24)).tokens));
 }
@@ -534,7 +555,7 @@ void TestEngineWorker::seedReproducesSampling() {
 void TestEngineWorker::topLogprobsSortedAndBounded() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   GenerationSettings s = greedy(10);
-  s.topLogprobs = 7;
+  s.top_logprobs = 7;
   const Run run = runGeneration(s);
   QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
   QCOMPARE(run.tokens.size(), 10);
@@ -551,7 +572,7 @@ void TestEngineWorker::topLogprobsSortedAndBounded() {
     QCOMPARE(t.logprob, t.alternatives[0].logprob);
     QVERIFY(!t.alternatives[0].text.isEmpty());
   }
-  s.topLogprobs = 0;
+  s.top_logprobs = 0;
   const Run none = runGeneration(s);
   for (const TokenRecord& t : none.tokens) QVERIFY(t.alternatives.isEmpty());
 }
@@ -590,10 +611,7 @@ void TestEngineWorker::forcedAlternativeContinuesFromIt() {
   const engine::GenerationResult expected = generator.generate(prompt, params);
   QList<int> expectedIds;
   for (const auto& t : expected.tokens) expectedIds << t.id;
-  QCOMPARE(idsOf(changed.tokens), expectedIds);
-  // The text starts with the forced tokens' text.
-  QVERIFY(changed.text.startsWith(QString::fromStdString(model->tokenizer()->decode(
-      std::vector<int32_t>(forced.begin(), forced.end())))));
+  QCOMPARE(idsOf(changed.tokens), expectedIds);  // records of the new tokens only
 
   QVERIFY(runGeneration(s, QStringLiteral("abc"), QList<int>{100000}).error.contains(QStringLiteral("vocabulary")));
 }
@@ -624,23 +642,23 @@ void TestEngineWorker::tokenRecordsAreBatched() {
   QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
   QCOMPARE(run.tokens.size(), 30);
   QCOMPARE(run.batches, 2);
-  // No interval: one signal per token; records and text agree.
+  // No interval: one signal per token; the records' text is the tokens' text.
   m_worker->setTokenFlushInterval(0);
   const Run each = runGeneration(greedy(30));
   QCOMPARE(each.batches, 30);
   QCOMPARE(idsOf(each.tokens), idsOf(run.tokens));
-  QString recordText;
-  for (const TokenRecord& t : each.tokens) recordText += t.text;
-  QCOMPARE(recordText, each.text);
+  auto model = engine::load_model(m_modelWithText.toStdString());
+  const QList<int> ids = idsOf(each.tokens);
+  QCOMPARE(each.text, QString::fromStdString(model->tokenizer()->decode(std::vector<int32_t>(ids.begin(), ids.end()))));
 }
 
 void TestEngineWorker::recordsHoldBackPartialCharacters() {
   QVERIFY(loadOk(m_modelWithText).isValid());
   // Bias + a one-token presence window make the bytes C3 A9 ("é") alternate: C3 A9 C3 A9.
   GenerationSettings s = greedy(4);
-  s.logitBias = QStringLiteral("195:100\n169:99");
-  s.presencePenalty = 1000;
-  s.repeatLastN = 1;
+  s.logit_bias = "195:100\n169:99";
+  s.presence_penalty = 100;
+  s.repeat_last_n = 1;
   const Run run = runGeneration(s);
   QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
   QCOMPARE(idsOf(run.tokens), (QList<int>{195, 169, 195, 169}));
@@ -648,6 +666,15 @@ void TestEngineWorker::recordsHoldBackPartialCharacters() {
   QCOMPARE(run.tokens[1].text, QStringLiteral("\u00e9"));
   QCOMPARE(run.tokens[3].text, QStringLiteral("\u00e9"));
   QCOMPARE(run.text, QStringLiteral("\u00e9\u00e9"));
+  // Sent one by one, a record waits for the rest of its character; one cut off by the end of
+  // generation shows its bytes on the last token instead of being lost.
+  m_worker->setTokenFlushInterval(0);
+  s.max_tokens = 3;
+  const Run cut = runGeneration(s);
+  QVERIFY2(cut.error.isEmpty(), qPrintable(cut.error));
+  QCOMPARE(idsOf(cut.tokens), (QList<int>{195, 169, 195}));
+  QCOMPARE(cut.batches, 2);  // {195, 169} once the character was whole, then {195} at the end
+  QCOMPARE(cut.tokens[2].text, QStringLiteral("\\xc3"));
   // Prompt pieces of a split character show their bytes instead of replacement characters.
   QSignalSpy spy(m_worker, &EngineWorker::promptTokenized);
   QMetaObject::invokeMethod(m_worker, "tokenizePrompt", Qt::QueuedConnection, Q_ARG(QString, QStringLiteral("\u00e9")),

@@ -206,6 +206,7 @@ Item {
                             SamplerSettings {
                                 id: chatSampler
                                 objectName: "chatSampler"
+                                showAlternatives: false  // a chat shows text, not per-token alternatives
                                 width: samplingScroll.availableWidth
                             }
                         }

@@ -136,7 +136,7 @@ ApplicationWindow {
                 }
                 PlaygroundPage { id: playgroundPage }
                 InspectPage {
-                    playgroundText: playgroundPage.runPrompt + App.generatedText
+                    playgroundText: playgroundPage.runPrompt + playgroundPage.tokensA.text
                     onGoToPlaygroundRequested: window.showPage("playground")
                 }
                 TrainPage { onGoToPlaygroundRequested: window.showPage("playground") }

@@ -77,8 +77,9 @@ Item {
         }
     }
 
-    TokenStreamModel { id: tokensA }
-    TokenStreamModel { id: tokensB }
+    // Each takes in its lane's token records straight from the App (typed, in C++).
+    TokenStreamModel { id: tokensA; source: App; lane: "A" }
+    TokenStreamModel { id: tokensB; source: App; lane: "B" }
     ListModel {
         id: chatTurns
         ListElement { role: "user"; content: "" }
@@ -162,7 +163,6 @@ Item {
 
     Connections {
         target: App
-        function onTokensArrived(lane, tokens) { page.modelFor(lane).append(tokens) }
         function onGenerationDone(lane, s, error) {
             page.setStat(lane, error.length > 0 ? "" : qsTr("%1 tokens · %2 tok/s · first token %3 ms · seed %4 · %5")
                 .arg(s.generatedTokens).arg(Number(s.tokensPerSecond).toFixed(1))

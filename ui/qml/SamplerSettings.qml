@@ -1,5 +1,7 @@
 // SamplerSettings: every sampler knob of the engine in one column, with defaults and a reset.
 // values() gives the JS object AppController::generateWith takes; two of these make the A/B compare.
+// Keys, defaults and ranges come from the settings' field table (App.generationSettingFields); this
+// file only says which control shows which key, and how it reads.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -8,42 +10,36 @@ import Workbench.Ui
 ColumnLayout {
     id: panel
 
-    readonly property var defaults: App.defaultGenerationSettings()
+    // key -> {kind, default, uiMin, uiMax, step, ...} (generationtypes.h, settingFieldsForQml)
+    readonly property var fields: App.generationSettingFields
+    // The chat shows text only: there the per-token alternatives have nothing to show them.
+    property bool showAlternatives: true
+
+    // The control of every setting, by its key. Text kinds ("text", "lines") are text areas.
+    readonly property var controls: ({
+        maxTokens: maxTokens, temperature: temperature, topK: topK, topP: topP, minP: minP,
+        repeatPenalty: repeatPenalty, repeatLastN: repeatLastN, frequencyPenalty: frequencyPenalty,
+        presencePenalty: presencePenalty, logitBias: biasArea, seed: seed, stop: stopArea, topLogprobs: topLogprobs
+    })
+    function isText(key) { return fields[key].kind === "text" || fields[key].kind === "lines" }
+    function setValue(key, v) {
+        if (isText(key)) controls[key].text = String(v)
+        else controls[key].value = Number(v)
+    }
 
     function values() {
-        return {
-            temperature: temperature.value, topK: topK.value, topP: topP.value, minP: minP.value,
-            repeatPenalty: repeatPenalty.value, repeatLastN: repeatLastN.value,
-            frequencyPenalty: frequencyPenalty.value, presencePenalty: presencePenalty.value,
-            maxTokens: maxTokens.value, seed: seed.value, topLogprobs: topLogprobs.value,
-            stop: stopArea.text, logitBias: biasArea.text
-        }
+        const out = {}
+        for (const key in fields)
+            out[key] = isText(key) ? controls[key].text : controls[key].value
+        return out
     }
     function reset() {
-        temperature.value = defaults.temperature
-        topK.value = defaults.topK
-        topP.value = defaults.topP
-        minP.value = defaults.minP
-        repeatPenalty.value = defaults.repeatPenalty
-        repeatLastN.value = defaults.repeatLastN
-        frequencyPenalty.value = defaults.frequencyPenalty
-        presencePenalty.value = defaults.presencePenalty
-        maxTokens.value = defaults.maxTokens
-        seed.value = defaults.seed
-        topLogprobs.value = defaults.topLogprobs
-        stopArea.text = ""
-        biasArea.text = ""
+        for (const key in fields) setValue(key, fields[key]["default"])
     }
-
     // Sets every knob named in `v` (a saved preset); the others keep their values.
     function apply(v) {
-        const sliders = { temperature: temperature, topK: topK, topP: topP, minP: minP, repeatPenalty: repeatPenalty,
-                          repeatLastN: repeatLastN, frequencyPenalty: frequencyPenalty, presencePenalty: presencePenalty,
-                          maxTokens: maxTokens, seed: seed, topLogprobs: topLogprobs }
-        for (const key in sliders)
-            if (v[key] !== undefined) sliders[key].value = Number(v[key])
-        if (v.stop !== undefined) stopArea.text = String(v.stop)
-        if (v.logitBias !== undefined) biasArea.text = String(v.logitBias)
+        for (const key in fields)
+            if (v[key] !== undefined) setValue(key, v[key])
     }
 
     spacing: 2
@@ -119,7 +115,7 @@ ColumnLayout {
         label: qsTr("Temperature")
         hint: qsTr("0 always picks the most likely token")
         tip: qsTr("Higher values flatten the probabilities so less likely tokens get picked more often.")
-        from: 0; to: 2; stepSize: 0.05
+        from: panel.fields.temperature.uiMin; to: panel.fields.temperature.uiMax; stepSize: panel.fields.temperature.step
         Layout.fillWidth: true
     }
     ParameterSpin {
@@ -127,70 +123,73 @@ ColumnLayout {
         objectName: "topKBox"
         label: qsTr("Top-k")
         tip: qsTr("Only the k most likely tokens can be picked; 0 turns this off.")
-        from: 0; to: 1000
+        from: panel.fields.topK.uiMin; to: panel.fields.topK.uiMax; stepSize: panel.fields.topK.step
     }
     ParameterSlider {
         id: topP
         label: qsTr("Top-p")
         tip: qsTr("Only the smallest set of tokens whose probabilities add up to p can be picked; 1 turns this off.")
-        from: 0.05; to: 1; stepSize: 0.01
+        from: panel.fields.topP.uiMin; to: panel.fields.topP.uiMax; stepSize: panel.fields.topP.step
         Layout.fillWidth: true
     }
     ParameterSlider {
         id: minP
         label: qsTr("Min-p")
         tip: qsTr("Drops tokens less likely than this fraction of the most likely one; 0 turns this off.")
-        from: 0; to: 1; stepSize: 0.01
+        from: panel.fields.minP.uiMin; to: panel.fields.minP.uiMax; stepSize: panel.fields.minP.step
         Layout.fillWidth: true
     }
     ParameterSlider {
         id: repeatPenalty
         label: qsTr("Repetition penalty")
         tip: qsTr("Makes tokens that already appeared less likely by this factor; 1 turns this off.")
-        from: 1; to: 2; stepSize: 0.05
+        from: panel.fields.repeatPenalty.uiMin; to: panel.fields.repeatPenalty.uiMax; stepSize: panel.fields.repeatPenalty.step
         Layout.fillWidth: true
     }
     ParameterSlider {
         id: frequencyPenalty
         label: qsTr("Frequency penalty")
         tip: qsTr("Lowers a token's score by this much for every time it already appeared.")
-        from: 0; to: 2; stepSize: 0.05
+        from: panel.fields.frequencyPenalty.uiMin; to: panel.fields.frequencyPenalty.uiMax; stepSize: panel.fields.frequencyPenalty.step
         Layout.fillWidth: true
     }
     ParameterSlider {
         id: presencePenalty
         label: qsTr("Presence penalty")
         tip: qsTr("Lowers a token's score by this much once it has appeared at all.")
-        from: 0; to: 2; stepSize: 0.05
+        from: panel.fields.presencePenalty.uiMin; to: panel.fields.presencePenalty.uiMax; stepSize: panel.fields.presencePenalty.step
         Layout.fillWidth: true
     }
     ParameterSpin {
         id: repeatLastN
         label: qsTr("Penalty window")
         tip: qsTr("How many recent tokens the three penalties look at; -1 means all of them, 0 none.")
-        from: -1; to: 4096; stepSize: 16
+        from: panel.fields.repeatLastN.uiMin; to: panel.fields.repeatLastN.uiMax; stepSize: panel.fields.repeatLastN.step
     }
     ParameterSpin {
         id: maxTokens
         objectName: "maxTokensBox"
         label: qsTr("Max tokens")
         tip: qsTr("Generation stops after this many new tokens.")
-        from: 1; to: Math.max(1, App.modelContextLength > 0 ? App.modelContextLength : 4096); stepSize: 16
+        // Up to the loaded model's context, which is what can be generated at most.
+        from: panel.fields.maxTokens.uiMin; stepSize: panel.fields.maxTokens.step
+        to: Math.max(1, App.modelContextLength > 0 ? App.modelContextLength : panel.fields.maxTokens.uiMax)
     }
     ParameterSpin {
         id: seed
         objectName: "seedBox"
         label: qsTr("Seed")
         tip: qsTr("The same seed with the same settings gives the same text; -1 picks a new one each time.")
-        from: -1; to: 2147483647
+        from: panel.fields.seed.uiMin; to: panel.fields.seed.uiMax; stepSize: panel.fields.seed.step
         textFromValue: function(v, locale) { return v < 0 ? qsTr("random") : String(v) }
         valueFromText: function(t, locale) { const n = parseInt(t); return isNaN(n) ? -1 : n }
     }
     ParameterSpin {
         id: topLogprobs
+        visible: panel.showAlternatives
         label: qsTr("Alternatives shown")
         tip: qsTr("How many of the most likely tokens are kept for each position, to inspect and to swap in.")
-        from: 0; to: 20
+        from: panel.fields.topLogprobs.uiMin; to: panel.fields.topLogprobs.uiMax; stepSize: panel.fields.topLogprobs.step
     }
     Label {
         text: qsTr("Stop strings (one per line)")

@@ -1,4 +1,5 @@
-// Qt Quick Test of the sampler settings panel (Playground and the chat's sampling popup): values()
+// Qt Quick Test of the sampler settings panel (Playground and the chat's sampling popup): keys,
+// defaults and ranges come from the settings' field table (App.generationSettingFields), values()
 // is what the controls show, reset() and a preset load into the controls, presets save what the
 // controls show into the session database (App.presets) and come back from it, and every setting
 // has a tooltip that says what it does.
@@ -48,6 +49,16 @@ Item {
                 fuzzyCompare(v[key], d[key], 1e-6, key)
             compare(v.stop, "")
             compare(v.logitBias, "")
+        }
+        function test_rangesAndKeysComeFromTheTable() {
+            const fields = App.generationSettingFields
+            compare(Object.keys(panel.values()).sort(), Object.keys(fields).sort())
+            compare(control("temperatureSlider").from, fields.temperature.uiMin)
+            compare(control("temperatureSlider").to, fields.temperature.uiMax)
+            compare(control("temperatureSlider").stepSize, fields.temperature.step)
+            compare(control("topKBox").to, fields.topK.uiMax)
+            compare(control("seedBox").from, -1)
+            compare(control("maxTokensBox").from, fields.maxTokens.uiMin)
         }
         function test_valuesReflectTheControls() {
             control("temperatureSlider").value = 0.35
