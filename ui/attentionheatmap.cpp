@@ -129,9 +129,14 @@ void AttentionHeatmap::rebuild() {
     m_job.cancel();
     setMatrixData({});
   } else {
-    m_job.start([in, spec = m_spec](const std::atomic<bool>&) { return inspectview::chooseMatrix(in, spec); },
+    m_job.start([in, spec = m_spec](const TaskContext&) { return inspectview::chooseMatrix(in, spec); },
                 [this](inspectview::MatrixChoice c) {
                   setMatrixData(std::move(c));
+                  Q_EMIT busyChanged();
+                },
+                [this](const QString& message) {
+                  qWarning("attention heatmap: %s", qPrintable(message));
+                  setMatrixData({});
                   Q_EMIT busyChanged();
                 });
   }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "inspectmatrix.h"
-#include "latestjob.h"
+#include "services/latesttask.h"
 
 class AttentionHeatmap : public QQuickPaintedItem {
   Q_OBJECT
@@ -148,5 +148,5 @@ class AttentionHeatmap : public QQuickPaintedItem {
   int m_hoverQ = -1, m_hoverK = -1;
   int m_selected = -1;
   QColor m_labelColor = QColor(0x1c, 0x20, 0x27);
-  LatestJob<inspectview::MatrixChoice> m_job{this};
+  LatestTask<inspectview::MatrixChoice> m_job{this};
 };

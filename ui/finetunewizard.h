@@ -1,17 +1,17 @@
-// FineTuneWizard: the long steps of the fine-tuning wizard (TrainWizard.qml), each run off the GUI
-// thread with progress and a cancel: reading the base model's shape, inspecting the data file
-// (format, preview, bad rows with line numbers, token counts, split), timing real training steps for
-// the time estimate, evaluating base against tuned model, and exporting the result.
+// FineTuneWizard: the view model of the fine-tuning wizard (TrainWizard.qml). Its long steps --
+// reading the base model's shape, checking the data file, timing real training steps, evaluating base
+// against tuned model, exporting the result -- are app services (finetuneservice.h, trainingexport.h)
+// run off the GUI thread by a LatestTask; this class turns the page's requests into those calls and
+// their results into properties.
 //
-// Why its own thread per task and not EngineWorker or TrainingJobs: each task loads its own engine
-// objects (a second copy of the model in f32, as a training job does) and must not wait behind a
-// chat reply or a training run; only one task runs at a time, so at most one extra copy exists.
+// Why not EngineWorker or TrainingJobs: each task loads its own engine objects (a second copy of the
+// model in f32, as a training job does) and must not wait behind a chat reply or a training run.
 //
 // Invariants
-// - One task at a time: starting a task while one runs cancels the old one; its result is dropped
-//   (results carry the task's serial number and only the newest is applied).
+// - One task at a time: starting a task while one runs cancels the old one; its result is dropped.
+//   Tasks share one thread (finetune::taskPool()), so the next starts once the old one has stopped.
 // - Results and errors arrive on the GUI thread; `error` is a readable sentence, "" when none.
-// - The destructor cancels and joins, so no task outlives the object.
+// - Nothing waits for a task: cancel() and the destructor tell it to stop and drop its outcome.
 #pragma once
 
 #include <QObject>
@@ -20,11 +20,10 @@
 #include <QVariantMap>
 #include <QtQml/qqml.h>
 
-#include <atomic>
 #include <functional>
-#include <memory>
 
-class QThread;
+#include "services/finetuneservice.h"
+#include "services/latesttask.h"
 
 class FineTuneWizard : public QObject {
   Q_OBJECT
@@ -91,22 +90,14 @@ class FineTuneWizard : public QObject {
   void finished(const QString& task, bool ok);
 
  private:
-  struct Control {
-    std::atomic<bool> cancelled{false};
-  };
-  // Work runs on a fresh thread; it returns the result (or throws) and reports progress through
-  // `report`, which returns false once the task is cancelled.
-  using Report = std::function<bool(double)>;
-  using Work = std::function<QVariant(const Report& report)>;
-  void start(const QString& task, Work work, std::function<void(const QVariant&)> apply);
-  void joinThread();
+  // Runs `work` as `task` (its result as a QVariant for `apply`), replacing the running one.
+  void start(const QString& task, LatestTask<QVariant>::Work work, std::function<void(const QVariant&)> apply);
+  void end(const QString& task, bool ok);
 
   QString m_task;
   double m_progress = 0;
   QString m_error;
   QVariantMap m_model, m_dataset, m_time, m_evaluation;
   QString m_exported;
-  QThread* m_thread = nullptr;
-  std::shared_ptr<Control> m_control;
-  quint64 m_serial = 0;
+  LatestTask<QVariant> m_runner{this, finetune::taskPool()};
 };

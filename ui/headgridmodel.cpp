@@ -69,8 +69,12 @@ void HeadGridModel::rebuild() {
     m_thumbs.assign(cells, QImage());
     m_entropy.assign(cells, std::numeric_limits<double>::quiet_NaN());
     // The job holds its own reference: the inspection stays alive while it runs, whatever the page does.
-    m_job.start([in, size = m_thumbSize](const std::atomic<bool>& cancelled) { return summarise(*in, size, cancelled); },
-                [this](Summaries s) { takeSummaries(std::move(s)); });
+    m_job.start([in, size = m_thumbSize](const TaskContext& c) { return summarise(*in, size, c.cancelFlag()); },
+                [this](Summaries s) { takeSummaries(std::move(s)); },
+                [this](const QString& message) {
+                  qWarning("head grid: %s", qPrintable(message));
+                  takeSummaries({});
+                });
   }
   endResetModel();
   Q_EMIT inspectionChanged();

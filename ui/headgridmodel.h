@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "latestjob.h"
+#include "services/latesttask.h"
 
 class HeadGridModel : public QAbstractTableModel {
   Q_OBJECT
@@ -67,5 +67,5 @@ class HeadGridModel : public QAbstractTableModel {
   int m_layers = 0, m_heads = 0, m_thumbSize = 56;
   std::vector<QImage> m_thumbs;     // (L, NH)
   std::vector<double> m_entropy;    // (L, NH)
-  LatestJob<Summaries> m_job{this};
+  LatestTask<Summaries> m_job{this};
 };

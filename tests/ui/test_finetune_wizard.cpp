@@ -1,6 +1,7 @@
 // FineTuneWizard (ui/finetunewizard.h), the wizard's off-thread tasks, without QML: results arrive on
-// the GUI thread as properties, a failure is a readable message naming the file, a cancelled task
-// leaves no result, a newer task replaces an older one, and suggested settings follow model size.
+// the GUI thread as properties (with progress on the way), a failure is a readable message naming the
+// file, a cancelled task leaves no result, a newer task replaces an older one, a wizard destroyed while
+// its task runs neither waits for it nor hears from it, and suggested settings follow model size.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -13,7 +14,12 @@
 class TestFineTuneWizard : public QObject {
   Q_OBJECT
   QTemporaryDir m_dir;
-  QString m_model, m_data;
+  QString m_model, m_data, m_text;
+
+  QVariantMap pretrainSettings() const {
+    return {{"recipe", "pretrain"}, {"model", m_model}, {"data", m_text}, {"steps", 10}, {"batch", 2}, {"seq", 16},
+            {"val_fraction", 0.2},  {"threads", 1}};
+  }
 
  private slots:
   void initTestCase() {
@@ -23,6 +29,9 @@ class TestFineTuneWizard : public QObject {
     std::ofstream f(m_data.toStdString(), std::ios::binary);
     for (int i = 0; i < 20; ++i) f << R"({"messages":[{"role":"user","content":"abba"},{"role":"assistant","content":"cddc effe"}]})" "\n";
     f << R"({"messages":[{"role":"user","content":"no answer"}]})" "\n";
+    m_text = m_dir.filePath("text.txt");
+    std::ofstream t(m_text.toStdString(), std::ios::binary);
+    for (int i = 0; i < 200; ++i) t << "abba cddc effe ghhg abba cddc\n";
   }
 
   void model_and_dataset_results_arrive() {
@@ -80,6 +89,33 @@ class TestFineTuneWizard : public QObject {
     w.inspectModel(m_model);
     QTRY_VERIFY_WITH_TIMEOUT(!w.model().isEmpty(), 30000);
     QVERIFY(w.dataset().isEmpty());
+  }
+
+  void time_estimate_reports_progress_then_its_result() {
+    FineTuneWizard w;
+    QSignalSpy done(&w, &FineTuneWizard::finished);
+    QSignalSpy progressed(&w, &FineTuneWizard::progressChanged);
+    w.estimateTime(pretrainSettings());
+    QCOMPARE(w.task(), QStringLiteral("time"));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY2(done.at(0).at(1).toBool(), qPrintable(w.error()));
+    QVERIFY(progressed.count() >= 2);  // the reset to 0 at the start, then the task's own reports
+    QVERIFY(w.progress() > 0);
+    QVERIFY(w.timeEstimate().value("secondsPerStep").toDouble() > 0);
+    QCOMPARE(w.timeEstimate().value("steps").toInt(), 10);
+  }
+
+  void destroyed_while_a_task_runs_without_waiting_or_hearing_back() {
+    int heard = 0;
+    auto* w = new FineTuneWizard;
+    connect(w, &FineTuneWizard::timeEstimateChanged, this, [&] { ++heard; });
+    connect(w, &FineTuneWizard::progressChanged, this, [&] { ++heard; });
+    w->estimateTime(pretrainSettings());
+    heard = 0;
+    delete w;
+    finetune::taskPool()->waitForDone();  // the task ends (stopped or not) with no owner left
+    QTest::qWait(50);
+    QCOMPARE(heard, 0);
   }
 
   void suggested_settings_follow_model_size() {

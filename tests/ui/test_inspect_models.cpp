@@ -2,7 +2,7 @@
 // GPT-2 and Llama fixtures: QAbstractItemModelTester on every change, and the roles against the
 // engine's Inspection they present (layer order, top tokens, probabilities, colours, "correct").
 // The head grid fills in from the thread pool: its shape at once, thumbnails later, and a result for
-// an inspection that was replaced meanwhile never lands (LatestJob). HeadSelection's click rules.
+// an inspection that was replaced meanwhile never lands (LatestTask). HeadSelection's click rules.
 #include <QAbstractItemModelTester>
 #include <QColor>
 #include <QFile>
@@ -13,7 +13,6 @@
 #include <QThreadPool>
 
 #include <cmath>
-#include <thread>
 
 #include "engine/backend.h"
 #include "engine/inspect/inspect.h"
@@ -21,7 +20,6 @@
 #include "headgridmodel.h"
 #include "headselection.h"
 #include "inspectmatrix.h"
-#include "latestjob.h"
 #include "logitlensmodel.h"
 
 namespace {
@@ -126,37 +124,6 @@ class TestInspectModels : public QObject {
     QVERIFY(!m.ready());
     QTRY_VERIFY_WITH_TIMEOUT(m.ready(), 60000);
     QCOMPARE(m.data(m.index(1, 2), HeadGridModel::ThumbnailRole).value<QImage>().size(), QSize(16, 16));
-  }
-
-  void latest_job_stops_the_running_job_and_delivers_the_newest() {
-    QObject owner;
-    LatestJob<int> job(&owner);
-    std::atomic<bool> firstRunning = false, firstSawCancel = false;
-    QList<int> delivered;
-    // The first job runs until it is told to stop (bounded, so a failure cannot hang the test).
-    job.start(
-        [&](const std::atomic<bool>& cancelled) {
-          firstRunning = true;
-          for (int i = 0; i < 60000 && !cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          firstSawCancel = cancelled.load();
-          return 1;
-        },
-        [&](int r) { delivered << r; });
-    QTRY_VERIFY_WITH_TIMEOUT(firstRunning, 60000);
-    QVERIFY(job.busy());
-    job.start([](const std::atomic<bool>&) { return 2; }, [&](int r) { delivered << r; });
-    QTRY_VERIFY_WITH_TIMEOUT(!job.busy(), 60000);
-    QThreadPool::globalInstance()->waitForDone();
-    QCoreApplication::processEvents();
-    QVERIFY(firstSawCancel);
-    QCOMPARE(delivered, QList<int>{2});
-    // cancel() alone drops a result too.
-    job.start([](const std::atomic<bool>&) { return 3; }, [&](int r) { delivered << r; });
-    job.cancel();
-    QVERIFY(!job.busy());
-    QThreadPool::globalInstance()->waitForDone();
-    QCoreApplication::processEvents();
-    QCOMPARE(delivered, QList<int>{2});
   }
 
   void head_selection_follows_ctrl_and_shift_clicks() {
