@@ -80,9 +80,8 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
 void matmul_panel_rows(ThreadPool& pool, float* out, const float* inp, const WeightRef& w,
                        const quant_detail::PanelTraits& panel, const float* bias, int N, int C, int OC) {
   const int64_t panels = OC / k_panel_rows;
-  const auto* P = static_cast<const uint16_t*>(w.packed);
   pool.parallel_for(panels, [&](int64_t pb, int64_t pe) {
-    matmul_f16_panels(out, P, inp, N, C, OC, pb, pe);
+    panel.matmul(out, w.packed, inp, N, C, OC, pb, pe);
     add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
   }, /*chunks_per_thread=*/4);
   const int64_t tail = panels * k_panel_rows;

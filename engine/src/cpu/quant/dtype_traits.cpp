@@ -35,7 +35,12 @@ void matvec_f16_rows(float* out, const void* W, const float* x, int C, int64_t r
   matvec_f16(out, static_cast<const uint16_t*>(W), x, C, row_begin, row_end);
 }
 
-constexpr PanelTraits k_panels_f16{matvec_f16_rows};
+void matmul_f16_panel_range(float* out, const void* P, const float* X, int N, int C, int64_t OC, int64_t panel_begin,
+                            int64_t panel_end) {
+  matmul_f16_panels(out, static_cast<const uint16_t*>(P), X, N, C, OC, panel_begin, panel_end);
+}
+
+constexpr PanelTraits k_panels_f16{matmul_f16_panel_range, matvec_f16_rows};
 
 constexpr DTypeTraits k_traits[] = {
     // F32: decode and prefill both widen (a copy) and run sgemm.

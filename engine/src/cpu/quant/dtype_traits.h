@@ -41,6 +41,9 @@ struct X8Traits {
 
 // An encoding with the f16 column-panel copy (quant.h).
 struct PanelTraits {
+  // out[n * OC + r] for rows r of panels [panel_begin, panel_end) and the N rows of X (f32).
+  void (*matmul)(float* out, const void* P, const float* X, int N, int C, int64_t OC, int64_t panel_begin,
+                 int64_t panel_end);
   FloatMatvecFn matvec_rows;  // the rows after the last whole panel, from the row layout
 };
 

@@ -80,7 +80,7 @@ struct Q4Nibbles {
 // Tokens [n, n + T) x one group of 8 rows, q4_0: out rows' 8 outputs per token. The block is
 // unpacked once for all T tokens.
 template <int T>
-void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
   __m256 acc[T];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -102,7 +102,7 @@ void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int
 // The same for q8_0: per chunk, |w| is computed once for all T tokens (the unsigned operand) and
 // each token's activations take w's signs.
 template <int T>
-void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
   __m256 acc[T];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -130,7 +130,7 @@ void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& X, int64_t n, int
 // Without VNNI a chunk's eight nibble products per token are summed in int16 before one madd (as
 // tile_q4: each int16 lane holds two products <= 15*127, eight of them 30480 < 32767).
 template <int T>
-void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m256 acc[T];
 #pragma GCC unroll 4
@@ -303,13 +303,13 @@ inline void block_tokens_q6_K(__m256 (&acc)[T], const Q6KBlockGroup& u, const Ac
 }
 
 template <int J>
-inline void decode_block_group_q6_K(__m256 (&acc)[1], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t s, int h) {
+WB_KERNEL_INLINE void decode_block_group_q6_K(__m256 (&acc)[1], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t s, int h) {
   Q6KBlockGroup u;
   unpack_block_group_q6_K<J>(u, w, d, h);
   block_tokens_q6_K<1>(acc, u, X, 0, 8 * s + 4 * h + J);
 }
 
-void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X) {
+WB_KERNEL_INLINE void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X) {
   __m256 acc[1] = {_mm256_setzero_ps()};
   for (int64_t s = 0; s < X.nb / 8; ++s) {
     const block_q6_Kx8& w = wg[s];
@@ -355,7 +355,7 @@ void prefill_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X, int
 // blocks of 32, or X.nb / 8 super-blocks for q4_K.
 template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
           void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
-void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1,
+WB_KERNEL_INLINE void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1,
                    int64_t per_group) {
   for (int64_t g = g0; g < g1; ++g) {
     const BlockX8* wg = P + g * per_group;

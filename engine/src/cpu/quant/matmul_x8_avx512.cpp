@@ -37,7 +37,7 @@ inline __m512i bcast4_512(const void* p) {
 // (u = w + 128, so sum(w*x) = sum(u*x) - 128*sum(x)), q4_0 uses the nibble (u = n, minus 8*sum(x)).
 // The correction is exact integer arithmetic, so the result equals the 256-bit kernels' exactly.
 template <typename BlockX8, int T>
-void tile_pair(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_pair(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
   constexpr bool q8 = std::is_same_v<BlockX8, block_q8_0x8>;
   __m512 acc[T];
 #pragma GCC unroll 8
@@ -96,7 +96,7 @@ inline __m512 bytes_pair(const uint8_t* a, const uint8_t* b) {
 // one vpdpbusd each per token, unsigned, so no correction inside the integer sum; then per sub-block
 // dx * (d*sc * sum - dmin*m * sum(xq)) with the rows' d*sc and dmin*m built once for all T tokens.
 template <int T>
-void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X, int64_t n, int64_t OC) {
   const __m512i m4 = _mm512_set1_epi8(0x0f);
   __m512 acc[T];
 #pragma GCC unroll 8
@@ -229,14 +229,14 @@ inline void block_tokens_q6_K(__m512 (&acc)[T], const Q6KBlockPair& u, const Act
 
 // Decode (one token) x groups (a, b): each block unpacked in registers on its way to the one token.
 template <int J>
-inline void decode_block_pair_q6_K(__m512 (&acc)[1], const block_q6_Kx8& A, const block_q6_Kx8& B, __m512 d,
+WB_KERNEL_INLINE void decode_block_pair_q6_K(__m512 (&acc)[1], const block_q6_Kx8& A, const block_q6_Kx8& B, __m512 d,
                                    const ActRows& X, int64_t s, int h) {
   Q6KBlockPair u;
   unpack_block_pair_q6_K<J>(u, A, B, d, h);
   block_tokens_q6_K<1>(acc, u, X, 0, 8 * s + 4 * h + J);
 }
 
-void decode_pair_q6_K(float* og, const block_q6_Kx8* wa, const block_q6_Kx8* wb, const ActRows& X) {
+WB_KERNEL_INLINE void decode_pair_q6_K(float* og, const block_q6_Kx8* wa, const block_q6_Kx8* wb, const ActRows& X) {
   __m512 acc[1] = {_mm512_setzero_ps()};
   for (int64_t s = 0; s < X.nb / 8; ++s) {
     const block_q6_Kx8& A = wa[s];
@@ -295,7 +295,7 @@ template <typename BlockX8>
 constexpr int k_tile_tokens512 = std::is_same_v<BlockX8, block_q8_0x8> ? 4 : 8;
 
 template <typename BlockX8, int T>
-void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
   if constexpr (std::is_same_v<BlockX8, block_q4_Kx8>)
     tile_pair_q4_K<T>(og, wa, wb, X, n, OC);
   else
@@ -303,7 +303,7 @@ void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X
 }
 
 template <typename BlockX8>
-void matmul_pairs(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t& g0, int64_t g1,
+WB_KERNEL_INLINE void matmul_pairs(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t& g0, int64_t g1,
                   int64_t per_group) {
   for (; g0 + 2 <= g1; g0 += 2) {
     const BlockX8* wa = P + g0 * per_group;

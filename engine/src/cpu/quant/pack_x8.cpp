@@ -1,5 +1,5 @@
-// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the kernels in
-// matmul_x8.cpp can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
+// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the
+// x8 kernels (x8_kernels.h) can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
 // q4_K: a byte shuffle; q6_K: its 6-bit values re-spread over bytes), so the packed product equals the
 // unpacked one exactly.
 #include <cstring>
@@ -93,19 +93,19 @@ using namespace quant_detail;
 
 namespace {
 
-const quant_detail::X8Traits& checked_x8(DType t, int64_t OC, int C) {
-  const quant_detail::X8Traits* x8 = quant_detail::dtype_traits(t).x8;
+const X8Traits& checked_x8(DType t, int64_t OC, int C) {
+  const X8Traits* x8 = dtype_traits(t).x8;
   if (!x8)
-    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0, q4_K and q6_K)");
+    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)));
   if (OC < 0) throw Error("x8 layout: negative row count");
-  quant_detail::require_multiple(C, x8->block_weights, "x8 layout");
+  require_multiple(C, x8->block_weights, "x8 layout");
   return *x8;
 }
 
 }  // namespace
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
-  const quant_detail::X8Traits& x8 = checked_x8(t, OC, C);
+  const X8Traits& x8 = checked_x8(t, OC, C);
   return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8.block_weights), "x8 layout"),
                      x8.block_bytes, "x8 layout");
 }

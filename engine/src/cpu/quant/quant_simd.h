@@ -12,6 +12,12 @@
 
 namespace engine::quant_detail {
 
+// For the x8 kernels' per-tile and per-block functions (matmul_x8_*.cpp): each instruction set's
+// kernels sit in a file of their own, and in a file that small GCC's unit-growth limit leaves some of
+// them out of line (a call per tile, or per block for q6_K decode) where it inlined them all in
+// one larger file. Forcing it keeps the loops as they were measured.
+#define WB_KERNEL_INLINE inline __attribute__((always_inline))
+
 #if defined(__AVX2__) && defined(__FMA__)
 #define WB_QUANT_AVX2 1
 // The int8 dot is one instruction (vpdpbusd) on 256-bit vectors.
