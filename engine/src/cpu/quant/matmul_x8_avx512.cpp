@@ -13,9 +13,8 @@ namespace engine::quant_detail {
 
 namespace {
 
-// AVX-512: two groups side by side in one zmm (group g in the low 256 bits, g + 1 in the high),
-// so every instruction serves 16 rows; the activation broadcast is the same for both halves. The
-// 16 outputs of a token are contiguous (rows 8g .. 8g + 15), one store.
+// Group g sits in the low 256 bits, g + 1 in the high; the activation broadcast is the same for
+// both halves, and the 16 outputs of a token are contiguous (rows 8g .. 8g + 15), one store.
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 inline __m512i load_pair(const void* a, const void* b) { return _mm512_inserti64x4(_mm512_castsi256_si512(load(a)), load(b), 1); }
