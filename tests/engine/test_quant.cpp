@@ -191,6 +191,47 @@ class TestQuant : public QObject {
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::matvec_q8_0(out, buf.data(), x.data(), 33, 0, 1));
   }
 
+  // Every dtype has its row in the kernels' table: the x8 facts are the formats' own, a type
+  // without an x8 form is refused by name, and a value outside the enum is an error, never a read
+  // past the table.
+  void every_dtype_has_its_kernels() {
+    using engine::DType;
+    const DType all[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+    std::vector<uint8_t> zeros(4096, 0);
+    for (DType t : all) {
+      const bool x8 = t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K || t == DType::Q6_K;
+      QCOMPARE(engine::has_x8_layout(t), x8);
+      if (x8) {
+        QCOMPARE(uint64_t(engine::x8_block_weights(t)), engine::dtype_block_elems(t));
+        // One x8 block per 8 rows and row block: no smaller than the file's bytes (q4_K's unpacked
+        // scales make it larger), and the rows past the last whole group are left out.
+        const int bw = engine::x8_block_weights(t);
+        const uint64_t one = engine::x8_bytes(t, 8, bw);
+        QVERIFY(one >= engine::dtype_bytes(t, 8 * uint64_t(bw)));
+        QCOMPARE(engine::x8_bytes(t, 23, 3 * bw), 2 * 3 * one);
+      } else {
+        QVERIFY_THROWS_EXCEPTION(engine::Error, engine::x8_block_weights(t));
+        try {
+          engine::pack_x8(t, zeros.data(), 8, 32, zeros.data());
+          QFAIL("pack_x8 accepted an encoding without an x8 form");
+        } catch (const engine::Error& e) {
+          QVERIFY2(QString(e.what()).contains(QString::fromStdString(std::string(engine::dtype_name(t)))), e.what());
+        }
+      }
+      // All-zero bytes are finite weights in every encoding and widen to zeros.
+      QCOMPARE(engine::first_nonfinite(t, zeros.data(), 256), int64_t(-1));
+      std::vector<float> row(256, 1.f);
+      engine::dequantize_rows(t, zeros.data(), 256, 0, 1, row.data());
+      QVERIFY(std::all_of(row.begin(), row.end(), [](float v) { return v == 0.f; }));
+    }
+    const auto bogus = static_cast<DType>(7);
+    float out[1];
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_rows(bogus, zeros.data(), 32, 0, 1, out));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::first_nonfinite(bogus, zeros.data(), 32));
+    QVERIFY(!engine::x8_worth_packing(DType::F16));
+    QVERIFY(engine::x8_worth_packing(DType::Q8_0) && engine::x8_worth_packing(DType::Q4_0));
+  }
+
   // --- round-trip error bounds ---
   void round_trip_error_bounds() {
     const int n = 32 * 64;
@@ -561,11 +602,11 @@ class TestQuant : public QObject {
     const int64_t rb = 1, re = OC - 1;
     std::vector<float> out((size_t)N * OC, -12345.f);
     if (type == "f16")
-      engine::matmul_f16(out.data(), Wh.data(), X.data(), N, C, OC, rb, re);
+      engine::matmul_typed(out.data(), engine::DType::F16, Wh.data(), X.data(), N, C, OC, rb, re);
     else if (type == "q8_0")
-      engine::matmul_q8_0(out.data(), Wq.data(), X.data(), N, C, OC, rb, re);
+      engine::matmul_typed(out.data(), engine::DType::Q8_0, Wq.data(), X.data(), N, C, OC, rb, re);
     else
-      engine::matmul_q4_0(out.data(), Wq.data(), X.data(), N, C, OC, rb, re);
+      engine::matmul_typed(out.data(), engine::DType::Q4_0, Wq.data(), X.data(), N, C, OC, rb, re);
     for (int n = 0; n < N; ++n) {
       const std::vector<float> x(X.begin() + (size_t)n * C, X.begin() + (size_t)(n + 1) * C);
       std::vector<double> ref, mag;

@@ -77,15 +77,10 @@ void matvec_q4_K_act(float* out, const void* W, const q8_act& x, int64_t row_beg
 void matvec_q6_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
 
 // --- matrix-matrix (prefill): out[n*OC + o] = dot(W[o], X[n]) for n in [0,N), o in [row_begin, row_end) ---
-// X is (N, C) row-major f32, out is (N, OC) row-major. Weight rows are dequantized in tiles to f32
-// and multiplied with BLAS sgemm, so results are the exact dequantized weights times X in f32
-// (no activation rounding, unlike matvec). Single-threaded inside apart from what BLAS does.
-void matmul_q8_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
-void matmul_q4_0(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
-void matmul_f16(float* out, const uint16_t* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
-void matmul_q4_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
-void matmul_q6_K(float* out, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin, int64_t row_end);
-// Any dtype (bf16 and f32 too), the same tiled dequantize + sgemm.
+// X is (N, C) row-major f32, out is (N, OC) row-major, W (OC, C) in encoding t (any dtype; C a
+// whole number of t's blocks). Weight rows are dequantized in tiles to f32 and multiplied with BLAS
+// sgemm, so results are the exact dequantized weights times X in f32 (no activation rounding,
+// unlike matvec). Single-threaded inside apart from what BLAS does.
 void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int C, int64_t OC, int64_t row_begin,
                   int64_t row_end);
 
@@ -104,9 +99,10 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
 // Only the first OC / 8 * 8 rows are packed; the kernels' callers handle the remaining rows from
 // the original layout. Every weight keeps its exact value; only where its bits sit differs.
 inline constexpr int k_x8_rows = 8;
-// The encodings with an x8 form, and how many weights one of their x8 blocks spans per row.
-inline bool has_x8_layout(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K || t == DType::Q6_K; }
-inline int x8_block_weights(DType t) { return t == DType::Q4_K || t == DType::Q6_K ? k_kblock : k_qblock; }
+// The encodings with an x8 form, and how many weights one of their x8 blocks spans per row
+// (x8_block_weights throws for an encoding without one).
+bool has_x8_layout(DType t);
+int x8_block_weights(DType t);
 // Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K and q6_K where
 // this build has SIMD kernels for them (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
 // the portable x8 loop, which exists for correctness).

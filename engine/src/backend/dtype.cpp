@@ -5,6 +5,7 @@
 // bytes. A count that is not a whole number of blocks cannot be stored and is an error, never rounded.
 #include "engine/dtype.h"
 
+#include <iterator>
 #include <string>
 
 #include "engine/checked.h"
@@ -12,53 +13,56 @@
 
 namespace engine {
 
+namespace {
+
+// One row per dtype, in the order of the DType enum: what a tensor's bytes are, independent of any
+// backend (the CPU kernels' own table is cpu/quant/dtype_traits.cpp).
+struct DTypeFormat {
+  std::string_view name;
+  uint64_t block_elems;  // 1 for the float types
+  uint64_t block_bytes;
+  const char* size_what;  // names the size in an overflow error, without building a string per call
+};
+
+constexpr DTypeFormat k_formats[] = {
+    {"f32", 1, 4, "f32 tensor size"},          {"f16", 1, 2, "f16 tensor size"},
+    {"bf16", 1, 2, "bf16 tensor size"},        {"q8_0", 32, 34, "q8_0 tensor size"},
+    {"q4_0", 32, 18, "q4_0 tensor size"},      {"q4_K", 256, 144, "q4_K tensor size"},
+    {"q6_K", 256, 210, "q6_K tensor size"},
+};
+static_assert(static_cast<int>(DType::F32) == 0 && static_cast<int>(DType::F16) == 1 &&
+                  static_cast<int>(DType::BF16) == 2 && static_cast<int>(DType::Q8_0) == 3 &&
+                  static_cast<int>(DType::Q4_0) == 4 && static_cast<int>(DType::Q4_K) == 5 &&
+                  static_cast<int>(DType::Q6_K) == 6 && std::size(k_formats) == 7,
+              "k_formats rows follow the DType enum, one per value");
+
+const DTypeFormat* format_of(DType t) {
+  const auto i = static_cast<size_t>(t);
+  return i < std::size(k_formats) ? &k_formats[i] : nullptr;
+}
+
+}  // namespace
+
 std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::Q8_0: return "q8_0";
-    case DType::Q4_0: return "q4_0";
-    case DType::Q4_K: return "q4_K";
-    case DType::Q6_K: return "q6_K";
-  }
-  return "unknown";
+  const DTypeFormat* f = format_of(t);
+  return f ? f->name : "unknown";
 }
 
 uint64_t dtype_block_elems(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16: return 1;
-    case DType::Q8_0:
-    case DType::Q4_0: return 32;
-    case DType::Q4_K:
-    case DType::Q6_K: return 256;
-  }
-  throw Error("dtype_block_elems: unknown dtype " + std::to_string(static_cast<int>(t)));
+  const DTypeFormat* f = format_of(t);
+  if (!f) throw Error("dtype_block_elems: unknown dtype " + std::to_string(static_cast<int>(t)));
+  return f->block_elems;
 }
 
 bool dtype_is_quantized(DType t) { return dtype_block_elems(t) > 1; }
 
 uint64_t dtype_bytes(DType t, uint64_t n) {
-  switch (t) {
-    case DType::F32: return checked_mul(n, 4, "f32 tensor size");
-    case DType::F16: return checked_mul(n, 2, "f16 tensor size");
-    case DType::BF16: return checked_mul(n, 2, "bf16 tensor size");
-    case DType::Q8_0:
-    case DType::Q4_0:
-    case DType::Q4_K:
-    case DType::Q6_K: {
-      const std::string name(dtype_name(t));
-      const uint64_t block = dtype_block_elems(t);
-      const uint64_t block_bytes = t == DType::Q8_0 ? 34 : t == DType::Q4_0 ? 18 : t == DType::Q4_K ? 144 : 210;
-      if (n % block != 0)
-        throw Error(name + " tensor of " + std::to_string(n) + " elements: not a multiple of the " +
-                    std::to_string(block) + "-element block");
-      return checked_mul(n / block, block_bytes, (name + " tensor size").c_str());
-    }
-  }
-  throw Error("dtype_bytes: unknown dtype " + std::to_string(static_cast<int>(t)));
+  const DTypeFormat* f = format_of(t);
+  if (!f) throw Error("dtype_bytes: unknown dtype " + std::to_string(static_cast<int>(t)));
+  if (n % f->block_elems != 0)
+    throw Error(std::string(f->name) + " tensor of " + std::to_string(n) + " elements: not a multiple of the " +
+                std::to_string(f->block_elems) + "-element block");
+  return checked_mul(n / f->block_elems, f->block_bytes, f->size_what);
 }
 
 }  // namespace engine

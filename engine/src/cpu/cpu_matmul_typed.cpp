@@ -11,24 +11,13 @@
 #include <cstdint>
 
 #include "engine/error.h"
+#include "quant/dtype_traits.h"
 
 namespace engine {
 
 namespace {
 
 constexpr int64_t k_rows_per_unit = 16;
-
-using ActKernel = void (*)(float*, const void*, const q8_act&, int64_t, int64_t);
-
-ActKernel act_kernel(DType t) {
-  switch (t) {
-    case DType::Q8_0: return matvec_q8_0_act;
-    case DType::Q4_0: return matvec_q4_0_act;
-    case DType::Q4_K: return matvec_q4_K_act;
-    case DType::Q6_K: return matvec_q6_K_act;
-    default: return nullptr;
-  }
-}
 
 void add_bias(float* out, const float* bias, int64_t n_rows, int64_t OC, int64_t b, int64_t e) {
   if (!bias) return;
@@ -68,7 +57,7 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   const int64_t tail = groups * k_x8_rows;
   if (tail == OC) return;
   thread_local q8_act one;
-  const ActKernel k = act_kernel(w.dtype);
+  const quant_detail::ActMatvecFn k = quant_detail::dtype_traits(w.dtype).matvec_act;
   const int nb = C / k_qblock;
   if (N == 1) {  // decode: act already is the one token (no copy on the per-token path)
     k(out, w.data, act, tail, OC);
@@ -86,21 +75,19 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   add_bias(out, bias, N, OC, tail, OC);
 }
 
-// f16 weights with column panels: threads take whole panels (16 rows), X stays f32; the last
+// Weights with column panels (f16): threads take whole panels (16 rows), X stays f32; the last
 // OC % 16 rows come from the row layout, one token at a time.
-void matmul_f16_panel_rows(ThreadPool& pool, float* out, const float* inp, const WeightRef& w, const float* bias,
-                           int N, int C, int OC) {
+void matmul_panel_rows(ThreadPool& pool, float* out, const float* inp, const WeightRef& w,
+                       const quant_detail::PanelTraits& panel, const float* bias, int N, int C, int OC) {
   const int64_t panels = OC / k_panel_rows;
-  const auto* P = static_cast<const uint16_t*>(w.packed);
   pool.parallel_for(panels, [&](int64_t pb, int64_t pe) {
-    matmul_f16_panels(out, P, inp, N, C, OC, pb, pe);
+    panel.matmul(out, w.packed, inp, N, C, OC, pb, pe);
     add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
   }, /*chunks_per_thread=*/4);
   const int64_t tail = panels * k_panel_rows;
   if (tail == OC) return;
   for (int n = 0; n < N; ++n)
-    matvec_f16(out + static_cast<int64_t>(n) * OC, static_cast<const uint16_t*>(w.data), inp + static_cast<int64_t>(n) * C, C,
-               tail, OC);
+    panel.matvec_rows(out + static_cast<int64_t>(n) * OC, w.data, inp + static_cast<int64_t>(n) * C, C, tail, OC);
   add_bias(out, bias, N, OC, tail, OC);
 }
 
@@ -115,16 +102,17 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
   auto rows_of = [&](int64_t ub, int64_t ue) {
     return std::pair<int64_t, int64_t>{ub * k_rows_per_unit, std::min<int64_t>(ue * k_rows_per_unit, OC)};
   };
-  if (w.packed && has_x8_layout(w.dtype)) {
+  const quant_detail::DTypeTraits& traits = quant_detail::dtype_traits(w.dtype);
+  if (w.packed && traits.x8) {
     matmul_x8_rows(pool, act, out, inp, w, bias, N, C, OC);
     return;
   }
-  if (w.packed && w.dtype == DType::F16) {
-    matmul_f16_panel_rows(pool, out, inp, w, bias, N, C, OC);
+  if (w.packed && traits.panels) {
+    matmul_panel_rows(pool, out, inp, w, *traits.panels, bias, N, C, OC);
     return;
   }
   if (N == 1) {
-    if (ActKernel k = act_kernel(w.dtype)) {
+    if (const quant_detail::ActMatvecFn k = traits.matvec_act) {
       // One quantization of x serves every thread's rows.
       quantize_act_q8(inp, C, act);
       pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
@@ -134,11 +122,10 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
       });
       return;
     }
-    if (w.dtype == DType::F16) {
-      const auto* h = static_cast<const uint16_t*>(w.data);
+    if (const quant_detail::FloatMatvecFn k = traits.matvec_float) {
       pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
         const auto [b, e] = rows_of(ub, ue);
-        matvec_f16(out, h, inp, C, b, e);
+        k(out, w.data, inp, C, b, e);
         add_bias(out, bias, 1, OC, b, e);
       });
       return;

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "quant_blocks.h"
+#include "dtype_traits.h"
 
 namespace engine {
-using namespace quant_detail;
+namespace quant_detail {
 
 namespace {
 
@@ -42,72 +42,74 @@ int64_t first_with_exponent_all_ones(const uint8_t* p, int64_t n, Bits exponent)
   return -1;
 }
 
+// Block types: with finite scales every weight is finite, so only the scales are read.
+template <typename Block, typename ScalesFinite>
+int64_t first_nonfinite_block(const void* W, int64_t n, int block_elems, ScalesFinite scales_finite) {
+  require_multiple(n, block_elems, "first_nonfinite");
+  const auto* blocks = static_cast<const Block*>(W);
+  for (int64_t b = 0; b < n / block_elems; ++b)
+    if (!scales_finite(blocks[b])) return b * block_elems;
+  return -1;
+}
+
 }  // namespace
+
+void widen_f32(const void* src, float* dst, int64_t n) { std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }
+
+void widen_f16(const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
+#endif
+  for (; i < n; ++i) dst[i] = half_to_f32(h[i]);
+}
+
+void widen_bf16(const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(h[i]);
+}
+
+// An exponent of all ones means inf or nan: bits 30..23 (f32), 14..10 (f16), 14..7 (bf16).
+int64_t first_nonfinite_f32(const void* W, int64_t n) {
+  return first_with_exponent_all_ones<uint32_t>(static_cast<const uint8_t*>(W), n, 0x7f800000u);
+}
+int64_t first_nonfinite_f16(const void* W, int64_t n) {
+  return first_with_exponent_all_ones<uint16_t>(static_cast<const uint8_t*>(W), n, 0x7c00u);
+}
+int64_t first_nonfinite_bf16(const void* W, int64_t n) {
+  return first_with_exponent_all_ones<uint16_t>(static_cast<const uint8_t*>(W), n, 0x7f80u);
+}
+
+int64_t first_nonfinite_q8_0(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q8_0>(W, n, k_qblock, [](const block_q8_0& b) { return half_finite(b.d); });
+}
+int64_t first_nonfinite_q4_0(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q4_0>(W, n, k_qblock, [](const block_q4_0& b) { return half_finite(b.d); });
+}
+int64_t first_nonfinite_q4_K(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q4_K>(W, n, k_kblock,
+                                           [](const block_q4_K& b) { return half_finite(b.d) && half_finite(b.dmin); });
+}
+int64_t first_nonfinite_q6_K(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q6_K>(W, n, k_kblock, [](const block_q6_K& b) { return half_finite(b.d); });
+}
+
+}  // namespace quant_detail
+
+using namespace quant_detail;
 
 void dequantize_rows(DType t, const void* W, int C, int64_t row_begin, int64_t rows, float* dst) {
   if (C < 0 || row_begin < 0 || rows < 0) throw Error("dequantize_rows: negative shape");
+  const WidenFn widen = dtype_traits(t).widen;
   const uint64_t row_bytes = dtype_bytes(t, static_cast<uint64_t>(C));  // throws on a partial block
   const auto* src = static_cast<const uint8_t*>(W) + static_cast<uint64_t>(row_begin) * row_bytes;
-  const int64_t n = rows * C;
-  switch (t) {
-    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case DType::F16: {
-      const auto* h = reinterpret_cast<const uint16_t*>(src);
-      int64_t i = 0;
-#if defined(__F16C__)
-      for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
-#endif
-      for (; i < n; ++i) dst[i] = half_to_f32(h[i]);
-      return;
-    }
-    case DType::BF16: {
-      const auto* h = reinterpret_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(h[i]);
-      return;
-    }
-    case DType::Q8_0: return dequantize_row_q8_0(src, dst, n);
-    case DType::Q4_0: return dequantize_row_q4_0(src, dst, n);
-    case DType::Q4_K: return dequantize_row_q4_K(src, dst, n);
-    case DType::Q6_K: return dequantize_row_q6_K(src, dst, n);
-  }
-  throw Error("dequantize_rows: unknown dtype");
+  widen(src, dst, rows * C);
 }
 
 int64_t first_nonfinite(DType t, const void* W, int64_t n) {
   if (n < 0) throw Error("first_nonfinite: negative count");
-  const auto* p = static_cast<const uint8_t*>(W);
-  switch (t) {
-    // An exponent of all ones means inf or nan: bits 30..23 (f32), 14..10 (f16), 14..7 (bf16).
-    case DType::F32: return first_with_exponent_all_ones<uint32_t>(p, n, 0x7f800000u);
-    case DType::F16: return first_with_exponent_all_ones<uint16_t>(p, n, 0x7c00u);
-    case DType::BF16: return first_with_exponent_all_ones<uint16_t>(p, n, 0x7f80u);
-    case DType::Q8_0:
-    case DType::Q4_0: {
-      require_multiple(n, k_qblock, "first_nonfinite");
-      const size_t bytes = t == DType::Q8_0 ? k_q8_0_bytes : k_q4_0_bytes;  // d is each block's first field
-      for (int64_t b = 0; b < n / k_qblock; ++b) {
-        uint16_t d;
-        std::memcpy(&d, p + b * bytes, 2);
-        if (!half_finite(d)) return b * k_qblock;
-      }
-      return -1;
-    }
-    case DType::Q4_K: {
-      require_multiple(n, k_kblock, "first_nonfinite");
-      const auto* blocks = static_cast<const block_q4_K*>(W);
-      for (int64_t b = 0; b < n / k_kblock; ++b)
-        if (!half_finite(blocks[b].d) || !half_finite(blocks[b].dmin)) return b * k_kblock;
-      return -1;
-    }
-    case DType::Q6_K: {
-      require_multiple(n, k_kblock, "first_nonfinite");
-      const auto* blocks = static_cast<const block_q6_K*>(W);
-      for (int64_t b = 0; b < n / k_kblock; ++b)
-        if (!half_finite(blocks[b].d)) return b * k_kblock;
-      return -1;
-    }
-  }
-  throw Error("first_nonfinite: unknown dtype");
+  return dtype_traits(t).first_nonfinite(W, n);
 }
 
 }  // namespace engine

@@ -1,14 +1,14 @@
-// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the kernels in
-// matmul_x8.cpp can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
+// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the
+// x8 kernels (x8_kernels.h) can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
 // q4_K: a byte shuffle; q6_K: its 6-bit values re-spread over bytes), so the packed product equals the
 // unpacked one exactly.
 #include <cstring>
 
 #include "engine/checked.h"
-#include "quant_blocks.h"
+#include "dtype_traits.h"
 
 namespace engine {
-using namespace quant_detail;
+namespace quant_detail {
 
 namespace {
 
@@ -80,40 +80,36 @@ void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
-void check_shape(DType t, int64_t OC, int C) {
-  if (!has_x8_layout(t))
-    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)) + " (only q8_0, q4_0, q4_K and q6_K)");
-  if (OC < 0) throw Error("x8 layout: negative row count");
-  require_multiple(C, x8_block_weights(t), "x8 layout");
-}
+}  // namespace
 
-uint64_t x8_block_bytes(DType t) {
-  switch (t) {
-    case DType::Q8_0: return sizeof(block_q8_0x8);
-    case DType::Q4_0: return sizeof(block_q4_0x8);
-    case DType::Q4_K: return sizeof(block_q4_Kx8);
-    default: return sizeof(block_q6_Kx8);
-  }
+void pack_x8_q8_0(const void* W, int64_t OC, int C, void* dst) { pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst); }
+void pack_x8_q4_0(const void* W, int64_t OC, int C, void* dst) { pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst); }
+void pack_x8_q4_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q4_K(W, OC, C, dst); }
+void pack_x8_q6_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q6_K(W, OC, C, dst); }
+
+}  // namespace quant_detail
+
+using namespace quant_detail;
+
+namespace {
+
+const X8Traits& checked_x8(DType t, int64_t OC, int C) {
+  const X8Traits* x8 = dtype_traits(t).x8;
+  if (!x8)
+    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)));
+  if (OC < 0) throw Error("x8 layout: negative row count");
+  require_multiple(C, x8->block_weights, "x8 layout");
+  return *x8;
 }
 
 }  // namespace
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
-  check_shape(t, OC, C);
-  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8_block_weights(t)), "x8 layout"),
-                     x8_block_bytes(t), "x8 layout");
+  const X8Traits& x8 = checked_x8(t, OC, C);
+  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8.block_weights), "x8 layout"),
+                     x8.block_bytes, "x8 layout");
 }
 
-void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst) {
-  check_shape(t, OC, C);
-  if (t == DType::Q8_0)
-    pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst);
-  else if (t == DType::Q4_0)
-    pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst);
-  else if (t == DType::Q4_K)
-    pack_groups_q4_K(W, OC, C, dst);
-  else
-    pack_groups_q6_K(W, OC, C, dst);
-}
+void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst) { checked_x8(t, OC, C).pack(W, OC, C, dst); }
 
 }  // namespace engine

@@ -12,8 +12,22 @@
 
 namespace engine::quant_detail {
 
+// For the x8 kernels' per-tile and per-block functions (matmul_x8_*.cpp): each instruction set's
+// kernels sit in a file of their own, and in a file that small GCC's unit-growth limit leaves some of
+// them out of line (a call per tile, or per block for q6_K decode) where it inlined them all in
+// one larger file. Forcing it keeps the loops as they were measured.
+#define WB_KERNEL_INLINE inline __attribute__((always_inline))
+
 #if defined(__AVX2__) && defined(__FMA__)
 #define WB_QUANT_AVX2 1
+// The int8 dot is one instruction (vpdpbusd) on 256-bit vectors.
+#if (defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)
+#define WB_X8_VNNI 1
+#endif
+// The x8 kernels' 512-bit set (matmul_x8_avx512.cpp) needs vpdpbusd on zmm and byte ops on zmm.
+#if defined(WB_X8_VNNI) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define WB_X8_AVX512 1
+#endif
 
 // acc + per-lane sums of groups of 4 u8*s8 products (8 int32 lanes).
 inline __m256i dot_u8s8_acc(__m256i acc, __m256i u, __m256i s) {
