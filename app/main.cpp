@@ -85,7 +85,8 @@ int main(int argc, char* argv[]) {
   if (window) restoreGeometry(window, *controller->settings());
 
   QObject::connect(&app, &QCoreApplication::aboutToQuit, controller.get(), [&] {
-    if (window) controller->settings()->setWindowGeometry(window->geometry(), window->visibility() == QWindow::Maximized);
+    if (window)
+      controller->settings()->setWindowGeometry(window->geometry(), window->visibility() == QWindow::Maximized);
     controller->shutdown();
   });
 

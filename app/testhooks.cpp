@@ -37,8 +37,8 @@ void installQuitWhenReady(AppController& app) {
   auto reportOnce = [&app, reported] {
     if (app.loading() || *reported) return;
     *reported = true;
-    std::printf("ready model=%s chats=%d problem=%s\n", qPrintable(app.modelName()), int(app.chat()->store()->chats().size()),
-                qPrintable(app.database()->problem()));
+    std::printf("ready model=%s chats=%d problem=%s\n", qPrintable(app.modelName()),
+                int(app.chat()->store()->chats().size()), qPrintable(app.database()->problem()));
     std::fflush(stdout);
     QCoreApplication::quit();
   };

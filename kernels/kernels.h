@@ -14,11 +14,11 @@ inline constexpr int k_module_abi = 1;
 
 struct DeviceProbe {
   int device_count = 0;
-  std::string name;          // of device 0
+  std::string name;  // of device 0
   int compute_major = 0, compute_minor = 0;
   uint64_t total_memory = 0;
-  bool cublas_ok = false;    // a cuBLAS handle could be created on device 0
-  std::string error;         // why no usable device, when device_count == 0 or !cublas_ok
+  bool cublas_ok = false;  // a cuBLAS handle could be created on device 0
+  std::string error;       // why no usable device, when device_count == 0 or !cublas_ok
 };
 
 // Never throws: reports "no device", driver errors and cuBLAS failures in `error`.

@@ -26,7 +26,9 @@ DeviceProbe probe_devices() {
   if (e != cudaSuccess) {
     // Say it the way a user can act on: no GPU, no driver, or a driver older than this CUDA runtime.
     if (e == cudaErrorNoDevice) p.error = "no CUDA device found";
-    else if (e == cudaErrorInsufficientDriver) p.error = "no CUDA device found (no NVIDIA driver, or one too old for CUDA " + std::to_string(CUDART_VERSION / 1000) + ")";
+    else if (e == cudaErrorInsufficientDriver)
+      p.error = "no CUDA device found (no NVIDIA driver, or one too old for CUDA " +
+                std::to_string(CUDART_VERSION / 1000) + ")";
     else p.error = "no usable CUDA device (" + cuda_error_text(e) + ")";
     return p;
   }

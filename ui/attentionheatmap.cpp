@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "services/localfile.h"
 #include "inspectmatrix.h"
+#include "services/localfile.h"
 
 namespace {
 
-constexpr double kLabelMargin = 88;     // pixels left of and above the matrix for token labels
-constexpr double kMinLabelCell = 11;    // a label is drawn only when a cell is at least this tall
+constexpr double kLabelMargin = 88;   // pixels left of and above the matrix for token labels
+constexpr double kMinLabelCell = 11;  // a label is drawn only when a cell is at least this tall
 constexpr double kMaxZoom = 64;
 
 QString csvField(const QString& s) {
@@ -306,7 +306,8 @@ void AttentionHeatmap::paint(QPainter* p) {
     const int labelWidth = static_cast<int>(m - 8);
     // Elided once per label and font size; only the one or two bold labels are elided per frame.
     const auto labelOf = [&](int t, bool isBold) -> QString {
-      return isBold ? boldMetrics.elidedText(m_labels.value(t), Qt::ElideRight, labelWidth) : elidedLabel(t, f, labelWidth);
+      return isBold ? boldMetrics.elidedText(m_labels.value(t), Qt::ElideRight, labelWidth)
+                    : elidedLabel(t, f, labelWidth);
     };
     for (int q = q0; q < q1; ++q) {
       const bool isBold = q == m_selected || q == m_hoverQ;

@@ -119,13 +119,13 @@ class AttentionHeatmap : public QQuickPaintedItem {
   void geometryChange(const QRectF& newGeometry, const QRectF& oldGeometry) override;
 
  private:
-  void rebuild();                 // starts computing the matrix + image from the inspection and m_spec
+  void rebuild();  // starts computing the matrix + image from the inspection and m_spec
   void setMatrixData(inspectview::MatrixChoice c);
-  double margin() const;          // room for labels on the left and top (0 without labels)
-  double cellSize() const;        // pixels per cell at the current zoom
-  QRectF matrixRect() const;      // where the whole matrix is drawn (may extend past the item)
+  double margin() const;      // room for labels on the left and top (0 without labels)
+  double cellSize() const;    // pixels per cell at the current zoom
+  QRectF matrixRect() const;  // where the whole matrix is drawn (may extend past the item)
   bool cellAt(QPointF pos, int* q, int* k) const;
-  const QImage& shrunkImage(int side);          // m_image smoothed to side x side device pixels
+  const QImage& shrunkImage(int side);  // m_image smoothed to side x side device pixels
   const QString& elidedLabel(int t, const QFont& font, int width);
   void clampPan();
   void setHover(int q, int k);
@@ -142,7 +142,7 @@ class AttentionHeatmap : public QQuickPaintedItem {
   int m_elidedKey = 0;
   bool m_showLabels = true;
   double m_zoom = 1.0;
-  QPointF m_pan;                  // offset of the matrix from its fitted position, in pixels
+  QPointF m_pan;  // offset of the matrix from its fitted position, in pixels
   QPointF m_dragFrom;
   bool m_dragging = false, m_dragMoved = false;
   int m_hoverQ = -1, m_hoverK = -1;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-
 namespace {
 constexpr float kFaintThreshold = 0.02f;
 }
@@ -100,7 +99,8 @@ void AttentionLines::paint(QPainter* p) {
     g.setBold(sel);
     p->setFont(g);
     p->setPen(m_labelColour);
-    const QRectF left(0, rowY(t) - kRowHeight / 2, colW, kRowHeight), right(width() - colW, rowY(t) - kRowHeight / 2, colW, kRowHeight);
+    const QRectF left(0, rowY(t) - kRowHeight / 2, colW, kRowHeight),
+        right(width() - colW, rowY(t) - kRowHeight / 2, colW, kRowHeight);
     if (sel) {
       QColor bg = m_attendsColour;
       bg.setAlphaF(0.18);

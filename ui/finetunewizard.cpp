@@ -13,9 +13,11 @@ QVariantList previewRows(const std::vector<engine::ChatExample>& rows) {
   for (const engine::ChatExample& ex : rows) {
     QStringList parts;
     for (const engine::ChatMessage& m : ex.messages)
-      parts << (m.role == "text" ? QString::fromStdString(m.content)
-                                 : QStringLiteral("%1: %2").arg(QString::fromStdString(m.role), QString::fromStdString(m.content)));
-    out << QVariantMap{{QStringLiteral("line"), qint64(ex.line)}, {QStringLiteral("text"), parts.join(QLatin1Char('\n'))}};
+      parts << (m.role == "text"
+                    ? QString::fromStdString(m.content)
+                    : QStringLiteral("%1: %2").arg(QString::fromStdString(m.role), QString::fromStdString(m.content)));
+    out << QVariantMap{{QStringLiteral("line"), qint64(ex.line)},
+                       {QStringLiteral("text"), parts.join(QLatin1Char('\n'))}};
   }
   return out;
 }
@@ -23,9 +25,11 @@ QVariantList previewRows(const std::vector<engine::ChatExample>& rows) {
 QVariantMap toVariant(const engine::DatasetInspection& r) {
   QVariantList problems;
   for (const engine::ChatRowProblem& p : r.problems)
-    problems << QVariantMap{{QStringLiteral("line"), qint64(p.line)}, {QStringLiteral("message"), QString::fromStdString(p.message)}};
+    problems << QVariantMap{{QStringLiteral("line"), qint64(p.line)},
+                            {QStringLiteral("message"), QString::fromStdString(p.message)}};
   return {{QStringLiteral("format"), QString::fromStdString(r.format)},
-          {QStringLiteral("recipe"), r.recipe == engine::Recipe::Sft ? QStringLiteral("sft") : QStringLiteral("pretrain")},
+          {QStringLiteral("recipe"),
+           r.recipe == engine::Recipe::Sft ? QStringLiteral("sft") : QStringLiteral("pretrain")},
           {QStringLiteral("rows"), qint64(r.rows)},
           {QStringLiteral("badRows"), qint64(r.bad_rows)},
           {QStringLiteral("problems"), problems},
@@ -43,7 +47,9 @@ QVariantMap toVariant(const engine::DatasetInspection& r) {
 }
 
 QVariantMap lossMap(const engine::ValidationLoss& v) {
-  return {{QStringLiteral("loss"), v.loss}, {QStringLiteral("perplexity"), v.perplexity}, {QStringLiteral("positions"), qint64(v.positions)}};
+  return {{QStringLiteral("loss"), v.loss},
+          {QStringLiteral("perplexity"), v.perplexity},
+          {QStringLiteral("positions"), qint64(v.positions)}};
 }
 
 QVariantMap toVariant(const ModelInfo& info) {
@@ -71,8 +77,12 @@ QVariantMap toVariant(const finetune::TimeEstimate& t) {
 QVariantMap toVariant(const finetune::Evaluation& e) {
   QVariantList answers;
   for (const finetune::AnswerPair& a : e.answers)
-    answers << QVariantMap{{QStringLiteral("prompt"), a.prompt}, {QStringLiteral("base"), a.base}, {QStringLiteral("tuned"), a.tuned}};
-  return {{QStringLiteral("before"), lossMap(e.before)}, {QStringLiteral("after"), lossMap(e.after)}, {QStringLiteral("answers"), answers}};
+    answers << QVariantMap{{QStringLiteral("prompt"), a.prompt},
+                           {QStringLiteral("base"), a.base},
+                           {QStringLiteral("tuned"), a.tuned}};
+  return {{QStringLiteral("before"), lossMap(e.before)},
+          {QStringLiteral("after"), lossMap(e.after)},
+          {QStringLiteral("answers"), answers}};
 }
 
 finetune::Progress progressOf(const TaskContext& context) {
@@ -85,7 +95,8 @@ FineTuneWizard::FineTuneWizard(QObject* parent) : QObject(parent) {}
 
 FineTuneWizard::~FineTuneWizard() = default;
 
-void FineTuneWizard::start(const QString& task, LatestTask<QVariant>::Work work, std::function<void(const QVariant&)> apply) {
+void FineTuneWizard::start(const QString& task, LatestTask<QVariant>::Work work,
+                           std::function<void(const QVariant&)> apply) {
   m_task = task;
   m_progress = 0;
   m_error.clear();
@@ -129,50 +140,64 @@ void FineTuneWizard::clearError() {
 }
 
 void FineTuneWizard::inspectModel(const QString& path) {
-  start(QStringLiteral("model"), [path](const TaskContext& c) -> QVariant {
-    return toVariant(finetune::inspectBaseModel(path, progressOf(c)));
-  }, [this](const QVariant& r) {
-    m_model = r.toMap();
-    Q_EMIT modelChanged();
-  });
+  start(
+      QStringLiteral("model"),
+      [path](const TaskContext& c) -> QVariant { return toVariant(finetune::inspectBaseModel(path, progressOf(c))); },
+      [this](const QVariant& r) {
+        m_model = r.toMap();
+        Q_EMIT modelChanged();
+      });
 }
 
 void FineTuneWizard::inspectDataset(const QString& path, const QString& modelPath, int seq, double valFraction) {
-  start(QStringLiteral("dataset"), [path, modelPath, seq, valFraction](const TaskContext& c) -> QVariant {
-    return toVariant(finetune::inspectTrainingData(path, modelPath, seq, valFraction, progressOf(c)));
-  }, [this](const QVariant& r) {
-    m_dataset = r.toMap();
-    Q_EMIT datasetChanged();
-  });
+  start(
+      QStringLiteral("dataset"),
+      [path, modelPath, seq, valFraction](const TaskContext& c) -> QVariant {
+        return toVariant(finetune::inspectTrainingData(path, modelPath, seq, valFraction, progressOf(c)));
+      },
+      [this](const QVariant& r) {
+        m_dataset = r.toMap();
+        Q_EMIT datasetChanged();
+      });
 }
 
 void FineTuneWizard::estimateTime(const QVariantMap& settings) {
-  start(QStringLiteral("time"), [settings](const TaskContext& c) -> QVariant {
-    return toVariant(finetune::estimateTrainingTime(settings, progressOf(c)));
-  }, [this](const QVariant& r) {
-    m_time = r.toMap();
-    Q_EMIT timeEstimateChanged();
-  });
+  start(
+      QStringLiteral("time"),
+      [settings](const TaskContext& c) -> QVariant {
+        return toVariant(finetune::estimateTrainingTime(settings, progressOf(c)));
+      },
+      [this](const QVariant& r) {
+        m_time = r.toMap();
+        Q_EMIT timeEstimateChanged();
+      });
 }
 
 void FineTuneWizard::evaluate(const QVariantMap& settings, const QString& tunedDir, const QStringList& prompts) {
-  start(QStringLiteral("evaluate"), [settings, tunedDir, prompts](const TaskContext& c) -> QVariant {
-    return toVariant(finetune::evaluateFineTune(settings, tunedDir, prompts, progressOf(c)));
-  }, [this](const QVariant& r) {
-    m_evaluation = r.toMap();
-    Q_EMIT evaluationChanged();
-  });
+  start(
+      QStringLiteral("evaluate"),
+      [settings, tunedDir, prompts](const TaskContext& c) -> QVariant {
+        return toVariant(finetune::evaluateFineTune(settings, tunedDir, prompts, progressOf(c)));
+      },
+      [this](const QVariant& r) {
+        m_evaluation = r.toMap();
+        Q_EMIT evaluationChanged();
+      });
 }
 
-void FineTuneWizard::exportModel(const QString& runDir, const QString& kind, const QString& destination, const QString& ggufType) {
+void FineTuneWizard::exportModel(const QString& runDir, const QString& kind, const QString& destination,
+                                 const QString& ggufType) {
   QString dest = destination;
   if (dest.startsWith(QLatin1String("file://"))) dest = QUrl(dest).toLocalFile();
-  start(QStringLiteral("export"), [runDir, kind, dest, ggufType](const TaskContext& c) -> QVariant {
-    return QStringLiteral("%1 → %2").arg(exportTrainedModel(runDir, kind, dest, ggufType, progressOf(c)), dest);
-  }, [this](const QVariant& r) {
-    m_exported = r.toString();
-    Q_EMIT exportedChanged();
-  });
+  start(
+      QStringLiteral("export"),
+      [runDir, kind, dest, ggufType](const TaskContext& c) -> QVariant {
+        return QStringLiteral("%1 → %2").arg(exportTrainedModel(runDir, kind, dest, ggufType, progressOf(c)), dest);
+      },
+      [this](const QVariant& r) {
+        m_exported = r.toString();
+        Q_EMIT exportedChanged();
+      });
 }
 
 QVariantMap FineTuneWizard::suggestedSettings(double parameters, bool lora) const {
@@ -181,6 +206,7 @@ QVariantMap FineTuneWizard::suggestedSettings(double parameters, bool lora) cons
 
 QStringList FineTuneWizard::defaultPrompts(const QString& recipe) const {
   if (recipe == QLatin1String("sft"))
-    return {tr("What can you help me with?"), tr("Explain what a language model is in one sentence."), tr("Write a short greeting.")};
+    return {tr("What can you help me with?"), tr("Explain what a language model is in one sentence."),
+            tr("Write a short greeting.")};
   return {tr("Once upon a time"), tr("The little fox"), tr("One day, a girl named")};
 }

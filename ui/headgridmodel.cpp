@@ -86,7 +86,8 @@ void HeadGridModel::takeSummaries(Summaries s) {
     m_thumbs = std::move(s.thumbnails);
     m_entropy = std::move(s.entropy);
     if (!m_thumbs.empty())
-      Q_EMIT dataChanged(index(0, 0), index(m_layers - 1, m_heads - 1), {ThumbnailRole, Qt::DecorationRole, EntropyRole});
+      Q_EMIT dataChanged(index(0, 0), index(m_layers - 1, m_heads - 1),
+                         {ThumbnailRole, Qt::DecorationRole, EntropyRole});
   }
   Q_EMIT readyChanged();
 }
@@ -98,19 +99,13 @@ QVariant HeadGridModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const size_t i = static_cast<size_t>(index.row()) * m_heads + index.column();
   switch (role) {
-    case Qt::DisplayRole:
-      return tr("layer %1, head %2").arg(index.row()).arg(index.column());
-    case LayerRole:
-      return index.row();
-    case HeadRole:
-      return index.column();
+    case Qt::DisplayRole: return tr("layer %1, head %2").arg(index.row()).arg(index.column());
+    case LayerRole: return index.row();
+    case HeadRole: return index.column();
     case ThumbnailRole:
-    case Qt::DecorationRole:
-      return m_thumbs[i];
-    case EntropyRole:
-      return m_entropy[i];
-    default:
-      return {};
+    case Qt::DecorationRole: return m_thumbs[i];
+    case EntropyRole: return m_entropy[i];
+    default: return {};
   }
 }
 
@@ -121,6 +116,9 @@ QVariant HeadGridModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 QHash<int, QByteArray> HeadGridModel::roleNames() const {
-  return {{Qt::DisplayRole, "display"}, {LayerRole, "layerIndex"}, {HeadRole, "headIndex"}, {ThumbnailRole, "thumbnail"},
+  return {{Qt::DisplayRole, "display"},
+          {LayerRole, "layerIndex"},
+          {HeadRole, "headIndex"},
+          {ThumbnailRole, "thumbnail"},
           {EntropyRole, "entropy"}};
 }

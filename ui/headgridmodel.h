@@ -65,7 +65,7 @@ class HeadGridModel : public QAbstractTableModel {
 
   QVariant m_inspection;
   int m_layers = 0, m_heads = 0, m_thumbSize = 56;
-  std::vector<QImage> m_thumbs;     // (L, NH)
-  std::vector<double> m_entropy;    // (L, NH)
+  std::vector<QImage> m_thumbs;   // (L, NH)
+  std::vector<double> m_entropy;  // (L, NH)
   LatestTask<Summaries> m_job{this};
 };

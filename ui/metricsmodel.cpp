@@ -23,9 +23,15 @@ MetricsModel::MetricsModel(QObject* parent) : QAbstractListModel(parent) {}
 int MetricsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
 
 QHash<int, QByteArray> MetricsModel::roleNames() const {
-  return {{StepRole, "step"},         {LossRole, "loss"},         {SmoothedLossRole, "smoothedLoss"},
-          {ValLossRole, "valLoss"},   {LrRole, "lr"},             {GradNormRole, "gradNorm"},
-          {GradNormOutlierRole, "gradNormOutlier"}, {TokensPerSRole, "tokensPerS"}, {ElapsedSRole, "elapsedS"},
+  return {{StepRole, "step"},
+          {LossRole, "loss"},
+          {SmoothedLossRole, "smoothedLoss"},
+          {ValLossRole, "valLoss"},
+          {LrRole, "lr"},
+          {GradNormRole, "gradNorm"},
+          {GradNormOutlierRole, "gradNormOutlier"},
+          {TokensPerSRole, "tokensPerS"},
+          {ElapsedSRole, "elapsedS"},
           {SkippedRole, "skipped"}};
 }
 
@@ -58,7 +64,9 @@ void MetricsModel::setJobs(TrainingJobs* jobs) {
     });
     connect(m_jobs, &TrainingJobs::sampleArrived, this, [this](qint64 runId, const SampleRow& s) {
       if (runId != m_runId) return;
-      m_samples << QVariantMap{{QStringLiteral("step"), s.step}, {QStringLiteral("prompt"), s.prompt}, {QStringLiteral("text"), s.text}};
+      m_samples << QVariantMap{{QStringLiteral("step"), s.step},
+                               {QStringLiteral("prompt"), s.prompt},
+                               {QStringLiteral("text"), s.text}};
       Q_EMIT samplesChanged();
     });
     connect(m_jobs, &TrainingJobs::runStarted, this, [this](qint64 runId, qint64, qint64 total) {
@@ -83,7 +91,9 @@ void MetricsModel::reload() {
   m_samples.clear();
   if (m_jobs && m_runId)
     for (const SampleRow& s : m_jobs->store()->samples(m_runId))
-      m_samples << QVariantMap{{QStringLiteral("step"), s.step}, {QStringLiteral("prompt"), s.prompt}, {QStringLiteral("text"), s.text}};
+      m_samples << QVariantMap{{QStringLiteral("step"), s.step},
+                               {QStringLiteral("prompt"), s.prompt},
+                               {QStringLiteral("text"), s.text}};
   Q_EMIT samplesChanged();
   if (!m_jobs || !m_runId) return setRows({}, 0);
   const StoredRun run = m_jobs->store()->run(m_runId);
@@ -113,8 +123,8 @@ void MetricsModel::setRows(const QList<MetricRow>& rows, qint64 totalSteps) {
 
 void MetricsModel::addRow(const MetricRow& row) {
   // A resumed run starts again after its checkpoint: drop what it will report anew.
-  const auto it = std::lower_bound(m_rows.begin(), m_rows.end(), row.step,
-                                   [](const Row& r, qint64 step) { return r.step < step; });
+  const auto it =
+      std::lower_bound(m_rows.begin(), m_rows.end(), row.step, [](const Row& r, qint64 step) { return r.step < step; });
   const int at = int(it - m_rows.begin());
   if (at < m_rows.size()) {
     beginRemoveRows({}, at, int(m_rows.size()) - 1);
@@ -208,9 +218,16 @@ QString MetricsModel::exportCsv(const QString& pathOrUrl) const {
   if (!f.open(QIODevice::WriteOnly)) return tr("Could not write %1: %2").arg(path, f.errorString());
   QByteArray out = "step,loss,smoothed_loss,val_loss,lr,grad_norm,grad_norm_outlier,tokens_per_s,elapsed_s,skipped\n";
   for (const Row& r : m_rows)
-    out += QStringList{QString::number(r.step), csvNumber(r.loss),      csvNumber(r.smoothed), csvNumber(r.valLoss),
-                       csvNumber(r.lr),         csvNumber(r.gradNorm),  r.outlier ? QStringLiteral("1") : QStringLiteral("0"),
-                       csvNumber(r.tokensPerS), csvNumber(r.elapsedS),  r.skipped ? QStringLiteral("1") : QStringLiteral("0")}
+    out += QStringList{QString::number(r.step),
+                       csvNumber(r.loss),
+                       csvNumber(r.smoothed),
+                       csvNumber(r.valLoss),
+                       csvNumber(r.lr),
+                       csvNumber(r.gradNorm),
+                       r.outlier ? QStringLiteral("1") : QStringLiteral("0"),
+                       csvNumber(r.tokensPerS),
+                       csvNumber(r.elapsedS),
+                       r.skipped ? QStringLiteral("1") : QStringLiteral("0")}
                .join(QLatin1Char(','))
                .toUtf8() +
            '\n';

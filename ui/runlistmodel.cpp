@@ -8,10 +8,10 @@ RunListModel::RunListModel(QObject* parent) : QAbstractListModel(parent) {}
 int RunListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_runs.size()); }
 
 QHash<int, QByteArray> RunListModel::roleNames() const {
-  return {{RunIdRole, "runId"},         {NameRole, "name"},       {RecipeRole, "recipe"},
-          {StatusRole, "status"},       {ModelPathRole, "modelPath"}, {OutputDirRole, "outputDir"},
+  return {{RunIdRole, "runId"},           {NameRole, "name"},           {RecipeRole, "recipe"},
+          {StatusRole, "status"},         {ModelPathRole, "modelPath"}, {OutputDirRole, "outputDir"},
           {TotalStepsRole, "totalSteps"}, {CreatedMsRole, "createdMs"}, {ErrorRole, "error"},
-          {SelectedRole, "selected"},   {CommandRole, "command"}};
+          {SelectedRole, "selected"},     {CommandRole, "command"}};
 }
 
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
@@ -98,6 +98,7 @@ QVariantMap RunListModel::get(qint64 runId) const {
   QVariantMap out;
   if (row < 0) return out;
   const QHash<int, QByteArray> names = roleNames();
-  for (auto it = names.begin(); it != names.end(); ++it) out.insert(QString::fromLatin1(it.value()), data(index(row), it.key()));
+  for (auto it = names.begin(); it != names.end(); ++it)
+    out.insert(QString::fromLatin1(it.value()), data(index(row), it.key()));
   return out;
 }

@@ -46,7 +46,10 @@ QVariant TokenStreamModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> TokenStreamModel::roleNames() const {
-  return {{TextRole, "text"}, {IdRole, "tokenId"}, {ProbRole, "prob"}, {LogprobRole, "logprob"},
+  return {{TextRole, "text"},
+          {IdRole, "tokenId"},
+          {ProbRole, "prob"},
+          {LogprobRole, "logprob"},
           {AlternativesRole, "alternatives"}};
 }
 
@@ -128,6 +131,9 @@ QVariantList TokenStreamModel::ids(int n) const {
 QVariantMap TokenStreamModel::get(int row) const {
   if (row < 0 || row >= count()) return {};
   const TokenRecord& r = m_rows[static_cast<size_t>(row)];
-  return {{QStringLiteral("id"), r.id}, {QStringLiteral("text"), r.text}, {QStringLiteral("logprob"), r.logprob},
-          {QStringLiteral("prob"), std::exp(r.logprob)}, {QStringLiteral("alternatives"), alternativesList(r)}};
+  return {{QStringLiteral("id"), r.id},
+          {QStringLiteral("text"), r.text},
+          {QStringLiteral("logprob"), r.logprob},
+          {QStringLiteral("prob"), std::exp(r.logprob)},
+          {QStringLiteral("alternatives"), alternativesList(r)}};
 }

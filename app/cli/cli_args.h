@@ -22,8 +22,8 @@ class HelpRequested : public std::runtime_error {
 };
 
 struct FlagSpec {
-  std::string name;      // without "--"
-  bool takes_value;      // false: a switch like --json
+  std::string name;  // without "--"
+  bool takes_value;  // false: a switch like --json
   bool repeatable = false;
   std::string help;
 };

@@ -29,7 +29,8 @@ double peak_rss_mb() {
 
 const engine::Tokenizer& require_tokenizer(const engine::Model& model, const std::string& path) {
   if (!model.tokenizer())
-    throw engine::Error(path + ": the model has no tokenizer (expected tokenizer.json or vocab.json + merges.txt beside it)");
+    throw engine::Error(path +
+                        ": the model has no tokenizer (expected tokenizer.json or vocab.json + merges.txt beside it)");
   return *model.tokenizer();
 }
 

@@ -90,7 +90,8 @@ void write_png(const std::string& path, const std::vector<std::vector<std::vecto
     }
   QSaveFile f(QString::fromStdString(path));
   if (!f.open(QIODevice::WriteOnly)) throw engine::Error(path + ": cannot write: " + f.errorString().toStdString());
-  if (!img.save(&f, "PNG") || !f.commit()) throw engine::Error(path + ": writing the PNG failed: " + f.errorString().toStdString());
+  if (!img.save(&f, "PNG") || !f.commit())
+    throw engine::Error(path + ": writing the PNG failed: " + f.errorString().toStdString());
 }
 
 }  // namespace
@@ -138,18 +139,23 @@ int cmd_attention(int argc, char** argv) {
         att.push_back(std::move(heads));
       }
     }
-    print_json({{"ids", in.ids}, {"tokens", token_texts(in)}, {"n_layer", in.n_layer}, {"n_head", in.n_head},
+    print_json({{"ids", in.ids},
+                {"tokens", token_texts(in)},
+                {"n_layer", in.n_layer},
+                {"n_head", in.n_head},
                 {"attention", std::move(att)}});
     return 0;
   }
   // Text: for each query token, the keys it attends to most in one matrix (default: the last layer,
   // mean over its heads).
   const int layer = a.has("layer") ? sel.layers[0] : in.n_layer - 1;
-  const std::vector<float> m = sel.reduce || !a.has("head") ? engine::reduce_heads(in, layer, sel.reduce.value_or(engine::HeadReduce::Mean))
-                                                           : std::vector<float>(in.head_matrix(layer, sel.heads[0]).begin(),
-                                                                                in.head_matrix(layer, sel.heads[0]).end());
+  const std::vector<float> m =
+      sel.reduce || !a.has("head")
+          ? engine::reduce_heads(in, layer, sel.reduce.value_or(engine::HeadReduce::Mean))
+          : std::vector<float>(in.head_matrix(layer, sel.heads[0]).begin(), in.head_matrix(layer, sel.heads[0]).end());
   std::cout << "layer " << layer << ", "
-            << (a.has("head") && !sel.reduce ? "head " + std::to_string(sel.heads[0]) : a.str("head", "mean") + " of heads")
+            << (a.has("head") && !sel.reduce ? "head " + std::to_string(sel.heads[0])
+                                             : a.str("head", "mean") + " of heads")
             << ": each token and the tokens it attends to most\n";
   auto quoted = [&](int32_t id) { return quoted_piece(in, id); };
   for (int q = 0; q < T; ++q) {

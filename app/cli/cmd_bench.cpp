@@ -107,10 +107,8 @@ int cmd_bench(int argc, char** argv) {
     std::printf("weights     %s\n", om.model->weight_summary().c_str());
     std::printf("backend     %s — %s\n", om.backend.backend->description().c_str(), om.backend.reason.c_str());
     std::printf("prefill     %.1f tokens/s (pp%d)\n", pp, n_prompt);
-    if (parallel > 1)
-      std::printf("decode      %.1f tokens/s in all, %d sequences (tg%d each)\n", tg, parallel, n_gen);
-    else
-      std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
+    if (parallel > 1) std::printf("decode      %.1f tokens/s in all, %d sequences (tg%d each)\n", tg, parallel, n_gen);
+    else std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
     std::printf("peak RSS    %.0f MiB\n", peak_rss_mb());
   }
   return 0;

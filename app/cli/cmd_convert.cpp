@@ -64,8 +64,7 @@ int cmd_convert(int argc, char** argv) {
   if (a.has("dtype")) opts.type = parse_type("dtype", a.str("dtype"), true);
   if (opts.target == engine::io::ConvertTarget::Hf && opts.type != engine::io::ExportType::F32)
     throw UsageError("--dtype " + a.str("dtype") + " applies to GGUF output only (HF output is f32 safetensors)");
-  opts.provenance_json =
-      nlohmann::json{{"created_by", "llm-workbench-cli convert"}, {"converted_from", in}}.dump(2);
+  opts.provenance_json = nlohmann::json{{"created_by", "llm-workbench-cli convert"}, {"converted_from", in}}.dump(2);
   return run_convert("convert", in, out, opts);
 }
 

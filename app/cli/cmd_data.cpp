@@ -33,8 +33,7 @@ int cmd_data(int argc, char** argv) {
   if (kind == "stories") text = engine::synth_stories(n, seed);
   else if (kind == "facts" || kind == "arith" || kind == "chat" || kind == "prefs")
     throw UsageError("--kind " + kind + " is not implemented yet (available: stories)");
-  else
-    throw UsageError("unknown --kind '" + kind + "' (stories)");
+  else throw UsageError("unknown --kind '" + kind + "' (stories)");
   engine::io::write_file_atomic(out, text.data(), text.size());
   std::cerr << "wrote " << out << " (" << n << " " << kind << ", " << text.size() << " bytes, seed " << seed << ")\n";
   return 0;

@@ -39,8 +39,7 @@ int cmd_eval(int argc, char** argv) {
   };
   const Args a(flags, argc, argv, 2);
   const std::string task = a.required("task");
-  if (task != "perplexity")
-    throw UsageError("--task '" + task + "' is not available (implemented: perplexity)");
+  if (task != "perplexity") throw UsageError("--task '" + task + "' is not available (implemented: perplexity)");
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
@@ -64,13 +63,15 @@ int cmd_eval(int argc, char** argv) {
     if (ref->model->tokenizer() && ref->model->tokenizer()->encode(text) != all_ids)
       throw engine::Error(rp + ": the reference's tokenizer encodes the text differently");
   }
-  const engine::PerplexityResult r = engine::evaluate_perplexity(
-      model, *om.backend.backend, ids, ctx, ref ? ref->model.get() : nullptr, ref ? ref->backend.backend.get() : nullptr,
-      [](int done, int total) { std::cerr << "\rwindow " << done << " of " << total << std::flush; });
+  const engine::PerplexityResult r =
+      engine::evaluate_perplexity(model, *om.backend.backend, ids, ctx, ref ? ref->model.get() : nullptr,
+                                  ref ? ref->backend.backend.get() : nullptr, [](int done, int total) {
+                                    std::cerr << "\rwindow " << done << " of " << total << std::flush;
+                                  });
   std::cerr << "\n";
   if (a.has("json")) {
-    nlohmann::json j = {{"task", "perplexity"}, {"n", r.n}, {"perplexity", r.perplexity}, {"nll", r.nll},
-                        {"ctx", ctx},          {"windows", r.windows}};
+    nlohmann::json j = {{"task", "perplexity"}, {"n", r.n},   {"perplexity", r.perplexity},
+                        {"nll", r.nll},         {"ctx", ctx}, {"windows", r.windows}};
     if (r.kl_vs_reference) {
       j["kl_vs_reference"] = *r.kl_vs_reference;
       j["top1_agreement"] = *r.top1_agreement;

@@ -86,7 +86,6 @@ std::vector<int32_t> chat_prompt_ids(const Args& a, const engine::Model& model, 
   return engine::encode_chat(tok, t.render(messages, /*add_generation_prompt=*/true), messages);
 }
 
-
 // The generation settings given on the command line; the others keep the table's defaults. Numbers
 // outside a field's range are refused (the app clamps them instead: a slider cannot be wrong).
 engine::GenerationSettings settings_from_args(const Args& a) {
@@ -125,7 +124,8 @@ int cmd_generate(int argc, char** argv) {
   if (chat && a.has("special"))
     throw UsageError("--special cannot be used with --chat (special tokens come only from the chat template)");
   if (a.has("template") && !engine::ChatTemplate::from_name(a.str("template")))
-    throw UsageError("--template must be chatml, llama3, llama2, zephyr, alpaca or plain, got '" + a.str("template") + "'");
+    throw UsageError("--template must be chatml, llama3, llama2, zephyr, alpaca or plain, got '" + a.str("template") +
+                     "'");
 
   OpenedModel om = open_model(path, threads);
   const engine::Tokenizer& tok = require_tokenizer(*om.model, path);
@@ -148,24 +148,25 @@ int cmd_generate(int argc, char** argv) {
   nlohmann::json tokens = nlohmann::json::array();
   for (const auto& t : r.tokens) {
     nlohmann::json top = nlohmann::json::array();
-    for (const auto& alt : t.top) top.push_back({{"id", alt.id}, {"text", tok.token_bytes(alt.id)}, {"logprob", alt.logprob}});
+    for (const auto& alt : t.top)
+      top.push_back({{"id", alt.id}, {"text", tok.token_bytes(alt.id)}, {"logprob", alt.logprob}});
     nlohmann::json jt = {{"id", t.id}, {"text", t.bytes}, {"logprob", t.logprob}};
     if (gp.top_logprobs > 0) jt["top_logprobs"] = top;
     tokens.push_back(jt);
   }
   const auto& st = r.stats;
   nlohmann::json out = {{"prompt_tokens", ids},
-                         {"tokens", tokens},
-                         {"text", r.text},
-                         {"finish_reason", engine::finish_reason_name(r.finish)},
-                         {"seed", sp.seed},
-                         {"backend", om.backend.backend->description()},
-                         {"stats",
-                          {{"prompt_tokens", st.prompt_tokens},
-                           {"generated_tokens", st.generated_tokens},
-                           {"prefill_tokens_per_s", st.prefill_tokens_per_s()},
-                           {"decode_tokens_per_s", st.decode_tokens_per_s()},
-                           {"time_to_first_token_ms", st.time_to_first_token_ms}}}};
+                        {"tokens", tokens},
+                        {"text", r.text},
+                        {"finish_reason", engine::finish_reason_name(r.finish)},
+                        {"seed", sp.seed},
+                        {"backend", om.backend.backend->description()},
+                        {"stats",
+                         {{"prompt_tokens", st.prompt_tokens},
+                          {"generated_tokens", st.generated_tokens},
+                          {"prefill_tokens_per_s", st.prefill_tokens_per_s()},
+                          {"decode_tokens_per_s", st.decode_tokens_per_s()},
+                          {"time_to_first_token_ms", st.time_to_first_token_ms}}}};
   if (chat) out["chat_template"] = chat_template_name;
   print_json(out);
   return 0;

@@ -13,7 +13,8 @@ namespace wb::cli {
 
 int cmd_init(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
-      {"preset", true, false, "starter (4 layers, 128 wide), gpt2-124m, tiny (vocab 512), llama-1b (TinyLlama-1.1B shape), or tiny-llama"},
+      {"preset", true, false,
+       "starter (4 layers, 128 wide), gpt2-124m, tiny (vocab 512), llama-1b (TinyLlama-1.1B shape), or tiny-llama"},
       {"out", true, false, "output directory"},
       {"seed", true, false, "initialisation seed (default 1)"},
       {"tokenizer", true, false, "directory whose vocab.json/merges.txt or tokenizer.json are copied"},
@@ -35,7 +36,8 @@ int cmd_init(int argc, char** argv) {
       c.n_layer = 22, c.n_embd = 2048, c.ffn_dim = 5632, c.n_head = 32, c.n_kv_head = 4, c.vocab_size = 32000,
       c.max_seq_len = 2048;
     else
-      c.n_layer = 2, c.n_embd = 64, c.ffn_dim = 160, c.n_head = 4, c.n_kv_head = 2, c.vocab_size = 512, c.max_seq_len = 64;
+      c.n_layer = 2, c.n_embd = 64, c.ffn_dim = 160, c.n_head = 4, c.n_kv_head = 2, c.vocab_size = 512,
+      c.max_seq_len = 64;
   } else if (preset == "starter") {
     c.n_layer = 4, c.n_embd = 128, c.n_head = 4, c.vocab_size = 50257, c.max_seq_len = 512;
   } else if (preset == "gpt2-124m") {
@@ -60,7 +62,8 @@ int cmd_init(int argc, char** argv) {
                                {"seed", seed},
                                {"weights", "random initialisation (untrained)"}};
   engine::save_hf_directory(model, out, a.str("tokenizer"), prov.dump(2));
-  std::cerr << "wrote " << out << " (" << preset << ", " << c.parameter_count() << " parameters, seed " << seed << ")\n";
+  std::cerr << "wrote " << out << " (" << preset << ", " << c.parameter_count() << " parameters, seed " << seed
+            << ")\n";
   return 0;
 }
 

@@ -40,7 +40,10 @@ int cmd_lens(int argc, char** argv) {
       }
       lens.push_back(std::move(positions));
     }
-    print_json({{"ids", in.ids}, {"tokens", token_texts(in)}, {"layers", std::move(layers)}, {"lens", std::move(lens)},
+    print_json({{"ids", in.ids},
+                {"tokens", token_texts(in)},
+                {"layers", std::move(layers)},
+                {"lens", std::move(lens)},
                 {"token_logprob", in.token_logprob}});
     return 0;
   }

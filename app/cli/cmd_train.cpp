@@ -7,8 +7,8 @@
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
 // the run must match the checkpoint's (they are compared and a difference is refused by name).
 #include <charconv>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -57,15 +57,17 @@ json run_identity(const json& cfg) {
 int cmd_train(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"recipe", true, false, "pretrain (plain text) or sft (JSONL chat / Alpaca, loss on assistant tokens)"},
-      {"model", true, false, "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
-                             "or a config.json to start from random weights"},
+      {"model", true, false,
+       "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
+       "or a config.json to start from random weights"},
       {"data", true, false, "training data: a UTF-8 text file (pretrain) or a JSONL file (sft)"},
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
       {"lora-alpha", true, false, "LoRA alpha (default 16)"},
       {"lora-dropout", true, false, "LoRA: dropout on the adapter input (default 0)"},
-      {"lora-targets", true, false, "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
-                                    "(default: PEFT's defaults for the architecture)"},
+      {"lora-targets", true, false,
+       "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
+       "(default: PEFT's defaults for the architecture)"},
       {"batch", true, false, "rows per micro-batch (default 4)"},
       {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
       {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
@@ -153,7 +155,8 @@ int cmd_train(int argc, char** argv) {
   const bool resume = a.has("resume");
   const std::string ckpt_dir = (fs::path(out) / "checkpoints").string();
   if (!resume && !engine::list_checkpoints(ckpt_dir).empty())
-    throw UsageError(out + " already holds checkpoints of a run: pass --resume to continue it, or choose another --out");
+    throw UsageError(out +
+                     " already holds checkpoints of a run: pass --resume to continue it, or choose another --out");
 
   // The model, widened to f32 (training needs every weight in the arena), or a config.json to start
   // from random weights (tokenizer files beside it).
@@ -161,7 +164,8 @@ int cmd_train(int argc, char** argv) {
   const int context = base.model->config().max_seq_len;
   const int T = static_cast<int>(a.integer("seq", std::min(128, context), 1, 1 << 20));
   if (T > context)
-    throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " + std::to_string(context) + " tokens");
+    throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " + std::to_string(context) +
+                     " tokens");
   const std::string chat_template = a.str("chat-template");
   if (recipe == "sft" && !chat_template.empty() && !engine::ChatTemplate::from_name(chat_template))
     throw UsageError("unknown --chat-template '" + chat_template + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
@@ -250,8 +254,8 @@ int cmd_train(int argc, char** argv) {
     for (auto it = want.begin(); it != want.end(); ++it)
       if (!have.contains(it.key()) || have[it.key()] != it.value())
         throw UsageError("--resume: the checkpoint was made with " + it.key() + " = " +
-                         (have.contains(it.key()) ? have[it.key()].dump() : std::string("(unset)")) + ", this run has " +
-                         it.value().dump() + "; use the same settings or another --out");
+                         (have.contains(it.key()) ? have[it.key()].dump() : std::string("(unset)")) +
+                         ", this run has " + it.value().dump() + "; use the same settings or another --out");
     std::cerr << "train: resuming at step " << st.step << " of " << steps << "\n";
   }
 
@@ -285,7 +289,8 @@ int cmd_train(int argc, char** argv) {
                            {"base_model", model_path},
                            {"steps", r.steps_done},
                            {"training", config}};
-  for (const std::string& w : engine::save_training_result(*run, provenance.dump(2))) std::cerr << "train: " << w << "\n";
+  for (const std::string& w : engine::save_training_result(*run, provenance.dump(2)))
+    std::cerr << "train: " << w << "\n";
   if (r.stopped) {
     std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
               << " and the model written to " << out << "; continue with --resume\n";

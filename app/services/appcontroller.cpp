@@ -8,13 +8,13 @@
 
 #include "appsettings.h"
 #include "engineworker.h"
+#include "startupmodel.h"
 #include "store/chatstore.h"
 #include "store/database.h"
 #include "store/inspectionstore.h"
 #include "store/modelhistorystore.h"
 #include "store/presetstore.h"
 #include "store/runstore.h"
-#include "startupmodel.h"
 
 AppController::AppController(QObject* parent)
     : QObject(parent),
@@ -49,7 +49,8 @@ AppController::AppController(QObject* parent)
   connect(m_worker, &EngineWorker::loadFailed, this, &AppController::handleLoadFailed, Qt::QueuedConnection);
   connect(m_worker, &EngineWorker::loadCancelled, this, &AppController::handleLoadCancelled, Qt::QueuedConnection);
 
-  connect(m_worker, &EngineWorker::generationStarted, this, [this] { setGenerating(true); }, Qt::QueuedConnection);
+  connect(
+      m_worker, &EngineWorker::generationStarted, this, [this] { setGenerating(true); }, Qt::QueuedConnection);
   // The chat lane asks for text, the Playground's lanes for token records (EngineWorker::Output).
   connect(
       m_worker, &EngineWorker::tokenGenerated, this,
@@ -97,7 +98,8 @@ AppController::AppController(QObject* parent)
         if (requestId != m_tokenizeRequest) return;  // an older request answered late
         m_promptTokens.clear();
         for (const TokenRecord& p : pieces)
-          m_promptTokens << QVariantMap{{QStringLiteral("id"), p.id}, {QStringLiteral("text"), p.text},
+          m_promptTokens << QVariantMap{{QStringLiteral("id"), p.id},
+                                        {QStringLiteral("text"), p.text},
                                         {QStringLiteral("special"), p.special}};
         Q_EMIT promptTokensChanged();
       },
@@ -333,8 +335,8 @@ void AppController::handleLoadProgress(double fraction, const QString& stage) {
 void AppController::handleModelLoaded(const ModelInfo& info) {
   m_model = info;
   m_settings->setLastModelPath(info.path);
-  m_modelHistory->recordModel({info.path, info.name, info.architecture, info.format, info.weights, info.parameterCount,
-                               info.contextLength, 0});
+  m_modelHistory->recordModel(
+      {info.path, info.name, info.architecture, info.format, info.weights, info.parameterCount, info.contextLength, 0});
   Q_EMIT modelChanged();
   Q_EMIT recentModelsChanged();
   m_chat->handleModelChanged(info.contextLength);
@@ -355,8 +357,9 @@ void AppController::handleLoadFailed(const QString& message) {
 void AppController::handleLoadCancelled(const QString& path) {
   finishOneLoad();
   if (loading()) return;  // superseded by a newer request, which reports for itself
-  setStatusMessage(m_model.isValid() ? tr("Loading %1 cancelled; still using %2.").arg(QFileInfo(path).fileName(), m_model.name)
-                                     : tr("Loading %1 cancelled; no model is loaded.").arg(QFileInfo(path).fileName()));
+  setStatusMessage(m_model.isValid()
+                       ? tr("Loading %1 cancelled; still using %2.").arg(QFileInfo(path).fileName(), m_model.name)
+                       : tr("Loading %1 cancelled; no model is loaded.").arg(QFileInfo(path).fileName()));
 }
 
 void AppController::finishOneLoad() {

@@ -9,11 +9,11 @@
 #include <QUrl>
 #include <QVariantList>
 
-#include "appsettings.h"  // complete type: it is a Q_PROPERTY
+#include "appsettings.h"     // complete type: it is a Q_PROPERTY
 #include "chatcontroller.h"  // complete type: it is a Q_PROPERTY
-#include "trainingjobs.h"    // complete type: it is a Q_PROPERTY
 #include "generationtypes.h"
 #include "modelinfo.h"
+#include "trainingjobs.h"  // complete type: it is a Q_PROPERTY
 
 class Database;
 class EngineWorker;
@@ -164,7 +164,8 @@ class AppController : public QObject {
   // leaves out keep the Playground's defaults). The per-token records arrive through
   // tokensArrived(lane, ...), which a TokenStreamModel with that lane takes in; the end through
   // generationDone.
-  Q_INVOKABLE void generateWith(const QString& prompt, const QVariantMap& settings, const QString& lane = QStringLiteral("main"));
+  Q_INVOKABLE void generateWith(const QString& prompt, const QVariantMap& settings,
+                                const QString& lane = QStringLiteral("main"));
   // Goes on after `forcedIds` (the output so far with one token swapped for an alternative).
   Q_INVOKABLE void continueWith(const QString& prompt, const QVariantList& forcedIds, const QVariantMap& settings,
                                 const QString& lane = QStringLiteral("main"));
@@ -176,8 +177,8 @@ class AppController : public QObject {
   // (the reply so far with one token swapped), as continueWith does.
   Q_INVOKABLE void generateChatWith(const QVariantList& turns, const QVariantMap& settings,
                                     const QString& lane = QStringLiteral("main"));
-  Q_INVOKABLE void continueChatWith(const QVariantList& turns, const QVariantList& forcedIds, const QVariantMap& settings,
-                                    const QString& lane = QStringLiteral("main"));
+  Q_INVOKABLE void continueChatWith(const QVariantList& turns, const QVariantList& forcedIds,
+                                    const QVariantMap& settings, const QString& lane = QStringLiteral("main"));
   // Like tokenizePrompt, for the rendered chat: promptTokens then holds its pieces, markup included,
   // each with `special` set for a control token.
   Q_INVOKABLE void tokenizeChat(const QVariantList& turns);
@@ -194,11 +195,11 @@ class AppController : public QObject {
   void continueRequested(const QString& prompt, const QList<int>& forcedIds, const GenerationSettings& settings,
                          quint64 ticket);
   void tokenizeRequested(const QString& text, quint64 requestId);
-  void chatGenerateRequested(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
-                             quint64 ticket);
+  void chatGenerateRequested(const QList<ChatTurn>& turns, const QString& continuation,
+                             const GenerationSettings& settings, quint64 ticket);
   void chatCountRequested(const QList<ChatTurn>& turns, quint64 requestId);
-  void playgroundChatRequested(const QList<ChatTurn>& turns, const QList<int>& forcedIds, const GenerationSettings& settings,
-                               quint64 ticket);
+  void playgroundChatRequested(const QList<ChatTurn>& turns, const QList<int>& forcedIds,
+                               const GenerationSettings& settings, quint64 ticket);
   void tokenizeChatRequested(const QList<ChatTurn>& turns, quint64 requestId);
   void recentModelsChanged();
   void presetsChanged();
@@ -237,7 +238,7 @@ class AppController : public QObject {
   void beginGeneration(const QString& lane);
   void connectChat();
   bool chatLane() const { return m_lane == QLatin1String("chat"); }
-  void connectInspection();  // called once by the constructor
+  void connectInspection();      // called once by the constructor
   void connectPlaygroundChat();  // called once by the constructor
   void requestInspection(const QString& text, const QList<int>& ids);
   void connectChatInspection();  // called by connectChat: Inspect on a chat message
@@ -247,11 +248,11 @@ class AppController : public QObject {
   AppSettings* m_settings;  // owned (child)
   QString m_dataDir;
   QThread m_thread;
-  EngineWorker* m_worker;  // lives on m_thread; deleted there when the thread finishes
-  Database* m_database;    // owned (child); the stores below and those of m_chat and m_training use it
-  PresetStore* m_presets;  // owned (child)
-  ModelHistoryStore* m_modelHistory;  // owned (child)
-  ChatController* m_chat;  // owned (child)
+  EngineWorker* m_worker;              // lives on m_thread; deleted there when the thread finishes
+  Database* m_database;                // owned (child); the stores below and those of m_chat and m_training use it
+  PresetStore* m_presets;              // owned (child)
+  ModelHistoryStore* m_modelHistory;   // owned (child)
+  ChatController* m_chat;              // owned (child)
   TrainingJobs* m_training = nullptr;  // owned (child)
   bool m_shutDown = false;
 
@@ -271,7 +272,7 @@ class AppController : public QObject {
   QVariantList m_promptTokens;
   quint64 m_tokenizeRequest = 0;
   QVariant m_inspection;
-  quint64 m_inspectRequest = 0;  // the running request, 0 when idle
+  quint64 m_inspectRequest = 0;   // the running request, 0 when idle
   qint64 m_inspectMessageId = 0;  // the chat message the running request inspects, 0 for none
   QString m_inspectSource;
   double m_inspectProgress = 0;

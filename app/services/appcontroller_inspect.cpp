@@ -70,9 +70,7 @@ void AppController::requestInspection(const QString& text, const QList<int>& ids
 
 void AppController::inspectText(const QString& text) { requestInspection(text, {}); }
 
-void AppController::inspectIds(const QVariantList& ids) {
-  requestInspection(QString(), tokenIdsFrom(ids));
-}
+void AppController::inspectIds(const QVariantList& ids) { requestInspection(QString(), tokenIdsFrom(ids)); }
 
 void AppController::cancelInspect() {
   if (m_inspectRequest == 0) return;
@@ -98,7 +96,8 @@ QString AppController::openInspection(const QString& pathOrUrl) {
 QString AppController::showInspectionBytes(const QByteArray& bytes, const QString& source) {
   try {
     auto in = std::make_shared<engine::Inspection>(
-        engine::deserialize_inspection(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), source.toStdString()));
+        engine::deserialize_inspection(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+                                       source.toStdString()));
     m_inspection = QVariant::fromValue(InspectionPtr(std::move(in)));
   } catch (const engine::Error& e) {
     return QString::fromUtf8(e.what());

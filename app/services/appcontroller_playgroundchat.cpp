@@ -23,7 +23,8 @@ QList<ChatTurn> turnsFrom(const QVariantList& list) {
 }  // namespace
 
 void AppController::connectPlaygroundChat() {
-  connect(this, &AppController::playgroundChatRequested, m_worker, &EngineWorker::generateChatTokens, Qt::QueuedConnection);
+  connect(this, &AppController::playgroundChatRequested, m_worker, &EngineWorker::generateChatTokens,
+          Qt::QueuedConnection);
   connect(this, &AppController::tokenizeChatRequested, m_worker, &EngineWorker::tokenizeChat, Qt::QueuedConnection);
 }
 
@@ -31,13 +32,13 @@ void AppController::generateChatWith(const QVariantList& turns, const QVariantMa
   continueChatWith(turns, {}, settings, lane);
 }
 
-void AppController::continueChatWith(const QVariantList& turns, const QVariantList& forcedIds, const QVariantMap& settings,
-                                     const QString& lane) {
+void AppController::continueChatWith(const QVariantList& turns, const QVariantList& forcedIds,
+                                     const QVariantMap& settings, const QString& lane) {
   if (m_generating || m_shutDown) return;
   // The Chat page's lane is its own; a Playground run never writes into a chat.
   beginGeneration(lane == QLatin1String("chat") ? QStringLiteral("main") : lane);
-  Q_EMIT playgroundChatRequested(turnsFrom(turns), tokenIdsFrom(forcedIds), settingsFromMap(settings, playgroundDefaults()),
-                                 m_worker->issueGenerationTicket());
+  Q_EMIT playgroundChatRequested(turnsFrom(turns), tokenIdsFrom(forcedIds),
+                                 settingsFromMap(settings, playgroundDefaults()), m_worker->issueGenerationTicket());
 }
 
 void AppController::tokenizeChat(const QVariantList& turns) {

@@ -302,7 +302,8 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
   if (parentRow < 0) return false;
   QList<ChatTurn> turns;
   if (!m_chat.systemPrompt.trimmed().isEmpty()) turns << ChatTurn{QStringLiteral("system"), m_chat.systemPrompt};
-  for (int i = 0; i <= parentRow; ++i) turns << ChatTurn{m_messages.rowAt(i).message.role, m_messages.rowAt(i).message.content};
+  for (int i = 0; i <= parentRow; ++i)
+    turns << ChatTurn{m_messages.rowAt(i).message.role, m_messages.rowAt(i).message.content};
 
   const GenerationSettings settings = settingsFromMap(m_settings, chatDefaults());
   QString continuation;
@@ -491,7 +492,8 @@ void ChatController::handleFailed(const QString& message) {
   if (m_replyText.isEmpty()) {
     m_store->deleteMessage(id);  // nothing was written: no empty bubble stays behind
   } else {
-    m_store->finishMessage(id, m_replyText, {{QStringLiteral("finishReason"), QStringLiteral("error")}}, m_replySettings);
+    m_store->finishMessage(id, m_replyText, {{QStringLiteral("finishReason"), QStringLiteral("error")}},
+                           m_replySettings);
   }
   m_replyId = 0;
   setGenerating(false);
@@ -579,9 +581,12 @@ QString ChatController::importJson(const QString& pathOrUrl) {
   QFile file(path);
   // A chat export is kilobytes; this bound keeps a wrong file from being read into memory whole.
   constexpr qint64 kMaxImportBytes = 64ll << 20;
-  if (!file.open(QIODevice::ReadOnly)) return tr("Cannot import %1: %2").arg(QFileInfo(path).fileName(), file.errorString());
+  if (!file.open(QIODevice::ReadOnly))
+    return tr("Cannot import %1: %2").arg(QFileInfo(path).fileName(), file.errorString());
   if (file.size() > kMaxImportBytes)
-    return tr("Cannot import %1: it is %2 MiB; a chat file is at most 64 MiB").arg(QFileInfo(path).fileName()).arg(file.size() >> 20);
+    return tr("Cannot import %1: it is %2 MiB; a chat file is at most 64 MiB")
+        .arg(QFileInfo(path).fileName())
+        .arg(file.size() >> 20);
   const ImportedChat chat = chatFromOpenAiJson(file.readAll(), path);
   if (!chat.error.isEmpty()) return chat.error;
   dropMessageUndo();

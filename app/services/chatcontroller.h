@@ -43,7 +43,8 @@ class ChatController : public QObject {
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   // Sampling settings for new replies (the field table's keys, all of them: chatDefaults() until
   // changed; a write merges and clamps). The table's stored_with_reply ones are saved with each reply.
-  Q_PROPERTY(QVariantMap generationSettings READ generationSettings WRITE setGenerationSettings NOTIFY generationSettingsChanged)
+  Q_PROPERTY(QVariantMap generationSettings READ generationSettings WRITE setGenerationSettings NOTIFY
+                 generationSettingsChanged)
   // Context use: tokens of the rendered chat (system prompt and template markup included).
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY contextChanged)
@@ -221,7 +222,7 @@ class ChatController : public QObject {
   DeletedMessages m_deletedMessages;
 
   bool m_generating = false;
-  qint64 m_replyId = 0;       // the assistant message being written
+  qint64 m_replyId = 0;  // the assistant message being written
   qint64 m_replyChatId = 0;
   QString m_replyText;        // its whole text so far
   bool m_replyDirty = false;  // text not yet written to the store

@@ -20,7 +20,8 @@ QString roleTitle(const QString& role) {
 
 QString chatToMarkdown(const StoredChat& chat, const QList<StoredMessage>& path) {
   QString out = QStringLiteral("# %1\n\n").arg(chat.title.isEmpty() ? QObject::tr("Chat") : chat.title);
-  if (!chat.systemPrompt.isEmpty()) out += QStringLiteral("### %1\n\n%2\n\n").arg(roleTitle(QStringLiteral("system")), chat.systemPrompt);
+  if (!chat.systemPrompt.isEmpty())
+    out += QStringLiteral("### %1\n\n%2\n\n").arg(roleTitle(QStringLiteral("system")), chat.systemPrompt);
   for (const StoredMessage& m : path) {
     out += QStringLiteral("### %1\n\n%2\n\n").arg(roleTitle(m.role), m.content);
     if (!m.complete) out += QObject::tr("*(reply incomplete)*\n\n");
@@ -31,7 +32,8 @@ QString chatToMarkdown(const StoredChat& chat, const QList<StoredMessage>& path)
 QByteArray chatToOpenAiJson(const StoredChat& chat, const QList<StoredMessage>& path) {
   QJsonArray messages;
   if (!chat.systemPrompt.isEmpty())
-    messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")}, {QStringLiteral("content"), chat.systemPrompt}});
+    messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")},
+                                {QStringLiteral("content"), chat.systemPrompt}});
   for (const StoredMessage& m : path)
     messages.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
   return QJsonDocument(QJsonObject{{QStringLiteral("title"), chat.title}, {QStringLiteral("messages"), messages}})
@@ -58,7 +60,8 @@ ImportedChat chatFromOpenAiJson(const QByteArray& json, const QString& sourceNam
     if (!root.value(QStringLiteral("messages")).isArray())
       return fail(QObject::tr("expected an object with a \"messages\" array, or an array of messages"));
     messages = root.value(QStringLiteral("messages")).toArray();
-    if (root.value(QStringLiteral("title")).isString()) out.title = root.value(QStringLiteral("title")).toString().trimmed();
+    if (root.value(QStringLiteral("title")).isString())
+      out.title = root.value(QStringLiteral("title")).toString().trimmed();
   } else {
     return fail(QObject::tr("expected an object with a \"messages\" array, or an array of messages"));
   }
@@ -73,7 +76,8 @@ ImportedChat chatFromOpenAiJson(const QByteArray& json, const QString& sourceNam
     if (!roleValue.isString()) return fail(QObject::tr("%1.role is missing or not a string").arg(where));
     const QString role = roleValue.toString();
     if (role != QLatin1String("system") && role != QLatin1String("user") && role != QLatin1String("assistant"))
-      return fail(QObject::tr("%1.role is \"%2\"; expected \"system\", \"user\" or \"assistant\"").arg(where, role.left(40)));
+      return fail(
+          QObject::tr("%1.role is \"%2\"; expected \"system\", \"user\" or \"assistant\"").arg(where, role.left(40)));
     const QJsonValue contentValue = m.value(QStringLiteral("content"));
     QString content;
     if (contentValue.isString()) {
@@ -82,7 +86,8 @@ ImportedChat chatFromOpenAiJson(const QByteArray& json, const QString& sourceNam
       const QJsonArray parts = contentValue.toArray();
       for (qsizetype p = 0; p < parts.size(); ++p) {
         const QJsonObject part = parts.at(p).toObject();
-        if (part.value(QStringLiteral("type")).toString() != QLatin1String("text") || !part.value(QStringLiteral("text")).isString())
+        if (part.value(QStringLiteral("type")).toString() != QLatin1String("text") ||
+            !part.value(QStringLiteral("text")).isString())
           return fail(QObject::tr("%1.content[%2] is not a text part (only text can be imported)").arg(where).arg(p));
         content += part.value(QStringLiteral("text")).toString();
       }
@@ -100,6 +105,7 @@ ImportedChat chatFromOpenAiJson(const QByteArray& json, const QString& sourceNam
 QString writeFileAtomically(const QString& path, const QByteArray& bytes) {
   QSaveFile f(path);
   if (!f.open(QIODevice::WriteOnly)) return QObject::tr("Cannot write %1: %2").arg(path, f.errorString());
-  if (f.write(bytes) != bytes.size() || !f.commit()) return QObject::tr("Cannot write %1: %2").arg(path, f.errorString());
+  if (f.write(bytes) != bytes.size() || !f.commit())
+    return QObject::tr("Cannot write %1: %2").arg(path, f.errorString());
   return {};
 }

@@ -20,7 +20,7 @@ QByteArray chatToOpenAiJson(const StoredChat& chat, const QList<StoredMessage>& 
 
 struct ImportedChat {
   QString title;
-  QString systemPrompt;     // the leading system messages joined
+  QString systemPrompt;      // the leading system messages joined
   QList<ChatTurn> messages;  // user / assistant turns (system messages after the first turn stay in place)
   QString error;             // empty on success
 };

@@ -61,7 +61,8 @@ QVariant ChatMessageModel::data(const QModelIndex& index, int role) const {
     case SiblingCountRole: return r.siblingCount;
     case BlocksRole: return markdownBlocks(r.message.content);
     case CreatedRole:
-      return r.message.createdMs ? QLocale().toString(QDateTime::fromMSecsSinceEpoch(r.message.createdMs).time(), QStringLiteral("HH:mm"))
+      return r.message.createdMs ? QLocale().toString(QDateTime::fromMSecsSinceEpoch(r.message.createdMs).time(),
+                                                      QStringLiteral("HH:mm"))
                                  : QString();
     default: return {};
   }
@@ -81,7 +82,8 @@ QVariantList ChatMessageModel::markdownBlocks(const QString& content) {
   QStringList text, code;
   QString fence, language;  // fence: the opening marker while inside a code block
   auto block = [](const QString& kind, const QStringList& lines, const QString& lang) {
-    return QVariantMap{{QStringLiteral("kind"), kind}, {QStringLiteral("text"), lines.join(QLatin1Char('\n'))},
+    return QVariantMap{{QStringLiteral("kind"), kind},
+                       {QStringLiteral("text"), lines.join(QLatin1Char('\n'))},
                        {QStringLiteral("language"), lang}};
   };
   auto flushText = [&] {
@@ -95,7 +97,8 @@ QVariantList ChatMessageModel::markdownBlocks(const QString& content) {
     // CommonMark: up to three spaces of indentation, then at least three backticks or tildes.
     const QString trimmed = line.trimmed();
     const bool indentOk = !line.startsWith(QLatin1String("    ")) && !line.startsWith(QLatin1Char('\t'));
-    const bool isFence = indentOk && (trimmed.startsWith(QLatin1String("```")) || trimmed.startsWith(QLatin1String("~~~")));
+    const bool isFence =
+        indentOk && (trimmed.startsWith(QLatin1String("```")) || trimmed.startsWith(QLatin1String("~~~")));
     if (fence.isEmpty()) {
       if (isFence) {
         flushText();
@@ -124,8 +127,10 @@ QString ChatMessageModel::statsText(const QVariantMap& stats) {
   const int tokens = stats.value(QStringLiteral("generatedTokens")).toInt();
   parts << (tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens));
   // A rate needs at least two tokens: the first one's time is the time to first token.
-  if (tokens > 1) parts << tr("%1 tok/s").arg(locale.toString(stats.value(QStringLiteral("tokensPerSecond")).toDouble(), 'f', 1));
-  parts << tr("first token %1 ms").arg(locale.toString(stats.value(QStringLiteral("timeToFirstTokenMs")).toDouble(), 'f', 0));
+  if (tokens > 1)
+    parts << tr("%1 tok/s").arg(locale.toString(stats.value(QStringLiteral("tokensPerSecond")).toDouble(), 'f', 1));
+  parts << tr("first token %1 ms")
+               .arg(locale.toString(stats.value(QStringLiteral("timeToFirstTokenMs")).toDouble(), 'f', 0));
   const QString reason = stats.value(QStringLiteral("finishReason")).toString();
   if (reason == QLatin1String("length")) parts << tr("token limit reached");
   else if (reason == QLatin1String("eos") || reason == QLatin1String("stop")) parts << tr("end of turn");
@@ -142,11 +147,13 @@ QString ChatMessageModel::settingsText(const QVariantMap& s) {
   const double temperature = s.value(QStringLiteral("temperature")).toDouble();
   parts << (temperature <= 0 ? tr("greedy") : tr("temperature %1").arg(num("temperature")));
   if (temperature > 0) {
-    if (s.value(QStringLiteral("topK")).toInt() > 0) parts << tr("top-k %1").arg(s.value(QStringLiteral("topK")).toInt());
+    if (s.value(QStringLiteral("topK")).toInt() > 0)
+      parts << tr("top-k %1").arg(s.value(QStringLiteral("topK")).toInt());
     if (s.value(QStringLiteral("topP")).toDouble() < 1) parts << tr("top-p %1").arg(num("topP"));
     if (s.value(QStringLiteral("minP")).toDouble() > 0) parts << tr("min-p %1").arg(num("minP"));
   }
-  if (s.value(QStringLiteral("repeatPenalty"), 1.0).toDouble() != 1.0) parts << tr("repeat penalty %1").arg(num("repeatPenalty"));
+  if (s.value(QStringLiteral("repeatPenalty"), 1.0).toDouble() != 1.0)
+    parts << tr("repeat penalty %1").arg(num("repeatPenalty"));
   parts << tr("max %1 tokens").arg(s.value(QStringLiteral("maxTokens")).toInt());
   if (s.contains(QStringLiteral("seed"))) parts << tr("seed %1").arg(s.value(QStringLiteral("seed")).toString());
   return parts.join(QStringLiteral(" · "));

@@ -15,7 +15,7 @@ class ChatMessageModel : public QAbstractListModel {
  public:
   enum Role {
     MessageIdRole = Qt::UserRole + 1,
-    RoleRole,          // "system", "user", "assistant"
+    RoleRole,  // "system", "user", "assistant"
     ContentRole,
     CompleteRole,      // false for a reply cut off (stopped by a crash) or still streaming
     StreamingRole,     // true while this reply is being generated

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
 #include <new>
+#include <stdexcept>
 
 #include "engine/backend.h"
 #include "engine/chat_template.h"
@@ -45,7 +45,8 @@ QString displayBytes(const std::string& bytes) {
   const QString text = fromStd(bytes);
   if (!text.contains(QChar::ReplacementCharacter)) return text;
   QString out;
-  for (unsigned char c : bytes) out += c < 0x80 ? QString(QChar(c)) : QStringLiteral("\\x%1").arg(c, 2, 16, QLatin1Char('0'));
+  for (unsigned char c : bytes)
+    out += c < 0x80 ? QString(QChar(c)) : QStringLiteral("\\x%1").arg(c, 2, 16, QLatin1Char('0'));
   return out;
 }
 
@@ -170,8 +171,9 @@ void EngineWorker::generateChatTokens(const QList<ChatTurn>& turns, const QList<
   runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket, Output::Tokens);
 }
 
-void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
-                           const GenerationSettings& settings, quint64 ticket, Output output) {
+void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continuation,
+                           const std::vector<int32_t>& forced, const GenerationSettings& settings, quint64 ticket,
+                           Output output) {
   std::vector<std::string> stops;
   if (m_model) stops = m_model->chat_template().stop_strings();
   run(

@@ -13,8 +13,8 @@
 
 #include <atomic>
 #include <functional>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chattypes.h"

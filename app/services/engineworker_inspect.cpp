@@ -2,10 +2,10 @@
 // Kept apart from generation: the two share only the loaded model and backend.
 #include <cmath>
 
-#include "engine/model_loader.h"
-#include "engineworker.h"
 #include "engine/model.h"
+#include "engine/model_loader.h"
 #include "engine/tokenizer.h"
+#include "engineworker.h"
 
 namespace {
 
@@ -23,7 +23,9 @@ QString inspectionTokenLabel(const std::string& bytes) {
   } else {
     out = text;
   }
-  out.replace(QLatin1Char(' '), QChar(0x00B7)).replace(QLatin1Char('\n'), QChar(0x21B5)).replace(QLatin1Char('\t'), QChar(0x2192));
+  out.replace(QLatin1Char(' '), QChar(0x00B7))
+      .replace(QLatin1Char('\n'), QChar(0x21B5))
+      .replace(QLatin1Char('\t'), QChar(0x2192));
   return out;
 }
 
@@ -56,7 +58,8 @@ void EngineWorker::inspect(const QString& text, const QList<int>& ids, quint64 r
       return;
     }
     if (static_cast<int>(seq.size()) > c.max_seq_len) {
-      Q_EMIT inspectionFailed(requestId, tr("%1 tokens exceed the model's context of %2.").arg(seq.size()).arg(c.max_seq_len));
+      Q_EMIT inspectionFailed(requestId,
+                              tr("%1 tokens exceed the model's context of %2.").arg(seq.size()).arg(c.max_seq_len));
       return;
     }
     engine::InspectOptions options;

@@ -44,8 +44,8 @@ ModelInfo inspectBaseModel(const QString& path, const Progress& progress) {
   return info;
 }
 
-engine::DatasetInspection inspectTrainingData(const QString& path, const QString& modelPath, int seq, double valFraction,
-                                              const Progress& progress) {
+engine::DatasetInspection inspectTrainingData(const QString& path, const QString& modelPath, int seq,
+                                              double valFraction, const Progress& progress) {
   engine::DatasetInspectionOptions o;
   o.path = path.toStdString();
   o.seq = seq;
@@ -90,9 +90,10 @@ Evaluation evaluateFineTune(const QVariantMap& settings, const QString& tunedDir
                             const Progress& progress) {
   const engine::TrainingRunSpec spec = trainingRunSpec(settings, tunedDir);
   const std::string basePath = settings.value(QStringLiteral("model")).toString().toStdString();
-  const engine::ChatTemplate tmpl = spec.recipe == engine::Recipe::Sft
-                                        ? engine::training_chat_template(spec.chat_template, engine::detect_model_format(basePath), nullptr)
-                                        : engine::ChatTemplate();
+  const engine::ChatTemplate tmpl =
+      spec.recipe == engine::Recipe::Sft
+          ? engine::training_chat_template(spec.chat_template, engine::detect_model_format(basePath), nullptr)
+          : engine::ChatTemplate();
   std::vector<std::string> ps;
   for (const QString& p : prompts)
     if (!p.trimmed().isEmpty()) ps.push_back(p.toStdString());
@@ -104,14 +105,16 @@ Evaluation evaluateFineTune(const QVariantMap& settings, const QString& tunedDir
     const std::string path = which == 0 ? basePath : tunedDir.toStdString();
     const std::unique_ptr<engine::Model> m = engine::load_model(path, {}, f32);
     const double from = which * 0.5;
-    (which == 0 ? out.before : out.after) = engine::validation_loss_of(
-        *m, *backend.backend, spec, tmpl, [&](int done, int total) { return report(progress, from + 0.3 * done / total); });
+    (which == 0 ? out.before : out.after) =
+        engine::validation_loss_of(*m, *backend.backend, spec, tmpl,
+                                   [&](int done, int total) { return report(progress, from + 0.3 * done / total); });
     answers[which] = engine::greedy_answers(*m, *backend.backend, ps, spec.recipe, tmpl, 48,
                                             [&] { return report(progress, from + 0.4); });
   }
   const size_t n = std::min({ps.size(), answers[0].size(), answers[1].size()});
   for (size_t i = 0; i < n; ++i)
-    out.answers.push_back({QString::fromStdString(ps[i]), QString::fromStdString(answers[0][i]), QString::fromStdString(answers[1][i])});
+    out.answers.push_back(
+        {QString::fromStdString(ps[i]), QString::fromStdString(answers[0][i]), QString::fromStdString(answers[1][i])});
   return out;
 }
 

@@ -38,8 +38,8 @@ ModelInfo inspectBaseModel(const QString& path, const Progress& progress = {});
 // Format, rows, problems (with line numbers), a preview and, when `modelPath` is given, token counts
 // with that model's tokenizer and chat template, for training at sequence length `seq` with
 // `valFraction` of the data held out.
-engine::DatasetInspection inspectTrainingData(const QString& path, const QString& modelPath, int seq, double valFraction,
-                                              const Progress& progress = {});
+engine::DatasetInspection inspectTrainingData(const QString& path, const QString& modelPath, int seq,
+                                              double valFraction, const Progress& progress = {});
 
 struct TimeEstimate {
   double secondsPerStep = 0;

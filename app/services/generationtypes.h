@@ -51,7 +51,7 @@ struct TokenRecord {
   QString text;
   double logprob = 0;
   QList<TokenAlternative> alternatives;  // most likely first
-  bool special = false;  // a control token (chat-template markup), not text; set for prompt pieces
+  bool special = false;                  // a control token (chat-template markup), not text; set for prompt pieces
 };
 
 struct GenerationStats {

@@ -44,7 +44,8 @@ LogitBiasParse parseLogitBias(const QString& spec, const engine::Tokenizer& toke
       out.entries.emplace_back(static_cast<int32_t>(id), bias);
       continue;
     }
-    if (key.size() >= 2 && key.startsWith(QLatin1Char('"')) && key.endsWith(QLatin1Char('"'))) key = key.mid(1, key.size() - 2);
+    if (key.size() >= 2 && key.startsWith(QLatin1Char('"')) && key.endsWith(QLatin1Char('"')))
+      key = key.mid(1, key.size() - 2);
     const std::vector<int32_t> ids = tokenizer.encode(key.toStdString());
     if (ids.empty()) return fail(QObject::tr("the text has no tokens"));
     for (int32_t id : ids) out.entries.emplace_back(id, bias);

@@ -44,22 +44,25 @@ QVariantList ModelInfo::details() const {
   const QLocale locale = QLocale::system();
   QVariantList rows;
   rows << row(QObject::tr("Architecture"), architecture)
-       << row(QObject::tr("Parameters"), QStringLiteral("%1 (%2)").arg(formatCount(parameterCount), locale.toString(parameterCount)))
+       << row(QObject::tr("Parameters"),
+              QStringLiteral("%1 (%2)").arg(formatCount(parameterCount), locale.toString(parameterCount)))
        << row(QObject::tr("Weights"), weights.isEmpty() ? QStringLiteral("f32") : weights)
        << row(QObject::tr("Layers"), QString::number(layers))
        << row(QObject::tr("Embedding size"), QString::number(embeddingSize))
-       << row(QObject::tr("Attention heads"),
-              kvHeads > 0 && kvHeads != heads ? QObject::tr("%1 (%2 key/value)").arg(heads).arg(kvHeads) : QString::number(heads))
+       << row(QObject::tr("Attention heads"), kvHeads > 0 && kvHeads != heads
+                                                  ? QObject::tr("%1 (%2 key/value)").arg(heads).arg(kvHeads)
+                                                  : QString::number(heads))
        << row(QObject::tr("Feed-forward size"), QString::number(ffnDim))
        << row(QObject::tr("Context length"), QObject::tr("%1 tokens").arg(locale.toString(contextLength)))
        << row(QObject::tr("Vocabulary"), QObject::tr("%1 tokens").arg(locale.toString(vocabSize)))
-       << row(QObject::tr("Tokenizer"), hasTokenizer ? QObject::tr("included") : QObject::tr("missing — text generation is not possible"),
+       << row(QObject::tr("Tokenizer"),
+              hasTokenizer ? QObject::tr("included") : QObject::tr("missing — text generation is not possible"),
               !hasTokenizer)
        << row(QObject::tr("Chat template"), chatTemplate, !chatTemplateNote.isEmpty())
        << row(QObject::tr("Format"), format)
-       << row(QObject::tr("Loaded in"), loadMilliseconds < 1000
-                                            ? QObject::tr("%1 ms").arg(loadMilliseconds)
-                                            : QObject::tr("%1 s").arg(locale.toString(loadMilliseconds / 1000.0, 'f', 1)));
+       << row(QObject::tr("Loaded in"),
+              loadMilliseconds < 1000 ? QObject::tr("%1 ms").arg(loadMilliseconds)
+                                      : QObject::tr("%1 s").arg(locale.toString(loadMilliseconds / 1000.0, 'f', 1)));
   return rows;
 }
 

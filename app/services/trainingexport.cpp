@@ -28,8 +28,9 @@ QString sizeOf(const QString& path) {
 void copyAdapter(const QString& from, const QString& to) {
   const QDir src(from);
   if (!QFileInfo::exists(src.filePath(QStringLiteral("adapter_model.safetensors"))))
-    throw engine::Error(from.toStdString() + ": no LoRA adapter here (only LoRA runs have one; a full fine-tuning "
-                                             "run exports as an HF directory or GGUF)");
+    throw engine::Error(from.toStdString() +
+                        ": no LoRA adapter here (only LoRA runs have one; a full fine-tuning "
+                        "run exports as an HF directory or GGUF)");
   QDir dst(to);
   if (dst.exists() && !dst.isEmpty())
     throw engine::Error(to.toStdString() + ": the folder exists and is not empty; choose a new one");
@@ -43,8 +44,8 @@ void copyAdapter(const QString& from, const QString& to) {
 
 }  // namespace
 
-QString exportTrainedModel(const QString& runDir, const QString& kind, const QString& destination, const QString& ggufType,
-                           const std::function<bool(double)>& progress) {
+QString exportTrainedModel(const QString& runDir, const QString& kind, const QString& destination,
+                           const QString& ggufType, const std::function<bool(double)>& progress) {
   if (destination.isEmpty()) throw engine::Error("choose where to save the export");
   if (!QFileInfo::exists(QDir(runDir).filePath(QStringLiteral("config.json"))))
     throw engine::Error(runDir.toStdString() + ": no trained model here (has the run finished?)");
@@ -67,10 +68,11 @@ QString exportTrainedModel(const QString& runDir, const QString& kind, const QSt
   } else {
     throw engine::Error("unknown export kind '" + kind.toStdString() + "' (hf, adapter or gguf)");
   }
-  o.provenance_json = QJsonDocument(QJsonObject{{QStringLiteral("created_by"), QStringLiteral("LLM Workbench fine-tuning wizard")},
-                                                {QStringLiteral("exported_from"), runDir}})
-                          .toJson()
-                          .toStdString();
+  o.provenance_json =
+      QJsonDocument(QJsonObject{{QStringLiteral("created_by"), QStringLiteral("LLM Workbench fine-tuning wizard")},
+                                {QStringLiteral("exported_from"), runDir}})
+          .toJson()
+          .toStdString();
   // convert_model's progress cannot stop it; a stop request is honoured between its stages by
   // throwing, which leaves nothing at the destination (it writes atomically).
   const engine::io::ConvertReport r =
@@ -78,7 +80,8 @@ QString exportTrainedModel(const QString& runDir, const QString& kind, const QSt
         if (progress && !progress(double(f))) throw engine::Error("export stopped");
       });
   QString what = o.target == engine::io::ConvertTarget::Gguf
-                     ? QStringLiteral("GGUF %1, %2").arg(QString::fromStdString(engine::io::export_type_name(o.type)), sizeOf(destination))
+                     ? QStringLiteral("GGUF %1, %2")
+                           .arg(QString::fromStdString(engine::io::export_type_name(o.type)), sizeOf(destination))
                      : QStringLiteral("HF directory, %1").arg(sizeOf(destination));
   if (!r.warning.empty()) what += QStringLiteral(" (%1)").arg(QString::fromStdString(r.warning));
   return what;

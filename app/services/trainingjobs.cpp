@@ -18,8 +18,9 @@ namespace {
 
 enum Request : int { kNone = 0, kPause = 1, kCancel = 2 };
 
-const QString kQueued = QStringLiteral("queued"), kRunning = QStringLiteral("running"), kPaused = QStringLiteral("paused"),
-              kDone = QStringLiteral("done"), kFailed = QStringLiteral("failed"), kCancelled = QStringLiteral("cancelled");
+const QString kQueued = QStringLiteral("queued"), kRunning = QStringLiteral("running"),
+              kPaused = QStringLiteral("paused"), kDone = QStringLiteral("done"), kFailed = QStringLiteral("failed"),
+              kCancelled = QStringLiteral("cancelled");
 
 }  // namespace
 
@@ -60,7 +61,8 @@ qint64 TrainingJobs::enqueue(const QString& name, const QVariantMap& settings, c
   r.modelPath = settings.value(QStringLiteral("model")).toString();
   r.settings = settings;
   r.status = kQueued;
-  r.totalSteps = settings.value(QStringLiteral("steps"), defaultTrainingSettings().value(QStringLiteral("steps"))).toLongLong();
+  r.totalSteps =
+      settings.value(QStringLiteral("steps"), defaultTrainingSettings().value(QStringLiteral("steps"))).toLongLong();
   const qint64 id = m_store->createRun(r);
   if (!id) return 0;
   const QString dir = outDir.isEmpty() ? QDir(m_runsRoot).filePath(QStringLiteral("run-%1").arg(id)) : outDir;
@@ -123,7 +125,8 @@ void TrainingJobs::startNext() {
   const qint64 id = m_queue.takeFirst();
   const StoredRun run = m_store->run(id);
   if (!run.id) return startNext();
-  const bool resume = !engine::list_checkpoints(QDir(run.outputDir).filePath(QStringLiteral("checkpoints")).toStdString()).empty();
+  const bool resume =
+      !engine::list_checkpoints(QDir(run.outputDir).filePath(QStringLiteral("checkpoints")).toStdString()).empty();
   // Elapsed time continues from the last stored row at or before the checkpoint the run resumes at;
   // the worker reports the checkpoint's step back and the rows after it are rewritten.
   const QList<MetricRow> before = m_store->metrics(id);
@@ -136,53 +139,63 @@ void TrainingJobs::startNext() {
   const StepHook hook = m_stepHook;
   const QVariantMap settings = run.settings;
   const QString outDir = run.outputDir;
-  QMetaObject::invokeMethod(m_workerContext, [this, id, settings, outDir, resume, request, before, hook]() {
-    // On the training thread. Results go back as queued calls on `this` (dropped if it is gone).
-    QString status = kDone, error;
-    try {
-      std::unique_ptr<engine::TrainingRun> s = buildTrainingSession(settings, outDir);
-      qint64 from = 0;
-      if (resume) from = s->trainer->resume().step;
-      double baseElapsed = 0;
-      for (const MetricRow& m : before)
-        if (m.step <= from && std::isfinite(m.elapsedS)) baseElapsed = m.elapsedS;
-      const qint64 total = settings.value(QStringLiteral("steps"), 100).toLongLong();
-      QMetaObject::invokeMethod(this, [this, id, from, total] { Q_EMIT runStarted(id, from, total); }, Qt::QueuedConnection);
-      const QString prompt = settings.value(QStringLiteral("sample_prompt"), QStringLiteral("Once upon a time")).toString();
-      QElapsedTimer clock;
-      clock.start();
-      const engine::TrainResult r = s->trainer->run([&](const engine::StepMetrics& m) {
-        MetricRow row;
-        row.step = m.step;
-        row.loss = m.loss;
-        row.valLoss = m.val_loss ? double(*m.val_loss) : qQNaN();
-        row.lr = m.lr;
-        row.gradNorm = m.grad_norm;
-        row.tokensPerS = m.tokens_per_s;
-        row.elapsedS = baseElapsed + clock.nsecsElapsed() / 1e9;
-        row.skipped = m.skipped;
-        // Raw bytes, possibly cut mid-character: fromUtf8 shows a cut as U+FFFD.
-        const bool hasSample = m.sample.has_value();
-        const SampleRow sample{m.step, prompt, hasSample ? QString::fromUtf8(m.sample->data(), qsizetype(m.sample->size())) : QString()};
-        QMetaObject::invokeMethod(this, [this, id, row, sample, hasSample] { onStep(id, row, hasSample ? &sample : nullptr); },
-                                  Qt::QueuedConnection);
-        if (hook) hook(id, m.step);
-        return request->load() == kNone;
-      });
-      if (r.stopped) status = request->load() == kCancel ? kCancelled : kPaused;
-      if (status == kDone) {
-        const QJsonObject provenance{{QStringLiteral("created_by"), QStringLiteral("LLM Workbench training job")},
-                                     {QStringLiteral("base_model"), settings.value(QStringLiteral("model")).toString()},
-                                     {QStringLiteral("steps"), qint64(r.steps_done)},
-                                     {QStringLiteral("training"), QJsonObject::fromVariantMap(settings)}};
-        engine::save_training_result(*s, QJsonDocument(provenance).toJson().toStdString());
-      }
-    } catch (const std::exception& e) {
-      status = kFailed;
-      error = QString::fromUtf8(e.what());
-    }
-    QMetaObject::invokeMethod(this, [this, id, status, error] { onFinished(id, status, error); }, Qt::QueuedConnection);
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      m_workerContext,
+      [this, id, settings, outDir, resume, request, before, hook]() {
+        // On the training thread. Results go back as queued calls on `this` (dropped if it is gone).
+        QString status = kDone, error;
+        try {
+          std::unique_ptr<engine::TrainingRun> s = buildTrainingSession(settings, outDir);
+          qint64 from = 0;
+          if (resume) from = s->trainer->resume().step;
+          double baseElapsed = 0;
+          for (const MetricRow& m : before)
+            if (m.step <= from && std::isfinite(m.elapsedS)) baseElapsed = m.elapsedS;
+          const qint64 total = settings.value(QStringLiteral("steps"), 100).toLongLong();
+          QMetaObject::invokeMethod(
+              this, [this, id, from, total] { Q_EMIT runStarted(id, from, total); }, Qt::QueuedConnection);
+          const QString prompt =
+              settings.value(QStringLiteral("sample_prompt"), QStringLiteral("Once upon a time")).toString();
+          QElapsedTimer clock;
+          clock.start();
+          const engine::TrainResult r = s->trainer->run([&](const engine::StepMetrics& m) {
+            MetricRow row;
+            row.step = m.step;
+            row.loss = m.loss;
+            row.valLoss = m.val_loss ? double(*m.val_loss) : qQNaN();
+            row.lr = m.lr;
+            row.gradNorm = m.grad_norm;
+            row.tokensPerS = m.tokens_per_s;
+            row.elapsedS = baseElapsed + clock.nsecsElapsed() / 1e9;
+            row.skipped = m.skipped;
+            // Raw bytes, possibly cut mid-character: fromUtf8 shows a cut as U+FFFD.
+            const bool hasSample = m.sample.has_value();
+            const SampleRow sample{m.step, prompt,
+                                   hasSample ? QString::fromUtf8(m.sample->data(), qsizetype(m.sample->size()))
+                                             : QString()};
+            QMetaObject::invokeMethod(
+                this, [this, id, row, sample, hasSample] { onStep(id, row, hasSample ? &sample : nullptr); },
+                Qt::QueuedConnection);
+            if (hook) hook(id, m.step);
+            return request->load() == kNone;
+          });
+          if (r.stopped) status = request->load() == kCancel ? kCancelled : kPaused;
+          if (status == kDone) {
+            const QJsonObject provenance{{QStringLiteral("created_by"), QStringLiteral("LLM Workbench training job")},
+                                         {QStringLiteral("base_model"),
+                                          settings.value(QStringLiteral("model")).toString()},
+                                         {QStringLiteral("steps"), qint64(r.steps_done)},
+                                         {QStringLiteral("training"), QJsonObject::fromVariantMap(settings)}};
+            engine::save_training_result(*s, QJsonDocument(provenance).toJson().toStdString());
+          }
+        } catch (const std::exception& e) {
+          status = kFailed;
+          error = QString::fromUtf8(e.what());
+        }
+        QMetaObject::invokeMethod(
+            this, [this, id, status, error] { onFinished(id, status, error); }, Qt::QueuedConnection);
+      },
+      Qt::QueuedConnection);
 }
 
 void TrainingJobs::onStep(qint64 runId, const MetricRow& row, const SampleRow* sample) {

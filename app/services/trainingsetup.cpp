@@ -12,15 +12,40 @@
 #include "engine/error.h"
 
 QVariantMap defaultTrainingSettings() {
-  return {{"recipe", "pretrain"},   {"lora_rank", 0},        {"lora_alpha", 16.0},     {"lora_dropout", 0.0},
-          {"lora_targets", ""},     {"step_size", 100},      {"gamma", 0.5},     {"batch", 4},
-          {"seq", 128},             {"grad_accum", 1},       {"steps", 100},           {"lr", 3e-4},
-          {"schedule", "cosine"},   {"warmup", 0},           {"min_lr_ratio", 0.1},    {"weight_decay", 0.1},
-          {"beta1", 0.9},           {"beta2", 0.95},         {"grad_clip", 1.0},       {"dropout", 0.0},
-          {"label_smoothing", 0.0}, {"shuffle", true},       {"seed", 1},              {"val_fraction", 0.05},
-          {"val_every", 50},        {"val_batches", 8},      {"sample_every", 0},      {"sample_prompt", "Once upon a time"},
-          {"sample_tokens", 32},    {"save_every", 0},       {"keep", 3},              {"max_skipped_steps", 0},
-          {"chat_template", ""},    {"threads", 0}};
+  return {{"recipe", "pretrain"},
+          {"lora_rank", 0},
+          {"lora_alpha", 16.0},
+          {"lora_dropout", 0.0},
+          {"lora_targets", ""},
+          {"step_size", 100},
+          {"gamma", 0.5},
+          {"batch", 4},
+          {"seq", 128},
+          {"grad_accum", 1},
+          {"steps", 100},
+          {"lr", 3e-4},
+          {"schedule", "cosine"},
+          {"warmup", 0},
+          {"min_lr_ratio", 0.1},
+          {"weight_decay", 0.1},
+          {"beta1", 0.9},
+          {"beta2", 0.95},
+          {"grad_clip", 1.0},
+          {"dropout", 0.0},
+          {"label_smoothing", 0.0},
+          {"shuffle", true},
+          {"seed", 1},
+          {"val_fraction", 0.05},
+          {"val_every", 50},
+          {"val_batches", 8},
+          {"sample_every", 0},
+          {"sample_prompt", "Once upon a time"},
+          {"sample_tokens", 32},
+          {"save_every", 0},
+          {"keep", 3},
+          {"max_skipped_steps", 0},
+          {"chat_template", ""},
+          {"threads", 0}};
 }
 
 namespace {
@@ -36,16 +61,18 @@ class Settings {
     bool ok = false;
     const double v = m_s.value(QLatin1String(key)).toDouble(&ok);
     if (!ok || !std::isfinite(v) || v != std::floor(v) || v < double(lo) || v > double(hi))
-      throw engine::Error("training setting '" + std::string(key) + "' must be a whole number in [" + std::to_string(lo) +
-                          ", " + std::to_string(hi) + "], got '" + m_s.value(QLatin1String(key)).toString().toStdString() + "'");
+      throw engine::Error("training setting '" + std::string(key) + "' must be a whole number in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+                          m_s.value(QLatin1String(key)).toString().toStdString() + "'");
     return static_cast<int64_t>(v);
   }
   double number(const char* key, double lo, double hi) const {
     bool ok = false;
     const double v = m_s.value(QLatin1String(key)).toDouble(&ok);
     if (!ok || !std::isfinite(v) || v < lo || v > hi)
-      throw engine::Error("training setting '" + std::string(key) + "' must be a number in [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + "], got '" + m_s.value(QLatin1String(key)).toString().toStdString() + "'");
+      throw engine::Error("training setting '" + std::string(key) + "' must be a number in [" + std::to_string(lo) +
+                          ", " + std::to_string(hi) + "], got '" +
+                          m_s.value(QLatin1String(key)).toString().toStdString() + "'");
     return v;
   }
   bool flag(const char* key) const { return m_s.value(QLatin1String(key)).toBool(); }
@@ -71,7 +98,8 @@ QString trainCliCommand(const QVariantMap& settings, const QString& outDir) {
   const auto add = [&](const QString& key, const QString& value) {
     args << QStringLiteral("--") + QString(key).replace(QLatin1Char('_'), QLatin1Char('-')) << shellQuote(value);
   };
-  add(QStringLiteral("recipe"), settings.value(QStringLiteral("recipe"), defaults.value(QStringLiteral("recipe"))).toString());
+  add(QStringLiteral("recipe"),
+      settings.value(QStringLiteral("recipe"), defaults.value(QStringLiteral("recipe"))).toString());
   add(QStringLiteral("model"), settings.value(QStringLiteral("model")).toString());
   add(QStringLiteral("data"), settings.value(QStringLiteral("data")).toString());
   add(QStringLiteral("out"), outDir);
@@ -97,8 +125,10 @@ QVariantMap estimateTrainingMemory(const QVariantMap& shape, const QVariantMap& 
   const double weights = 4 * P + (r > 0 ? 4 * trainable : 0);
   const double gradients = 4 * trainable, optimizer = 8 * trainable;
   const double activations = 4 * B * T * (L * (16 * C + 2 * NH * T) + 2 * V);
-  return {{QStringLiteral("weights"), weights},         {QStringLiteral("gradients"), gradients},
-          {QStringLiteral("optimizer"), optimizer},     {QStringLiteral("activations"), activations},
+  return {{QStringLiteral("weights"), weights},
+          {QStringLiteral("gradients"), gradients},
+          {QStringLiteral("optimizer"), optimizer},
+          {QStringLiteral("activations"), activations},
           {QStringLiteral("total"), weights + gradients + optimizer + activations},
           {QStringLiteral("trainable"), trainable}};
 }
@@ -116,7 +146,8 @@ engine::TrainingRunSpec trainingRunSpec(const QVariantMap& settingsMap, const QS
   spec.lora.rank = static_cast<int>(s.integer("lora_rank", 0, 4096));
   spec.lora.alpha = static_cast<float>(s.number("lora_alpha", 1e-6, 1e6));
   spec.lora.dropout = static_cast<float>(s.number("lora_dropout", 0.0, 0.95));
-  for (const QString& t : s.map().value(QStringLiteral("lora_targets")).toString().split(QLatin1Char(','), Qt::SkipEmptyParts))
+  for (const QString& t :
+       s.map().value(QStringLiteral("lora_targets")).toString().split(QLatin1Char(','), Qt::SkipEmptyParts))
     spec.lora.targets.push_back(t.trimmed().toStdString());
   spec.batch = static_cast<int>(s.integer("batch", 1, 1 << 16));
   spec.seq = static_cast<int>(s.integer("seq", 1, 1 << 20));

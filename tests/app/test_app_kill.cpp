@@ -60,7 +60,8 @@ QStringList rows(const QString& path, const QString& sql) {
 
 // Everything a chat is made of, for exact before/after comparisons.
 const QString kChatRows = QStringLiteral(
-    "SELECT id, title, system_prompt, created_ms, updated_ms, trashed_ms, active_root_id, folder_id FROM chats ORDER BY id");
+    "SELECT id, title, system_prompt, created_ms, updated_ms, trashed_ms, active_root_id, folder_id FROM chats ORDER "
+    "BY id");
 const QString kMessageRows = QStringLiteral(
     "SELECT id, chat_id, parent_id, active_child_id, role, content, created_ms, complete, stats, settings FROM messages"
     " ORDER BY id");
@@ -128,7 +129,8 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   }
   const QString seededOnly = QStringLiteral(" WHERE id <= %1").arg(lastSeeded);
   const QStringList chatsBefore = rows(m_db, kChatRows);
-  const QStringList messagesBefore = rows(m_db, QString(kMessageRows).replace(QStringLiteral(" ORDER BY"), seededOnly + QStringLiteral(" ORDER BY")));
+  const QStringList messagesBefore =
+      rows(m_db, QString(kMessageRows).replace(QStringLiteral(" ORDER BY"), seededOnly + QStringLiteral(" ORDER BY")));
   const QStringList tagsBefore = rows(m_db, kTagRows);
   QCOMPARE(messagesBefore.size(), 5);
 
@@ -138,9 +140,10 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   QVERIFY2(app->waitForStarted(60000), qPrintable(app->errorString()));
 
   // Wait for part of a reply in the file: a reply row, incomplete, with text (flushed every 250 ms).
-  const QString inFlightSql = QStringLiteral(
-      "SELECT id, content FROM messages WHERE role = 'assistant' AND complete = 0 AND content <> '' AND id > %1")
-                                  .arg(lastSeeded);
+  const QString inFlightSql =
+      QStringLiteral(
+          "SELECT id, content FROM messages WHERE role = 'assistant' AND complete = 0 AND content <> '' AND id > %1")
+          .arg(lastSeeded);
   QStringList inFlight;
   QElapsedTimer waited;
   waited.start();
@@ -149,10 +152,12 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
     if (QFile::exists(m_db)) inFlight = rows(m_db, inFlightSql);
   }
   QVERIFY2(app->state() == QProcess::Running,
-           qPrintable(QStringLiteral("the app ended early: %1").arg(QString::fromLocal8Bit(app->readAllStandardError()))));
+           qPrintable(
+               QStringLiteral("the app ended early: %1").arg(QString::fromLocal8Bit(app->readAllStandardError()))));
   QVERIFY2(!inFlight.isEmpty(), "no partial reply reached the database");
   // What the file held just before the kill: every complete message must survive it unchanged.
-  const QStringList completeBeforeKill = rows(m_db, QStringLiteral("SELECT id, chat_id, content FROM messages WHERE complete = 1 ORDER BY id"));
+  const QStringList completeBeforeKill =
+      rows(m_db, QStringLiteral("SELECT id, chat_id, content FROM messages WHERE complete = 1 ORDER BY id"));
   const qint64 seenId = inFlight.first().section(QStringLiteral(" | "), 0, 0).toLongLong();
   const QString seenText = inFlight.first().section(QStringLiteral(" | "), 1);
 
@@ -173,18 +178,21 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   // The earlier chats, messages and tags exactly as they were.
   const QStringList chatsAfter = rows(m_db, kChatRows);
   QCOMPARE(chatsAfter.mid(0, chatsBefore.size()), chatsBefore);
-  QCOMPARE(rows(m_db, QString(kMessageRows).replace(QStringLiteral(" ORDER BY"), seededOnly + QStringLiteral(" ORDER BY"))),
+  QCOMPARE(rows(m_db,
+                QString(kMessageRows).replace(QStringLiteral(" ORDER BY"), seededOnly + QStringLiteral(" ORDER BY"))),
            messagesBefore);
   QCOMPARE(rows(m_db, kTagRows), tagsBefore);
   // Every message that was complete before the kill still is, with the same text.
-  const QStringList completeAfter = rows(m_db, QStringLiteral("SELECT id, chat_id, content FROM messages WHERE complete = 1 ORDER BY id"));
+  const QStringList completeAfter =
+      rows(m_db, QStringLiteral("SELECT id, chat_id, content FROM messages WHERE complete = 1 ORDER BY id"));
   for (const QString& row : completeBeforeKill) QVERIFY2(completeAfter.contains(row), qPrintable(row));
   QVERIFY(chatsAfter.size() > chatsBefore.size());  // the app's own chats are there too
 
   // The reply seen in flight is kept: as written up to the last flush, still marked incomplete
   // unless it had just finished (then the next one is the one in flight). Only the reply in flight
   // is incomplete, besides the one stopped in the seeded chat.
-  const QStringList seen = rows(m_db, QStringLiteral("SELECT complete, content FROM messages WHERE id = %1").arg(seenId));
+  const QStringList seen =
+      rows(m_db, QStringLiteral("SELECT complete, content FROM messages WHERE id = %1").arg(seenId));
   QCOMPARE(seen.size(), 1);
   QVERIFY(seen.first().section(QStringLiteral(" | "), 1).startsWith(seenText));
   const QStringList incomplete =
@@ -207,10 +215,15 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
     QVERIFY(!messages->rowAt(1).message.complete);
     QCOMPARE(messages->rowAt(0).message.content, QStringLiteral("Once upon a time"));
   }
-  qInfo("killed with %lld messages saved; reply %lld was in flight (%lld characters saved)", qlonglong(completeAfter.size()),
-        incomplete.isEmpty() ? 0ll : incomplete.first().toLongLong(),
-        incomplete.isEmpty() ? 0ll : qlonglong(rows(m_db, QStringLiteral("SELECT length(content) FROM messages WHERE id = %1")
-                                                        .arg(incomplete.first())).value(0).toLongLong()));
+  qInfo("killed with %lld messages saved; reply %lld was in flight (%lld characters saved)",
+        qlonglong(completeAfter.size()), incomplete.isEmpty() ? 0ll : incomplete.first().toLongLong(),
+        incomplete.isEmpty()
+            ? 0ll
+            : qlonglong(
+                  rows(m_db,
+                       QStringLiteral("SELECT length(content) FROM messages WHERE id = %1").arg(incomplete.first()))
+                      .value(0)
+                      .toLongLong()));
   const QStringList afterKill = rows(m_db, kMessageRows);
 
   // The app starts again on this database and opens it without a problem; opening changes nothing.
@@ -222,7 +235,8 @@ void TestAppKill::killDuringGenerationLosesOnlyTheReplyInFlight() {
   const QString out = QString::fromLocal8Bit(app->readAllStandardOutput());
   QVERIFY2(app->exitStatus() == QProcess::NormalExit && app->exitCode() == 0,
            qPrintable(QString::fromLocal8Bit(app->readAllStandardError())));
-  QVERIFY2(out.contains(QStringLiteral("ready model=starter chats=%1 problem=\n").arg(chatsAfter.size())), qPrintable(out));
+  QVERIFY2(out.contains(QStringLiteral("ready model=starter chats=%1 problem=\n").arg(chatsAfter.size())),
+           qPrintable(out));
   QCOMPARE(rows(m_db, kMessageRows), afterKill);
   QCOMPARE(rows(m_db, QStringLiteral("PRAGMA integrity_check")), QStringList{QStringLiteral("ok")});
 }

@@ -77,7 +77,6 @@ QVariant roleValue(const QAbstractItemModel& m, int row, const char* name) {
   return m.data(m.index(row, 0), names.key(name));
 }
 
-
 // Ids of the messages on the active path.
 QList<qint64> ids(const ChatMessageModel& m) {
   QList<qint64> out;
@@ -149,9 +148,10 @@ void TestChatController::makeController() {
   m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
   m_chat->setFlushInterval(40);
   m_engine = std::make_unique<FakeEngine>(m_chat.get());
-  m_listTester = std::make_unique<QAbstractItemModelTester>(m_chat->chats(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-  m_messageTester =
-      std::make_unique<QAbstractItemModelTester>(m_chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+  m_listTester = std::make_unique<QAbstractItemModelTester>(m_chat->chats(),
+                                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+  m_messageTester = std::make_unique<QAbstractItemModelTester>(m_chat->messages(),
+                                                               QAbstractItemModelTester::FailureReportingMode::QtTest);
 }
 
 void TestChatController::cleanup() {
@@ -208,20 +208,22 @@ void TestChatController::sendStreamsAndPersists() {
   QCOMPARE(stored.settings.value(QStringLiteral("temperature")).toDouble(), 0.8);
   // The keys replies have always been stored with (settingsForReply), so older databases read alike.
   QCOMPARE(stored.settings.size(), 10);
-  QVERIFY(stored.settings.contains(QStringLiteral("repeatLastN")) && !stored.settings.contains(QStringLiteral("topLogprobs")));
+  QVERIFY(stored.settings.contains(QStringLiteral("repeatLastN")) &&
+          !stored.settings.contains(QStringLiteral("topLogprobs")));
   QVERIFY(!roleValue(*messages, 1, "streaming").toBool());
   const QString stats = roleValue(*messages, 1, "statsText").toString();
   QVERIFY2(stats.contains(QStringLiteral("3 tokens")) && stats.contains(QStringLiteral("21.5 tok/s")) &&
                stats.contains(QStringLiteral("first token 42 ms")),
            qPrintable(stats));
   const QString settings = roleValue(*messages, 1, "settingsText").toString();
-  QVERIFY2(settings.contains(QStringLiteral("temperature 0.8")) && settings.contains(QStringLiteral("seed 1234")), qPrintable(settings));
+  QVERIFY2(settings.contains(QStringLiteral("temperature 0.8")) && settings.contains(QStringLiteral("seed 1234")),
+           qPrintable(settings));
 
   // The next message follows the reply.
   QVERIFY(m_chat->send(QStringLiteral("Great")));
   QCOMPARE(roles(m_engine->requests[1].turns),
-           (QStringList{QStringLiteral("user:Hello there, how are you today?"), QStringLiteral("assistant:I am fine, thanks."),
-                        QStringLiteral("user:Great")}));
+           (QStringList{QStringLiteral("user:Hello there, how are you today?"),
+                        QStringLiteral("assistant:I am fine, thanks."), QStringLiteral("user:Great")}));
   m_engine->reply(QStringLiteral("Indeed."));
   QCOMPARE(contents(*messages).size(), 4);
 }
@@ -232,7 +234,8 @@ void TestChatController::systemPromptLeadsTheTurns() {
   m_chat->setSystemPrompt(QStringLiteral("You are a pirate."));
   QCOMPARE(m_store->chat(m_chat->currentChatId()).systemPrompt, QStringLiteral("You are a pirate."));
   QVERIFY(m_chat->send(QStringLiteral("Hi")));
-  QCOMPARE(roles(m_engine->requests[0].turns), (QStringList{QStringLiteral("system:You are a pirate."), QStringLiteral("user:Hi")}));
+  QCOMPARE(roles(m_engine->requests[0].turns),
+           (QStringList{QStringLiteral("system:You are a pirate."), QStringLiteral("user:Hi")}));
   m_engine->reply(QStringLiteral("Arr"));
 }
 
@@ -265,7 +268,8 @@ void TestChatController::regenerateMakesSiblingsWithArrows() {
   QCOMPARE(roleValue(*messages, 1, "siblingIndex").toInt(), 2);
   // A restart shows the same branch.
   makeController();
-  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke three")}));
+  QCOMPARE(contents(*m_chat->messages()),
+           (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke three")}));
 }
 
 void TestChatController::editBranches() {
@@ -279,10 +283,11 @@ void TestChatController::editBranches() {
   // Editing a user message branches there and asks again.
   QVERIFY(m_chat->editMessage(question2, QStringLiteral("And Italy?")));
   QCOMPARE(roles(m_engine->requests.last().turns),
-           (QStringList{QStringLiteral("user:Capital of France?"), QStringLiteral("assistant:Paris."), QStringLiteral("user:And Italy?")}));
+           (QStringList{QStringLiteral("user:Capital of France?"), QStringLiteral("assistant:Paris."),
+                        QStringLiteral("user:And Italy?")}));
   m_engine->reply(QStringLiteral("Rome."));
   QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Capital of France?"), QStringLiteral("Paris."),
-                                              QStringLiteral("And Italy?"), QStringLiteral("Rome.")}));
+                                             QStringLiteral("And Italy?"), QStringLiteral("Rome.")}));
   QCOMPARE(roleValue(*messages, 2, "siblingCount").toInt(), 2);
   m_chat->switchSibling(roleValue(*messages, 2, "messageId").toLongLong(), -1);
   QCOMPARE(contents(*messages).mid(2), (QStringList{QStringLiteral("And Spain?"), QStringLiteral("Madrid.")}));
@@ -410,8 +415,8 @@ void TestChatController::deleteMessageWithUndo() {
   const qint64 blue = roleValue(*messages, 1, "messageId").toLongLong();
   QVERIFY(m_inspections->saveInspection(blue, QByteArray("snapshot bytes"), QStringLiteral("m"), 7) > 0);
   const QList<qint64> pathBefore = ids(*messages);
-  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"), QStringLiteral("One more"),
-                                             QStringLiteral("Yellow")}));
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"),
+                                             QStringLiteral("One more"), QStringLiteral("Yellow")}));
   const QList<qint64> blueSiblings = m_store->siblings(blue);
   const QList<qint64> questionSiblings = m_store->siblings(pathBefore[2]);
   QCOMPARE(questionSiblings.size(), 2);
@@ -433,8 +438,8 @@ void TestChatController::deleteMessageWithUndo() {
   QCOMPARE(deleted.count(), 2);
   QCOMPARE(m_chat->currentChatId(), chat);
   QCOMPARE(ids(*messages), pathBefore);
-  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"), QStringLiteral("One more"),
-                                             QStringLiteral("Yellow")}));
+  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Name a colour"), QStringLiteral("Blue"),
+                                             QStringLiteral("One more"), QStringLiteral("Yellow")}));
   QCOMPARE(m_store->siblings(blue), blueSiblings);
   QCOMPARE(m_store->siblings(pathBefore[2]), questionSiblings);
   QCOMPARE(roleValue(*messages, 2, "siblingIndex").toInt(), 1);  // the edited question, as before
@@ -445,7 +450,7 @@ void TestChatController::deleteMessageWithUndo() {
   QCOMPARE(yellow.settings, yellowBefore.settings);
   QCOMPARE(m_inspections->inspectionFor(blue).blob, QByteArray("snapshot bytes"));
   QCOMPARE(m_store->search(QStringLiteral("Yellow")).size(), 1);  // searchable again
-  m_chat->switchSibling(pathBefore[2], -1);  // the other branch below Blue is back too
+  m_chat->switchSibling(pathBefore[2], -1);                       // the other branch below Blue is back too
   QCOMPARE(contents(*messages).mid(2), (QStringList{QStringLiteral("Another"), QStringLiteral("Green")}));
   m_chat->switchSibling(pathBefore[2], +1);
 
@@ -485,7 +490,8 @@ void TestChatController::messageUndoEndsWithTheNextMessage() {
   QVERIFY(m_chat->undoText().isEmpty());
   m_engine->reply(QStringLiteral("new reply"));
   m_chat->undoDelete();  // nothing to undo: nothing changes
-  QCOMPARE(contents(*messages), (QStringList{QStringLiteral("first"), QStringLiteral("second"), QStringLiteral("new reply")}));
+  QCOMPARE(contents(*messages),
+           (QStringList{QStringLiteral("first"), QStringLiteral("second"), QStringLiteral("new reply")}));
 
   // The store refuses a restore whose ids are taken, changing nothing.
   DeletedMessages removed;
@@ -507,7 +513,8 @@ void TestChatController::tagFilter() {
     for (int i = 0; i < m_chat->chats()->rowCount(); ++i) out << roleValue(*m_chat->chats(), i, "title").toString();
     return out;
   };
-  const QStringList names{QStringLiteral("Pasta recipe"), QStringLiteral("Rust lifetimes"), QStringLiteral("Trip to Rome")};
+  const QStringList names{QStringLiteral("Pasta recipe"), QStringLiteral("Rust lifetimes"),
+                          QStringLiteral("Trip to Rome")};
   QList<qint64> chats;
   for (const QString& n : names) {
     QVERIFY(m_chat->newChat() > 0);
@@ -521,8 +528,8 @@ void TestChatController::tagFilter() {
   m_chat->setChatTags(chats[0], QStringLiteral("food, italy"));
   m_chat->setChatTags(chats[2], QStringLiteral("travel, italy"));
   m_chat->setChatTags(chats[1], QStringLiteral("code"));
-  QCOMPARE(m_chat->tags(),
-           (QStringList{QStringLiteral("code"), QStringLiteral("food"), QStringLiteral("italy"), QStringLiteral("travel")}));
+  QCOMPARE(m_chat->tags(), (QStringList{QStringLiteral("code"), QStringLiteral("food"), QStringLiteral("italy"),
+                                        QStringLiteral("travel")}));
   QVERIFY(tagsChanged.count() >= 3);
 
   QSignalSpy filterChanged(m_chat.get(), &ChatController::tagFilterChanged);
@@ -681,7 +688,8 @@ void TestChatController::contextUseAndWarnings() {
   QVERIFY(m_chat->contextWarning().isEmpty());
   // Less room than the reply may take: a warning that says how long it can be.
   m_chat->handleTokenCount(id, 800);
-  QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("800 of 1000")) && m_chat->contextWarning().contains(QStringLiteral("200")),
+  QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("800 of 1000")) &&
+               m_chat->contextWarning().contains(QStringLiteral("200")),
            qPrintable(m_chat->contextWarning()));
   m_chat->setGenerationSettings({{QStringLiteral("maxTokens"), 100}});
   QVERIFY(m_chat->contextWarning().isEmpty());
@@ -725,7 +733,8 @@ void TestChatController::exportAndImport() {
   const QJsonArray array = root.value(QStringLiteral("messages")).toArray();
   QCOMPARE(array.size(), 3);
   QCOMPARE(array[0].toObject().value(QStringLiteral("role")).toString(), QStringLiteral("system"));
-  QCOMPARE(array[2].toObject().value(QStringLiteral("content")).toString(), QStringLiteral("```c\nputs(\"hello\");\n```"));
+  QCOMPARE(array[2].toObject().value(QStringLiteral("content")).toString(),
+           QStringLiteral("```c\nputs(\"hello\");\n```"));
 
   // Import makes a new chat with the same conversation and system prompt.
   const qint64 original = m_chat->currentChatId();
@@ -733,7 +742,8 @@ void TestChatController::exportAndImport() {
   QVERIFY(m_chat->currentChatId() != original);
   QCOMPARE(m_chat->currentTitle(), QStringLiteral("Print hello in C"));
   QCOMPARE(m_chat->systemPrompt(), QStringLiteral("Answer with code."));
-  QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("Print hello in C"), QStringLiteral("```c\nputs(\"hello\");\n```")}));
+  QCOMPARE(contents(*m_chat->messages()),
+           (QStringList{QStringLiteral("Print hello in C"), QStringLiteral("```c\nputs(\"hello\");\n```")}));
   QCOMPARE(m_chat->chats()->rowCount(), 2);
   // Export of nothing and into a missing folder fail with a message.
   QVERIFY(!m_chat->exportJson(m_dir->filePath(QStringLiteral("no/such/dir/x.json"))).isEmpty());
@@ -743,13 +753,17 @@ void TestChatController::importRejectsBadFiles_data() {
   QTest::addColumn<QByteArray>("json");
   QTest::addColumn<QString>("expected");
   QTest::newRow("not json") << QByteArray("{\"messages\": [") << QStringLiteral("not valid JSON");
-  QTest::newRow("number") << QByteArray("42") << QStringLiteral("not valid JSON");  // Qt 6.4 reads only objects and arrays
+  QTest::newRow("number") << QByteArray("42")
+                          << QStringLiteral("not valid JSON");  // Qt 6.4 reads only objects and arrays
   QTest::newRow("no messages") << QByteArray("{\"title\":\"x\"}") << QStringLiteral("\"messages\" array");
   QTest::newRow("empty") << QByteArray("{\"messages\":[]}") << QStringLiteral("is empty");
-  QTest::newRow("not object") << QByteArray("[{\"role\":\"user\",\"content\":\"a\"}, 7]") << QStringLiteral("messages[1] is not an object");
-  QTest::newRow("bad role") << QByteArray("[{\"role\":\"tool\",\"content\":\"a\"}]") << QStringLiteral("messages[0].role is \"tool\"");
+  QTest::newRow("not object") << QByteArray("[{\"role\":\"user\",\"content\":\"a\"}, 7]")
+                              << QStringLiteral("messages[1] is not an object");
+  QTest::newRow("bad role") << QByteArray("[{\"role\":\"tool\",\"content\":\"a\"}]")
+                            << QStringLiteral("messages[0].role is \"tool\"");
   QTest::newRow("no role") << QByteArray("[{\"content\":\"a\"}]") << QStringLiteral("messages[0].role is missing");
-  QTest::newRow("bad content") << QByteArray("[{\"role\":\"user\",\"content\":5}]") << QStringLiteral("messages[0].content");
+  QTest::newRow("bad content") << QByteArray("[{\"role\":\"user\",\"content\":5}]")
+                               << QStringLiteral("messages[0].content");
   QTest::newRow("image part") << QByteArray("[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]")
                               << QStringLiteral("messages[0].content[0] is not a text part");
 }
@@ -794,18 +808,20 @@ void TestChatController::markdownBlocksSplitCode_data() {
   QTest::addColumn<QStringList>("expected");  // "kind|language|text" per block
   QTest::newRow("plain") << QStringLiteral("Just **text**.\n\nTwo paragraphs.")
                          << QStringList{QStringLiteral("text||Just **text**.\n\nTwo paragraphs.")};
-  QTest::newRow("code between text")
-      << QStringLiteral("Try this:\n\n```python\nprint('hi')\n\nx = 1\n```\n\nThen run it.")
-      << QStringList{QStringLiteral("text||Try this:"), QStringLiteral("code|python|print('hi')\n\nx = 1"),
-                     QStringLiteral("text||Then run it.")};
-  QTest::newRow("tilde fence, info string") << QStringLiteral("~~~c++ linenums\nint x;\n~~~")
-                                            << QStringList{QStringLiteral("code|c++|int x;")};
-  QTest::newRow("streaming: fence still open") << QStringLiteral("Here:\n```js\nlet a")
-                                               << QStringList{QStringLiteral("text||Here:"), QStringLiteral("code|js|let a")};
+  QTest::newRow("code between text") << QStringLiteral(
+                                            "Try this:\n\n```python\nprint('hi')\n\nx = 1\n```\n\nThen run it.")
+                                     << QStringList{QStringLiteral("text||Try this:"),
+                                                    QStringLiteral("code|python|print('hi')\n\nx = 1"),
+                                                    QStringLiteral("text||Then run it.")};
+  QTest::newRow("tilde fence, info string")
+      << QStringLiteral("~~~c++ linenums\nint x;\n~~~") << QStringList{QStringLiteral("code|c++|int x;")};
+  QTest::newRow("streaming: fence still open")
+      << QStringLiteral("Here:\n```js\nlet a")
+      << QStringList{QStringLiteral("text||Here:"), QStringLiteral("code|js|let a")};
   QTest::newRow("backticks inside code") << QStringLiteral("```\nuse ``` to fence\n```")
                                          << QStringList{QStringLiteral("code||use ``` to fence")};
-  QTest::newRow("indented four spaces is not a fence") << QStringLiteral("    ```\n    x")
-                                                       << QStringList{QStringLiteral("text||    ```\n    x")};
+  QTest::newRow("indented four spaces is not a fence")
+      << QStringLiteral("    ```\n    x") << QStringList{QStringLiteral("text||    ```\n    x")};
   QTest::newRow("empty") << QString() << QStringList{};
 }
 
@@ -815,8 +831,9 @@ void TestChatController::markdownBlocksSplitCode() {
   QStringList got;
   for (const QVariant& v : ChatMessageModel::markdownBlocks(content)) {
     const QVariantMap b = v.toMap();
-    got << b.value(QStringLiteral("kind")).toString() + QLatin1Char('|') + b.value(QStringLiteral("language")).toString() +
-               QLatin1Char('|') + b.value(QStringLiteral("text")).toString();
+    got << b.value(QStringLiteral("kind")).toString() + QLatin1Char('|') +
+               b.value(QStringLiteral("language")).toString() + QLatin1Char('|') +
+               b.value(QStringLiteral("text")).toString();
   }
   QCOMPARE(got, expected);
 }
@@ -833,7 +850,8 @@ void TestChatController::storageProblemIsShownAndChatStillWorks() {
   QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner));
   QCOMPARE(openStores(path), Database::OpenState::MemoryOnly);
   makeController();
-  QVERIFY2(m_chat->storageProblem().contains(QStringLiteral("will not be saved")), qPrintable(m_chat->storageProblem()));
+  QVERIFY2(m_chat->storageProblem().contains(QStringLiteral("will not be saved")),
+           qPrintable(m_chat->storageProblem()));
   QVERIFY(m_chat->send(QStringLiteral("still works")));
   m_engine->reply(QStringLiteral("yes"));
   QCOMPARE(contents(*m_chat->messages()), (QStringList{QStringLiteral("still works"), QStringLiteral("yes")}));
@@ -844,7 +862,7 @@ void TestChatController::saveInFlightWritesAtOnce() {
   m_chat->setFlushInterval(60000);  // only an explicit save writes
   QVERIFY(m_chat->send(QStringLiteral("quit soon")));
   const qint64 reply = roleValue(*m_chat->messages(), 1, "messageId").toLongLong();
-  m_engine->piece(QStringLiteral("first"));   // the first piece after a flush waits for the interval
+  m_engine->piece(QStringLiteral("first"));  // the first piece after a flush waits for the interval
   m_engine->piece(QStringLiteral(" second"));
   QCOMPARE(m_store->message(reply).content, QString());
   m_chat->saveInFlight();

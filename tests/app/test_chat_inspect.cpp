@@ -4,11 +4,11 @@
 // outside the app) and saves the snapshot with the message; the second is served from the store
 // without asking the worker; a damaged snapshot is refused with a clear error and the app carries on.
 #include <QSettings>
-#include <cmath>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 
 #include "engine/chat_template.h"
 #include "engine/inspect/snapshot.h"
@@ -65,7 +65,8 @@ void TestChatInspect::initTestCase() {
     ChatStore store(database);
     m_chatId = store.createChat(QStringLiteral("Platypus"), QStringLiteral("Be brief."));
     m_userId = store.addMessage(m_chatId, 0, QStringLiteral("user"), QStringLiteral("what is a platypus"));
-    m_replyId = store.addMessage(m_chatId, m_userId, QStringLiteral("assistant"), QStringLiteral("a venomous monotreme"));
+    m_replyId =
+        store.addMessage(m_chatId, m_userId, QStringLiteral("assistant"), QStringLiteral("a venomous monotreme"));
     QVERIFY(m_replyId > 0);
   }
   m_app = std::make_unique<AppController>();
@@ -101,9 +102,9 @@ void TestChatInspect::firstInspectRunsTheModelAndSaves() {
   QVERIFY2(in, qPrintable(m_app->inspectError()));
   QCOMPARE(asked.count(), 1);
   // A reply is read as the model produced it: the chat before it with the generation prompt, then its text.
-  const std::vector<int32_t> want = expectedIds(
-      {{QStringLiteral("system"), QStringLiteral("Be brief.")}, {QStringLiteral("user"), QStringLiteral("what is a platypus")}},
-      QStringLiteral("a venomous monotreme"));
+  const std::vector<int32_t> want = expectedIds({{QStringLiteral("system"), QStringLiteral("Be brief.")},
+                                                 {QStringLiteral("user"), QStringLiteral("what is a platypus")}},
+                                                QStringLiteral("a venomous monotreme"));
   QCOMPARE(in->ids, want);
   QCOMPARE(in->T, static_cast<int>(want.size()));
   QVERIFY(!in->attention.empty());
@@ -169,7 +170,8 @@ void TestChatInspect::damagedSnapshotIsRefusedAndTheAppCarriesOn() {
   QSignalSpy asked(m_app.get(), &AppController::inspectChatRequested);
   QVERIFY(m_app->chat()->inspectMessage(m_replyId));
   QCOMPARE(asked.count(), 0);
-  QVERIFY2(m_app->inspectError().contains(QStringLiteral("message %1").arg(m_replyId)), qPrintable(m_app->inspectError()));
+  QVERIFY2(m_app->inspectError().contains(QStringLiteral("message %1").arg(m_replyId)),
+           qPrintable(m_app->inspectError()));
   QCOMPARE(inspectionFrom(m_app->inspection()), before);  // what was shown stays
   // The app still works: another message inspects from its own snapshot.
   QVERIFY(inspect(m_userId));

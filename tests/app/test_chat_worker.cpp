@@ -1,8 +1,8 @@
 // EngineWorker's chat requests on a tiny model: the prompt is the chat as the model's template
-// renders it (counted the same way for the context meter), a continued reply goes on from its text, and a chat longer than the context is refused
-// with the numbers rather than cut. The Playground's chat mode streams per-token records from the
-// same prompt, continues after a forced alternative, and shows the prompt's pieces with only the
-// template's control tokens flagged special.
+// renders it (counted the same way for the context meter), a continued reply goes on from its text, and a chat longer
+// than the context is refused with the numbers rather than cut. The Playground's chat mode streams per-token records
+// from the same prompt, continues after a forced alternative, and shows the prompt's pieces with only the template's
+// control tokens flagged special.
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
@@ -154,8 +154,10 @@ void TestChatWorker::modelTemplateIsUsed() {
   engine::save_hf_directory(*m_model, dir.toStdString(), (m_path + QStringLiteral("-tokenizer")).toStdString(), "{}");
   QFile jinja(dir + QStringLiteral("/chat_template.jinja"));
   QVERIFY(jinja.open(QIODevice::WriteOnly));
-  jinja.write("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
-              "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
+  jinja.write(
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+      "'\\n'}}"
+      "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
   jinja.close();
   std::unique_ptr<engine::Model> chatml = engine::load_model(dir.toStdString());
   QCOMPARE(chatml->chat_template().kind(), engine::ChatTemplateKind::ChatML);
@@ -167,7 +169,8 @@ void TestChatWorker::modelTemplateIsUsed() {
   const QList<ChatTurn> turns{{QStringLiteral("user"), QStringLiteral("abc")}};
   std::vector<engine::ChatMessage> messages{{"user", "abc"}};
   const engine::RenderedChat rendered = chatml->chat_template().render(messages, true);
-  QCOMPARE(QString::fromStdString(rendered.text()), QStringLiteral("<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\n"));
+  QCOMPARE(QString::fromStdString(rendered.text()),
+           QStringLiteral("<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\n"));
   const int expected = int(engine::encode_chat(*chatml->tokenizer(), rendered, messages).size());
   QSignalSpy counted(&worker, &EngineWorker::chatTokensCounted);
   worker.countChatTokens(turns, 9);
@@ -233,11 +236,14 @@ void TestChatWorker::playgroundChatPiecesFlagOnlyMarkup() {
   // The tiny model's weights with a tokenizer that has ChatML control tokens, and a ChatML template.
   const QString source = m_dir.filePath(QStringLiteral("chatml-source"));
   QVERIFY(QDir().mkpath(source));
-  QVERIFY(QFile::copy(QStringLiteral(WB_TEST_DATA_DIR "/chat/tiny_chat_tokenizer.json"), source + QStringLiteral("/tokenizer.json")));
+  QVERIFY(QFile::copy(QStringLiteral(WB_TEST_DATA_DIR "/chat/tiny_chat_tokenizer.json"),
+                      source + QStringLiteral("/tokenizer.json")));
   QFile jinja(source + QStringLiteral("/chat_template.jinja"));
   QVERIFY(jinja.open(QIODevice::WriteOnly));
-  jinja.write("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
-              "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
+  jinja.write(
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+      "'\\n'}}"
+      "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}");
   jinja.close();
   const QString dir = m_dir.filePath(QStringLiteral("chatml-tokens"));
   engine::save_hf_directory(*m_model, dir.toStdString(), source.toStdString(), "{}");
@@ -265,7 +271,8 @@ void TestChatWorker::playgroundChatPiecesFlagOnlyMarkup() {
     if (got[i].special) special << got[i].text;
     all << got[i].text;
   }
-  QCOMPARE(special, (QStringList{QStringLiteral("<|im_start|>"), QStringLiteral("<|im_end|>"), QStringLiteral("<|im_start|>")}));
+  QCOMPARE(special,
+           (QStringList{QStringLiteral("<|im_start|>"), QStringLiteral("<|im_end|>"), QStringLiteral("<|im_start|>")}));
   QVERIFY2(all.join(QString()).contains(QStringLiteral("a<|im_end|>b")), qPrintable(all.join(QLatin1Char('/'))));
 }
 

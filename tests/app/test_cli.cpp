@@ -2,15 +2,15 @@
 // one clear stderr line + non-zero exit for every kind of bad input.
 #include <QtTest>
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
-#include <QImage>
 
 #include <cmath>
 
@@ -32,7 +32,8 @@ Run cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnviro
     p.kill();
     return {-1, {}, "timeout"};
   }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(), p.readAllStandardError()};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(),
+          p.readAllStandardError()};
 }
 
 QJsonObject json_of(const Run& r) {
@@ -67,8 +68,8 @@ class TestCli : public QObject {
   }
 
   void generate_json_contract() {
-    const Run r = cli({"generate", "--model", m_model, "--prompt", "Once upon a time", "--max-tokens", "8", "--seed", "3",
-                       "--top-logprobs", "3", "--ignore-eos", "--json"});
+    const Run r = cli({"generate", "--model", m_model, "--prompt", "Once upon a time", "--max-tokens", "8", "--seed",
+                       "3", "--top-logprobs", "3", "--ignore-eos", "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
     const QJsonObject o = json_of(r);
     QCOMPARE(o["prompt_tokens"].toArray().size(), 4);
@@ -81,19 +82,21 @@ class TestCli : public QObject {
       QVERIFY(t["logprob"].toDouble() <= 0.0);
       const QJsonArray top = t["top_logprobs"].toArray();
       QCOMPARE(top.size(), 3);
-      for (int i = 1; i < 3; ++i) QVERIFY(top[i - 1].toObject()["logprob"].toDouble() >= top[i].toObject()["logprob"].toDouble());
+      for (int i = 1; i < 3; ++i)
+        QVERIFY(top[i - 1].toObject()["logprob"].toDouble() >= top[i].toObject()["logprob"].toDouble());
       joined += t["text"].toString();
     }
     QCOMPARE(o["text"].toString(), joined);
     const QJsonObject st = o["stats"].toObject();
-    for (const char* k : {"prompt_tokens", "generated_tokens", "prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms"})
+    for (const char* k :
+         {"prompt_tokens", "generated_tokens", "prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms"})
       QVERIFY2(st.contains(k), k);
     QCOMPARE(st["generated_tokens"].toInt(), 8);
   }
 
   void same_seed_same_text() {
-    const QStringList args = {"generate", "--model", m_model, "--prompt", "The", "--max-tokens", "12", "--seed", "11",
-                              "--temperature", "1.0", "--ignore-eos", "--json"};
+    const QStringList args = {"generate", "--model", m_model,         "--prompt", "The",          "--max-tokens", "12",
+                              "--seed",   "11",      "--temperature", "1.0",      "--ignore-eos", "--json"};
     const QString a = json_of(cli(args))["text"].toString();
     QCOMPARE(json_of(cli(args))["text"].toString(), a);
     QStringList other = args;
@@ -102,7 +105,8 @@ class TestCli : public QObject {
   }
 
   void bench_json() {
-    const Run r = cli({"bench", "--model", m_model, "--prompt-tokens", "16", "--gen-tokens", "4", "--repetitions", "1", "--json"});
+    const Run r = cli(
+        {"bench", "--model", m_model, "--prompt-tokens", "16", "--gen-tokens", "4", "--repetitions", "1", "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
     const QJsonObject o = json_of(r);
     QVERIFY(o["prefill_tokens_per_s"].toDouble() > 0);
@@ -111,8 +115,8 @@ class TestCli : public QObject {
     QVERIFY(o["backend"].toString().startsWith("CPU"));
     QCOMPARE(o["weights"].toString(), QString("f32"));
     // A q8_0 GGUF reports its weights as such (they are used in place, not widened).
-    const Run q = cli({"bench", "--model", QString(WB_SOURCE_DIR) + "/tests/data/gguf/tiny-qwen2-q8_0.gguf", "--prompt-tokens",
-                       "8", "--gen-tokens", "2", "--repetitions", "1", "--json"});
+    const Run q = cli({"bench", "--model", QString(WB_SOURCE_DIR) + "/tests/data/gguf/tiny-qwen2-q8_0.gguf",
+                       "--prompt-tokens", "8", "--gen-tokens", "2", "--repetitions", "1", "--json"});
     QVERIFY2(q.code == 0, q.err.constData());
     QCOMPARE(json_of(q)["weights"].toString(), QString("q8_0"));
     // --parallel decodes several sequences in batched steps and reports their aggregate.
@@ -130,7 +134,8 @@ class TestCli : public QObject {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove("OPENBLAS_CORETYPE");
     env.insert("WB_ASSUME_BLAS_CORE", "Prescott");
-    const QStringList args{"bench", "--model", m_model, "--prompt-tokens", "4", "--gen-tokens", "2", "--repetitions", "1", "--json"};
+    const QStringList args{"bench", "--model",       m_model, "--prompt-tokens", "4", "--gen-tokens",
+                           "2",     "--repetitions", "1",     "--json"};
     const Run r = cli(args, env);
     QVERIFY2(r.code == 0, r.err.constData());
     const QString backend = json_of(r)["backend"].toString();
@@ -153,20 +158,31 @@ class TestCli : public QObject {
     QTest::newRow("unknown flag") << QStringList{"generate", "--modle", "x"} << "unknown flag --modle";
     QTest::newRow("missing value") << QStringList{"generate", "--model"} << "needs a value";
     QTest::newRow("missing model flag") << QStringList{"generate", "--prompt", "hi"} << "missing required flag --model";
-    QTest::newRow("missing model file") << QStringList{"generate", "--model", "/nonexistent", "--prompt", "hi"} << "no such file";
-    QTest::newRow("bad number") << QStringList{"generate", "--model", "x", "--prompt", "y", "--temperature", "hot"} << "must be a number";
-    QTest::newRow("out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-p", "2"} << "must be in";
+    QTest::newRow("missing model file") << QStringList{"generate", "--model", "/nonexistent", "--prompt", "hi"}
+                                        << "no such file";
+    QTest::newRow("bad number") << QStringList{"generate", "--model", "x", "--prompt", "y", "--temperature", "hot"}
+                                << "must be a number";
+    QTest::newRow("out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-p", "2"}
+                                  << "must be in";
     // Every setting's range comes from the settings' field table, integers included.
     QTest::newRow("top-k out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--top-k", "-1"}
                                         << "--top-k must be in [0, 16777216]";
-    QTest::newRow("seed below -1") << QStringList{"generate", "--model", "x", "--prompt", "y", "--seed", "-2"} << "--seed must be in";
-    QTest::newRow("penalty out of range") << QStringList{"generate", "--model", "x", "--prompt", "y", "--presence-penalty", "101"}
-                                          << "--presence-penalty must be in [-100, 100]";
-    QTest::newRow("bad bias") << QStringList{"generate", "--model", "x", "--prompt", "y", "--logit-bias", "abc"} << "ID=BIAS";
+    QTest::newRow("seed below -1") << QStringList{"generate", "--model", "x", "--prompt", "y", "--seed", "-2"}
+                                   << "--seed must be in";
+    QTest::newRow("penalty out of range")
+        << QStringList{"generate", "--model", "x", "--prompt", "y", "--presence-penalty", "101"}
+        << "--presence-penalty must be in [-100, 100]";
+    QTest::newRow("bad bias") << QStringList{"generate", "--model", "x", "--prompt", "y", "--logit-bias", "abc"}
+                              << "ID=BIAS";
     QTest::newRow("bench missing model") << QStringList{"bench", "--model", "/nonexistent"} << "no such file";
-    QTest::newRow("system without chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--system", "s"} << "need --chat";
-    QTest::newRow("unknown template") << QStringList{"generate", "--model", "x", "--prompt", "y", "--chat", "--template", "jinja"} << "--template must be";
-    QTest::newRow("special with chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--chat", "--special"} << "--special cannot";
+    QTest::newRow("system without chat") << QStringList{"generate", "--model", "x", "--prompt", "y", "--system", "s"}
+                                         << "need --chat";
+    QTest::newRow("unknown template") << QStringList{"generate", "--model", "x",          "--prompt",
+                                                     "y",        "--chat",  "--template", "jinja"}
+                                      << "--template must be";
+    QTest::newRow("special with chat") << QStringList{"generate", "--model", "x",        "--prompt",
+                                                      "y",        "--chat",  "--special"}
+                                       << "--special cannot";
   }
   void bad_input_gives_one_clear_line() {
     QFETCH(QStringList, args);
@@ -179,15 +195,19 @@ class TestCli : public QObject {
 
   void convert_quantize_eval_round_trip() {
     // HF -> GGUF (target from the extension) -> HF: the same greedy text and token ids all the way.
-    const QString gguf = m_dir.path() + "/starter.gguf", hf = m_dir.path() + "/starter-back", q8 = m_dir.path() + "/starter-q8.gguf";
+    const QString gguf = m_dir.path() + "/starter.gguf", hf = m_dir.path() + "/starter-back",
+                  q8 = m_dir.path() + "/starter-q8.gguf";
     Run r = cli({"convert", "--in", m_model, "--out", gguf});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(r.err.contains("wrote") && r.err.contains("%]"));  // progress on stderr
-    r = cli({"convert", "--in", gguf, "--out", hf + "/"});  // a trailing slash names the same directory
+    r = cli({"convert", "--in", gguf, "--out", hf + "/"});     // a trailing slash names the same directory
     QVERIFY2(r.code == 0, r.err.constData());
-    QVERIFY(QFile::exists(hf + "/vocab.json") && QFile::exists(hf + "/merges.txt") && QFile::exists(hf + "/config.json"));
-    const QStringList gen = {"--prompt", "Once upon a time", "--max-tokens", "6", "--temperature", "0", "--ignore-eos", "--json"};
-    const QJsonObject a = json_of(cli(QStringList{"generate", "--model", m_model} + gen)), b = json_of(cli(QStringList{"generate", "--model", gguf} + gen)),
+    QVERIFY(QFile::exists(hf + "/vocab.json") && QFile::exists(hf + "/merges.txt") &&
+            QFile::exists(hf + "/config.json"));
+    const QStringList gen = {"--prompt", "Once upon a time", "--max-tokens", "6", "--temperature",
+                             "0",        "--ignore-eos",     "--json"};
+    const QJsonObject a = json_of(cli(QStringList{"generate", "--model", m_model} + gen)),
+                      b = json_of(cli(QStringList{"generate", "--model", gguf} + gen)),
                       c = json_of(cli(QStringList{"generate", "--model", hf} + gen));
     QVERIFY(!a["text"].toString().isEmpty());
     QCOMPARE(b["text"].toString(), a["text"].toString());
@@ -197,8 +217,9 @@ class TestCli : public QObject {
     r = cli({"quantize", "--in", m_model, "--out", q8, "--type", "q8_0"});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(QFileInfo(q8).size() < QFileInfo(gguf).size() / 3);
-    r = cli({"eval", "--model", q8, "--task", "perplexity", "--data", QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt",
-             "--ctx", "128", "--max-tokens", "300", "--reference", gguf, "--json"});
+    r = cli({"eval", "--model", q8, "--task", "perplexity", "--data",
+             QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt", "--ctx", "128", "--max-tokens",
+             "300", "--reference", gguf, "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
     const QJsonObject e = json_of(r);
     QCOMPARE(e["task"].toString(), QStringLiteral("perplexity"));
@@ -207,8 +228,9 @@ class TestCli : public QObject {
     QVERIFY(e["kl_vs_reference"].toDouble() > 0.0 && e["kl_vs_reference"].toDouble() < 0.05);
     QVERIFY(e["top1_agreement"].toDouble() > 0.5 && e["top1_agreement"].toDouble() <= 1.0);
     // Against itself: no divergence.
-    r = cli({"eval", "--model", gguf, "--task", "perplexity", "--data", QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt",
-             "--ctx", "64", "--max-tokens", "100", "--reference", m_model, "--json"});
+    r = cli({"eval", "--model", gguf, "--task", "perplexity", "--data",
+             QStringLiteral(WB_SOURCE_DIR) + "/tests/data/eval/heldout_prose.txt", "--ctx", "64", "--max-tokens", "100",
+             "--reference", m_model, "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(json_of(r)["kl_vs_reference"].toDouble(), 0.0);
     QCOMPARE(json_of(r)["top1_agreement"].toDouble(), 1.0);
@@ -219,14 +241,23 @@ class TestCli : public QObject {
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("needle");
     const QString out = "/nonexistent-dir-wb/x.gguf";
-    QTest::newRow("missing input") << QStringList{"convert", "--in", "/nonexistent-model", "--out", "/tmp/wb-x.gguf"} << 1 << "no such file";
-    QTest::newRow("bad dtype") << QStringList{"convert", "--in", "x", "--out", "y.gguf", "--dtype", "q5"} << 2 << "--dtype must be one of";
-    QTest::newRow("bad target") << QStringList{"convert", "--in", "x", "--out", "y", "--to", "onnx"} << 2 << "--to must be gguf or hf";
-    QTest::newRow("dtype for hf") << QStringList{"convert", "--in", "x", "--out", "y", "--dtype", "q8_0"} << 2 << "GGUF output only";
-    QTest::newRow("quantize float type") << QStringList{"quantize", "--in", "x", "--out", "y.gguf", "--type", "f16"} << 2 << "--type must be one of";
-    QTest::newRow("quantize missing type") << QStringList{"quantize", "--in", "x", "--out", "y.gguf"} << 2 << "missing required flag --type";
-    QTest::newRow("eval bad task") << QStringList{"eval", "--model", "x", "--task", "mmlu", "--data", "y"} << 2 << "not available";
-    QTest::newRow("eval missing data") << QStringList{"eval", "--model", "x", "--task", "perplexity", "--data", "/nonexistent-data.txt"} << 1 << "cannot open";
+    QTest::newRow("missing input") << QStringList{"convert", "--in", "/nonexistent-model", "--out", "/tmp/wb-x.gguf"}
+                                   << 1 << "no such file";
+    QTest::newRow("bad dtype") << QStringList{"convert", "--in", "x", "--out", "y.gguf", "--dtype", "q5"} << 2
+                               << "--dtype must be one of";
+    QTest::newRow("bad target") << QStringList{"convert", "--in", "x", "--out", "y", "--to", "onnx"} << 2
+                                << "--to must be gguf or hf";
+    QTest::newRow("dtype for hf") << QStringList{"convert", "--in", "x", "--out", "y", "--dtype", "q8_0"} << 2
+                                  << "GGUF output only";
+    QTest::newRow("quantize float type") << QStringList{"quantize", "--in", "x", "--out", "y.gguf", "--type", "f16"}
+                                         << 2 << "--type must be one of";
+    QTest::newRow("quantize missing type")
+        << QStringList{"quantize", "--in", "x", "--out", "y.gguf"} << 2 << "missing required flag --type";
+    QTest::newRow("eval bad task") << QStringList{"eval", "--model", "x", "--task", "mmlu", "--data", "y"} << 2
+                                   << "not available";
+    QTest::newRow("eval missing data")
+        << QStringList{"eval", "--model", "x", "--task", "perplexity", "--data", "/nonexistent-data.txt"} << 1
+        << "cannot open";
   }
   void convert_errors() {
     QFETCH(QStringList, args);
@@ -264,16 +295,18 @@ class TestCli : public QObject {
   void per_command_help() {
     const Run r = cli({"generate", "--help"});
     QCOMPARE(r.code, 0);
-    for (const char* flag : {"--model", "--prompt", "--temperature", "--top-k", "--top-p", "--min-p", "--seed", "--stop", "--json"})
+    for (const char* flag :
+         {"--model", "--prompt", "--temperature", "--top-k", "--top-p", "--min-p", "--seed", "--stop", "--json"})
       QVERIFY2(r.out.contains(flag), flag);
     // The settings' flags with the table's defaults, and the flags of generate alone after them.
-    for (const char* line : {"--max-tokens X\tmost tokens to generate (default 128)",
-                             "--temperature X\tsampling temperature, 0 = greedy (default 0.8)",
-                             "--top-k X\tkeep the K most likely tokens, 0 = off (default 40)",
-                             "--repeat-last-n X\tpenalty window in tokens, -1 = all (default 64)",
-                             "--seed X\trandom seed, -1 = random (default: random, reported in --json)",
-                             "--top-logprobs X\treport K alternatives per token (default 0)",
-                             "--stop X\tstop string (repeatable)", "--logit-bias X", "--ignore-eos", "--chat", "--threads X"})
+    for (const char* line :
+         {"--max-tokens X\tmost tokens to generate (default 128)",
+          "--temperature X\tsampling temperature, 0 = greedy (default 0.8)",
+          "--top-k X\tkeep the K most likely tokens, 0 = off (default 40)",
+          "--repeat-last-n X\tpenalty window in tokens, -1 = all (default 64)",
+          "--seed X\trandom seed, -1 = random (default: random, reported in --json)",
+          "--top-logprobs X\treport K alternatives per token (default 0)", "--stop X\tstop string (repeatable)",
+          "--logit-bias X", "--ignore-eos", "--chat", "--threads X"})
       QVERIFY2(r.out.contains(line), line);
   }
 
@@ -299,8 +332,8 @@ class TestCli : public QObject {
   }
 
   void stop_string_ends_generation() {
-    const QStringList base = {"generate", "--model", m_model, "--prompt", "A", "--max-tokens", "20", "--temperature", "0",
-                              "--ignore-eos", "--json"};
+    const QStringList base = {"generate", "--model",       m_model, "--prompt",     "A",     "--max-tokens",
+                              "20",       "--temperature", "0",     "--ignore-eos", "--json"};
     const QString free_text = json_of(cli(base))["text"].toString();
     QVERIFY(free_text.size() > 4);
     const QString stop = free_text.mid(free_text.size() / 2, 2);
@@ -320,7 +353,8 @@ class TestCli : public QObject {
     const char* names[] = {"Tom", "Ana", "Lily", "Max"};
     const char* things[] = {"ball", "cat", "tree", "boat"};
     for (int i = 0; i < 200; ++i)
-      f.write(QString("%1 saw a %2. The %2 was big. ").arg(names[i % 4], things[(i / 4) % 4]).toUtf8() + (i % 5 == 4 ? "\n" : ""));
+      f.write(QString("%1 saw a %2. The %2 was big. ").arg(names[i % 4], things[(i / 4) % 4]).toUtf8() +
+              (i % 5 == 4 ? "\n" : ""));
     return path;
   }
 
@@ -333,9 +367,10 @@ class TestCli : public QObject {
 
   void train_pretrain_prints_steps_and_writes_a_loadable_model() {
     const QString data = writeStories(), out = m_dir.path() + "/trained", metrics = m_dir.path() + "/metrics.jsonl";
-    const Run r = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out", out, "--steps", "8",
-                       "--batch", "2", "--seq", "32", "--lr", "3e-3", "--schedule", "constant", "--shuffle", "off",
-                       "--val-every", "4", "--val-fraction", "0.1", "--metrics", metrics});
+    const Run r = cli({"train",       "--recipe", "pretrain",       "--model",    m_model,     "--data",    data,
+                       "--out",       out,        "--steps",        "8",          "--batch",   "2",         "--seq",
+                       "32",          "--lr",     "3e-3",           "--schedule", "constant",  "--shuffle", "off",
+                       "--val-every", "4",        "--val-fraction", "0.1",        "--metrics", metrics});
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> lines = jsonLines(r.out);
     QCOMPARE(lines.size(), 8);
@@ -346,7 +381,8 @@ class TestCli : public QObject {
       QCOMPARE(o["lr"].toDouble(), 3e-3);
       QCOMPARE(o.contains("val_loss"), i == 3 || i == 7);
     }
-    const double first = lines[0]["loss"].toDouble(), last = (lines[6]["loss"].toDouble() + lines[7]["loss"].toDouble()) / 2;
+    const double first = lines[0]["loss"].toDouble(),
+                 last = (lines[6]["loss"].toDouble() + lines[7]["loss"].toDouble()) / 2;
     QVERIFY2(last < first - 1.0, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
     QVERIFY(lines[7]["val_loss"].toDouble() < lines[3]["val_loss"].toDouble());
     // The metrics file holds the same lines.
@@ -355,17 +391,20 @@ class TestCli : public QObject {
     QCOMPARE(jsonLines(m.readAll()), lines);
     // The output is a model directory the other commands open, and it has changed.
     QVERIFY(QFileInfo::exists(out + "/checkpoints/ckpt_00000008.safetensors"));
-    const Run g = cli({"eval", "--model", out, "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"});
+    const Run g = cli({"eval", "--model", out, "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens",
+                       "256", "--json"});
     QVERIFY2(g.code == 0, g.err.constData());
-    const Run g0 = cli({"eval", "--model", m_model, "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"});
+    const Run g0 = cli({"eval", "--model", m_model, "--task", "perplexity", "--data", data, "--ctx", "32",
+                        "--max-tokens", "256", "--json"});
     QVERIFY(json_of(g)["perplexity"].toDouble() < json_of(g0)["perplexity"].toDouble() / 3);
   }
 
   void train_lora_writes_adapters_and_a_merged_model() {
     const QString data = writeStories(), out = m_dir.path() + "/lora";
-    const Run r = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out", out, "--steps", "8",
-                       "--batch", "2", "--seq", "32", "--lr", "1e-2", "--schedule", "constant", "--shuffle", "off",
-                       "--val-every", "0", "--lora-rank", "4", "--lora-alpha", "8"});
+    const Run r = cli({"train",       "--recipe", "pretrain",    "--model",    m_model,        "--data",    data,
+                       "--out",       out,        "--steps",     "8",          "--batch",      "2",         "--seq",
+                       "32",          "--lr",     "1e-2",        "--schedule", "constant",     "--shuffle", "off",
+                       "--val-every", "0",        "--lora-rank", "4",          "--lora-alpha", "8"});
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> lines = jsonLines(r.out);
     QCOMPARE(lines.size(), 8);
@@ -378,8 +417,10 @@ class TestCli : public QObject {
     QCOMPARE(c["lora_alpha"].toDouble(), 8.0);
     QVERIFY(QFileInfo(out + "/adapter/adapter_model.safetensors").size() > 0);
     // ...and the merged model, which is no longer the base model: its perplexity on the training text fell.
-    const QStringList eval = {"eval", "--task", "perplexity", "--data", data, "--ctx", "32", "--max-tokens", "256", "--json"};
-    const Run merged = cli(QStringList(eval) << "--model" << out), base = cli(QStringList(eval) << "--model" << m_model);
+    const QStringList eval = {"eval",  "--task", "perplexity",   "--data", data,
+                              "--ctx", "32",     "--max-tokens", "256",    "--json"};
+    const Run merged = cli(QStringList(eval) << "--model" << out),
+              base = cli(QStringList(eval) << "--model" << m_model);
     QVERIFY2(merged.code == 0, merged.err.constData());
     QVERIFY(json_of(merged)["perplexity"].toDouble() < json_of(base)["perplexity"].toDouble());
     // LoRA options without a rank are a usage error.
@@ -390,9 +431,11 @@ class TestCli : public QObject {
 
   void train_resume_continues_exactly() {
     const QString data = writeStories(), a = m_dir.path() + "/run-a", b = m_dir.path() + "/run-b";
-    const QStringList common = {"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--steps", "4",
-                                "--batch", "2", "--seq", "16", "--lr", "2e-3", "--warmup", "1", "--dropout", "0.1",
-                                "--save-every", "2", "--keep", "0", "--val-every", "0", "--seed", "5"};
+    const QStringList common = {"train", "--recipe",     "pretrain", "--model",  m_model, "--data",
+                                data,    "--steps",      "4",        "--batch",  "2",     "--seq",
+                                "16",    "--lr",         "2e-3",     "--warmup", "1",     "--dropout",
+                                "0.1",   "--save-every", "2",        "--keep",   "0",     "--val-every",
+                                "0",     "--seed",       "5"};
     const Run ra = cli(QStringList(common) << "--out" << a);
     QVERIFY2(ra.code == 0, ra.err.constData());
     const Run rb = cli(QStringList(common) << "--out" << b);
@@ -413,7 +456,9 @@ class TestCli : public QObject {
     QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
     QVERIFY(fa.readAll() == fb.readAll());  // the same weights, bit for bit
     // Changing a setting that shapes the run is refused by name.
-    const Run bad = cli(QStringList(common) << "--out" << b << "--resume" << "--batch" << "3");
+    const Run bad = cli(QStringList(common) << "--out" << b << "--resume"
+                                            << "--batch"
+                                            << "3");
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("batch"), bad.err.constData());
   }
@@ -423,8 +468,13 @@ class TestCli : public QObject {
     QFile f(data);
     QVERIFY(f.open(QIODevice::WriteOnly));
     for (int i = 0; i < 6; ++i)
-      f.write(QString(R"({"messages":[{"role":"user","content":"What is %1 plus %1?"},{"role":"assistant","content":"%2"}]})")
-                  .arg(i).arg(2 * i).toUtf8() + "\n");
+      f.write(
+          QString(
+              R"({"messages":[{"role":"user","content":"What is %1 plus %1?"},{"role":"assistant","content":"%2"}]})")
+              .arg(i)
+              .arg(2 * i)
+              .toUtf8() +
+          "\n");
     f.close();
     const Run r = cli({"train", "--recipe", "sft", "--model", m_model, "--data", data, "--out", out, "--steps", "3",
                        "--batch", "2", "--seq", "64", "--chat-template", "chatml", "--val-every", "0"});
@@ -457,23 +507,25 @@ class TestCli : public QObject {
     // the first loss is near ln(V) = 10.8 for the 50257-token vocabulary, as for any untrained model.
     const QString dir = m_dir.path() + "/config-only", out = m_dir.path() + "/from-config";
     QVERIFY(QDir().mkpath(dir));
-    for (const char* f : {"config.json", "vocab.json", "merges.txt"}) QVERIFY(QFile::copy(m_model + "/" + f, dir + "/" + f));
-    const Run r = cli({"train", "--recipe", "pretrain", "--model", dir + "/config.json", "--data", writeStories(), "--out",
-                       out, "--steps", "2", "--batch", "2", "--seq", "16", "--val-every", "0", "--seed", "4"});
+    for (const char* f : {"config.json", "vocab.json", "merges.txt"})
+      QVERIFY(QFile::copy(m_model + "/" + f, dir + "/" + f));
+    const Run r = cli({"train", "--recipe", "pretrain", "--model", dir + "/config.json", "--data", writeStories(),
+                       "--out", out, "--steps", "2", "--batch", "2", "--seq", "16", "--val-every", "0", "--seed", "4"});
     QVERIFY2(r.code == 0, r.err.constData());
     const double first = jsonLines(r.out)[0]["loss"].toDouble();
     QVERIFY2(std::abs(first - std::log(50257.0)) < 0.5, qPrintable(QString::number(first)));
     QVERIFY(QFileInfo::exists(out + "/model.safetensors") && QFileInfo::exists(out + "/vocab.json"));
-    const Run bad = cli({"train", "--recipe", "pretrain", "--model", dir + "/vocab.json", "--data", writeStories(), "--out",
-                         out + "2", "--steps", "1"});
+    const Run bad = cli({"train", "--recipe", "pretrain", "--model", dir + "/vocab.json", "--data", writeStories(),
+                         "--out", out + "2", "--steps", "1"});
     QCOMPARE(bad.code, 1);
   }
 
   void train_ctrl_c_saves_a_resumable_checkpoint() {
     const QString out = m_dir.path() + "/interrupted";
     QProcess p;
-    p.start(QStringLiteral(WB_CLI_PATH), {"train", "--recipe", "pretrain", "--model", m_model, "--data", writeStories(),
-                                          "--out", out, "--steps", "1000", "--batch", "2", "--seq", "16", "--val-every", "0"});
+    p.start(QStringLiteral(WB_CLI_PATH),
+            {"train", "--recipe", "pretrain", "--model", m_model, "--data", writeStories(), "--out", out, "--steps",
+             "1000", "--batch", "2", "--seq", "16", "--val-every", "0"});
     QVERIFY(p.waitForStarted());
     QVERIFY(p.waitForReadyRead(120000));  // the first step is done
     ::kill(pid_t(p.processId()), SIGINT);
@@ -497,14 +549,20 @@ class TestCli : public QObject {
     QTest::newRow("bad lr") << QStringList{"--lr", "fast"} << QByteArray("x") << 2 << "must be a number";
     QTest::newRow("negative steps") << QStringList{"--steps", "-3"} << QByteArray("x") << 2 << "must be";
     QTest::newRow("bad schedule") << QStringList{"--schedule", "wavy"} << QByteArray("x") << 2 << "unknown --schedule";
-    QTest::newRow("bad shuffle") << QStringList{"--shuffle", "maybe"} << QByteArray("x") << 2 << "--shuffle must be on or off";
-    QTest::newRow("seq over context") << QStringList{"--seq", "100000"} << QByteArray("x") << 2 << "exceeds the model's context";
+    QTest::newRow("bad shuffle") << QStringList{"--shuffle", "maybe"} << QByteArray("x") << 2
+                                 << "--shuffle must be on or off";
+    QTest::newRow("seq over context") << QStringList{"--seq", "100000"} << QByteArray("x") << 2
+                                      << "exceeds the model's context";
     QTest::newRow("empty data") << QStringList{} << QByteArray() << 1 << "the data file is empty";
-    QTest::newRow("too little data") << QStringList{"--val-every", "0"} << QByteArray("hello") << 1 << "cannot fill one batch";
-    QTest::newRow("latin-1 data") << QStringList{} << QByteArray("caf\xE9 au lait") << 1 << "line 1, byte 4: invalid UTF-8";
-    QTest::newRow("bad sft row") << QStringList{"--recipe", "sft"} << QByteArray("{\"messages\": [}") << 1 << "line 1: bad JSON";
+    QTest::newRow("too little data") << QStringList{"--val-every", "0"} << QByteArray("hello") << 1
+                                     << "cannot fill one batch";
+    QTest::newRow("latin-1 data") << QStringList{} << QByteArray("caf\xE9 au lait") << 1
+                                  << "line 1, byte 4: invalid UTF-8";
+    QTest::newRow("bad sft row") << QStringList{"--recipe", "sft"} << QByteArray("{\"messages\": [}") << 1
+                                 << "line 1: bad JSON";
     QTest::newRow("sft no assistant") << QStringList{"--recipe", "sft"}
-                                      << QByteArray(R"({"messages":[{"role":"user","content":"hi"}]})") << 1 << "no assistant message";
+                                      << QByteArray(R"({"messages":[{"role":"user","content":"hi"}]})") << 1
+                                      << "no assistant message";
   }
   void train_bad_input() {
     QFETCH(QStringList, extra);
@@ -516,8 +574,11 @@ class TestCli : public QObject {
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(dataContent);
     f.close();
-    QStringList args = {"train", "--recipe", "pretrain", "--model", m_model, "--data", data, "--out",
-                        m_dir.path() + "/bad-out", "--steps", "2", "--batch", "2", "--seq", "16"};
+    QStringList args = {"train",   "--recipe", "pretrain",
+                        "--model", m_model,    "--data",
+                        data,      "--out",    m_dir.path() + "/bad-out",
+                        "--steps", "2",        "--batch",
+                        "2",       "--seq",    "16"};
     for (int i = 0; i + 1 < extra.size(); i += 2) {
       const int at = args.indexOf(extra[i]);
       if (at >= 0) args[at + 1] = extra[i + 1];
@@ -588,11 +649,13 @@ class TestCli : public QObject {
       }
     }
     // One layer and head: just that (query x key) matrix.
-    const Run one = cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", QString::number(L - 1), "--head", "1", "--json"});
+    const Run one = cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", QString::number(L - 1),
+                         "--head", "1", "--json"});
     QVERIFY2(one.code == 0, one.err.constData());
     QCOMPARE(json_of(one)["attention"].toArray(), att[L - 1].toArray()[1].toArray());
     // The mean over heads.
-    const Run mean = cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", "0", "--head", "mean", "--json"});
+    const Run mean =
+        cli({"attention", "--model", m_model, "--prompt", prompt, "--layer", "0", "--head", "mean", "--json"});
     QVERIFY2(mean.code == 0, mean.err.constData());
     const double got = json_of(mean)["attention"].toArray()[T - 1].toArray()[2].toDouble();
     double want = 0;
@@ -603,7 +666,8 @@ class TestCli : public QObject {
   void attention_png() {
     QTemporaryDir d;
     const QString png = d.path() + "/att.png";
-    const Run r = cli({"attention", "--model", m_model, "--prompt", "a b c d", "--layer", "0", "--head", "0", "--png", png});
+    const Run r =
+        cli({"attention", "--model", m_model, "--prompt", "a b c d", "--layer", "0", "--head", "0", "--png", png});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(r.out.contains("wrote"));
     const QImage img(png);
@@ -654,7 +718,8 @@ class TestCli : public QObject {
     const QJsonArray got = lens.last().toArray()[T - 1].toArray();
     for (int j = 0; j < 3; ++j) {
       QCOMPARE(got[j].toObject()["id"].toInt(), want[j].toObject()["id"].toInt());
-      QVERIFY(std::abs(got[j].toObject()["prob"].toDouble() - std::exp(want[j].toObject()["logprob"].toDouble())) < 1e-5);
+      QVERIFY(std::abs(got[j].toObject()["prob"].toDouble() - std::exp(want[j].toObject()["logprob"].toDouble())) <
+              1e-5);
     }
     QCOMPARE(o["token_logprob"].toArray().size(), T);
   }
@@ -663,12 +728,15 @@ class TestCli : public QObject {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("needle");
-    QTest::newRow("layer out of range") << QStringList{"attention", "--prompt", "a b", "--layer", "99"} << 2 << "must be in";
+    QTest::newRow("layer out of range") << QStringList{"attention", "--prompt", "a b", "--layer", "99"} << 2
+                                        << "must be in";
     QTest::newRow("head not a number") << QStringList{"attention", "--prompt", "a b", "--head", "avg"} << 2 << "--head";
-    QTest::newRow("negative layer") << QStringList{"attention", "--prompt", "a b", "--layer", "-1"} << 2 << "must be in";
+    QTest::newRow("negative layer") << QStringList{"attention", "--prompt", "a b", "--layer", "-1"} << 2
+                                    << "must be in";
     QTest::newRow("no prompt") << QStringList{"lens"} << 2 << "missing required flag --prompt";
     QTest::newRow("top-k zero") << QStringList{"lens", "--prompt", "a", "--top-k", "0"} << 2 << "must be in";
-    QTest::newRow("png unwritable") << QStringList{"attention", "--prompt", "a", "--png", "/nonexistent/dir/x.png"} << 1 << "x.png";
+    QTest::newRow("png unwritable") << QStringList{"attention", "--prompt", "a", "--png", "/nonexistent/dir/x.png"} << 1
+                                    << "x.png";
   }
   void inspect_commands_reject_bad_flags() {
     QFETCH(QStringList, args);

@@ -105,8 +105,8 @@ class TestEngineWorker : public QObject {
                     const QList<int>& forced = {});
 
   QTemporaryDir m_dir;
-  QString m_model;           // tiny model without tokenizer
-  QString m_modelWithText;   // tiny model with tokenizer
+  QString m_model;          // tiny model without tokenizer
+  QString m_modelWithText;  // tiny model with tokenizer
   std::unique_ptr<QThread> m_thread;
   EngineWorker* m_worker = nullptr;
 };
@@ -217,11 +217,16 @@ void TestEngineWorker::missingPathFails() {
 void TestEngineWorker::corruptFileFails_data() {
   QTest::addColumn<QString>("kind");
   QTest::addColumn<QString>("mustMention");  // readable = names what is wrong
-  QTest::newRow("random bytes as .bin") << "random-bin" << "garbage.bin";
-  QTest::newRow("truncated safetensors") << "truncated" << "model.safetensors";
-  QTest::newRow("empty safetensors") << "empty" << "model.safetensors";
-  QTest::newRow("config.json not JSON") << "bad-config" << "config.json";
-  QTest::newRow("folder without a model") << "empty-dir" << "empty-dir";
+  QTest::newRow("random bytes as .bin") << "random-bin"
+                                        << "garbage.bin";
+  QTest::newRow("truncated safetensors") << "truncated"
+                                         << "model.safetensors";
+  QTest::newRow("empty safetensors") << "empty"
+                                     << "model.safetensors";
+  QTest::newRow("config.json not JSON") << "bad-config"
+                                        << "config.json";
+  QTest::newRow("folder without a model") << "empty-dir"
+                                          << "empty-dir";
 }
 
 void TestEngineWorker::corruptFileFails() {
@@ -285,7 +290,8 @@ void TestEngineWorker::failedLoadKeepsPreviousModel() {
 void TestEngineWorker::cancelDuringLoad() {
   // Direct connection: runs on the worker thread inside the engine's progress callback, the way a
   // click on Cancel lands while the load is running.
-  connect(m_worker, &EngineWorker::loadProgress, m_worker, [this] { m_worker->requestCancelLoad(); }, Qt::DirectConnection);
+  connect(
+      m_worker, &EngineWorker::loadProgress, m_worker, [this] { m_worker->requestCancelLoad(); }, Qt::DirectConnection);
   QSignalSpy progress(m_worker, &EngineWorker::loadProgress);
   QSignalSpy cancelled(m_worker, &EngineWorker::loadCancelled);
   QSignalSpy loaded(m_worker, &EngineWorker::modelLoaded);
@@ -346,8 +352,9 @@ void TestEngineWorker::generateStreamsRecords() {
 
 void TestEngineWorker::stopEndsGeneration() {
   QVERIFY(loadOk(m_modelWithText).isValid());
-  connect(m_worker, &EngineWorker::tokensGenerated, m_worker, [this] { m_worker->requestStopGeneration(); },
-          Qt::DirectConnection);
+  connect(
+      m_worker, &EngineWorker::tokensGenerated, m_worker, [this] { m_worker->requestStopGeneration(); },
+      Qt::DirectConnection);
   QSignalSpy finished(m_worker, &EngineWorker::generationFinished);
   GenerationSettings s;
   s.max_tokens = 60;

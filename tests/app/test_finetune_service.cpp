@@ -29,8 +29,11 @@ class TestFineTuneService : public QObject {
     m_chats = m_dir.filePath("chats.jsonl");
     {
       std::ofstream f(m_chats.toStdString(), std::ios::binary);
-      for (int i = 0; i < 20; ++i) f << R"({"messages":[{"role":"user","content":"abba"},{"role":"assistant","content":"cddc effe"}]})" "\n";
-      f << R"({"messages":[{"role":"user","content":"no answer"}]})" "\n";
+      for (int i = 0; i < 20; ++i)
+        f << R"({"messages":[{"role":"user","content":"abba"},{"role":"assistant","content":"cddc effe"}]})"
+             "\n";
+      f << R"({"messages":[{"role":"user","content":"no answer"}]})"
+           "\n";
       f << "not json\n";
     }
     m_text = m_dir.filePath("text.txt");
@@ -68,7 +71,8 @@ class TestFineTuneService : public QObject {
     QCOMPARE(d.bad_rows, uint64_t(2));
     QCOMPARE(d.problems.size(), size_t(2));
     QCOMPARE(d.problems[0].line, uint64_t(21));
-    QVERIFY2(QString::fromStdString(d.problems[0].message).contains("no assistant message"), d.problems[0].message.c_str());
+    QVERIFY2(QString::fromStdString(d.problems[0].message).contains("no assistant message"),
+             d.problems[0].message.c_str());
     QCOMPARE(d.problems[1].line, uint64_t(22));
     QVERIFY(d.tokens_counted);
     QVERIFY(d.total_tokens > 0);
@@ -82,7 +86,8 @@ class TestFineTuneService : public QObject {
   }
 
   void a_stopped_data_check_counts_no_tokens() {
-    const engine::DatasetInspection d = finetune::inspectTrainingData(m_text, m_model, 16, 0.1, [](double) { return false; });
+    const engine::DatasetInspection d =
+        finetune::inspectTrainingData(m_text, m_model, 16, 0.1, [](double) { return false; });
     QVERIFY(!d.tokens_counted);
   }
 
@@ -114,7 +119,8 @@ class TestFineTuneService : public QObject {
     // The base model as its own "tuned" model: same loss on the same split, same greedy answers; the
     // blank prompt is skipped.
     const finetune::Evaluation e =
-        finetune::evaluateFineTune(pretrainSettings(), m_model, {QStringLiteral("abba"), QStringLiteral("  "), QStringLiteral("cddc")});
+        finetune::evaluateFineTune(pretrainSettings(), m_model,
+                                   {QStringLiteral("abba"), QStringLiteral("  "), QStringLiteral("cddc")});
     QVERIFY(std::isfinite(e.before.loss) && e.before.loss > 0);
     QCOMPARE(e.after.loss, e.before.loss);
     QVERIFY(e.before.positions > 0);
@@ -126,7 +132,8 @@ class TestFineTuneService : public QObject {
   }
 
   void suggested_hyper_parameters_follow_model_size() {
-    const QVariantMap tiny = finetune::suggestedHyperParameters(1e6, false), large = finetune::suggestedHyperParameters(7e9, false);
+    const QVariantMap tiny = finetune::suggestedHyperParameters(1e6, false),
+                      large = finetune::suggestedHyperParameters(7e9, false);
     QVERIFY(tiny.value("lr").toDouble() > large.value("lr").toDouble());
     QVERIFY(tiny.value("batch").toInt() > large.value("batch").toInt());
     QCOMPARE(tiny.value("warmup").toInt(), tiny.value("steps").toInt() / 10);

@@ -89,8 +89,8 @@ void TestGenerationSettings::tableIsWellFormed() {
   QCOMPARE(members, 13);  // every member of GenerationSettings has its row
   QVERIFY(!engine::find_generation_setting("no-such-setting"));
   // The CLI contract's flags (DESIGN.md §5) are all in the table.
-  for (const char* flag : {"max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop",
-                           "top-logprobs"})
+  for (const char* flag :
+       {"max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "top-logprobs"})
     QVERIFY2(flags.contains(QLatin1String(flag)), flag);
 }
 
@@ -136,7 +136,8 @@ void TestGenerationSettings::everyFieldRoundTripsThroughMapAndJson() {
   // The seed as text (how a reply stores the seed it used) is exact.
   QCOMPARE(settingsFromMap({{QStringLiteral("seed"), QStringLiteral("9007199254740993")}}).seed, s.seed);
   // Stop strings also as a list.
-  QCOMPARE(settingsFromMap({{QStringLiteral("stop"), QStringList{QStringLiteral("a"), QString(), QStringLiteral("b")}}}).stop,
+  QCOMPARE(settingsFromMap({{QStringLiteral("stop"), QStringList{QStringLiteral("a"), QString(), QStringLiteral("b")}}})
+               .stop,
            (std::vector<std::string>{"a", "b"}));
 }
 
@@ -178,9 +179,15 @@ void TestGenerationSettings::outOfRangeValuesAreClamped() {
 void TestGenerationSettings::replyJsonKeepsTodaysKeys() {
   const QVariantMap reply = settingsForReply(nonDefaultSettings());
   // Exactly the keys chat replies have always been stored with, so existing databases read back.
-  const QStringList expected{QStringLiteral("frequencyPenalty"), QStringLiteral("maxTokens"), QStringLiteral("minP"),
-                             QStringLiteral("presencePenalty"),  QStringLiteral("repeatLastN"), QStringLiteral("repeatPenalty"),
-                             QStringLiteral("seed"),             QStringLiteral("temperature"), QStringLiteral("topK"),
+  const QStringList expected{QStringLiteral("frequencyPenalty"),
+                             QStringLiteral("maxTokens"),
+                             QStringLiteral("minP"),
+                             QStringLiteral("presencePenalty"),
+                             QStringLiteral("repeatLastN"),
+                             QStringLiteral("repeatPenalty"),
+                             QStringLiteral("seed"),
+                             QStringLiteral("temperature"),
+                             QStringLiteral("topK"),
                              QStringLiteral("topP")};
   QCOMPARE(reply.keys(), expected);
   QCOMPARE(reply.value(QStringLiteral("topK")).toInt(), 7);
@@ -207,7 +214,8 @@ void TestGenerationSettings::qmlFieldsCarryDefaultsAndRanges() {
   QCOMPARE(temperature.value(QStringLiteral("step")).toDouble(), 0.05);
   // The Playground's defaults, which show alternatives.
   QCOMPARE(fields.value(QStringLiteral("topLogprobs")).toMap().value(QStringLiteral("default")).toInt(), 5);
-  QCOMPARE(fields.value(QStringLiteral("stop")).toMap().value(QStringLiteral("kind")).toString(), QStringLiteral("lines"));
+  QCOMPARE(fields.value(QStringLiteral("stop")).toMap().value(QStringLiteral("kind")).toString(),
+           QStringLiteral("lines"));
   QVERIFY(!fields.value(QStringLiteral("stop")).toMap().contains(QStringLiteral("min")));
   // The defaults map QML resets to is the same values.
   const QVariantMap defaults = settingsToMap(playgroundDefaults());

@@ -251,10 +251,13 @@ class TestLatestTask : public QObject {
     std::atomic<QThread*> resultOn = nullptr, progressOn = nullptr;
     {
       LatestTask<int> task(&owner);
-      task.start([](const TaskContext& c) {
-        c.progress(0.5);
-        return 9;
-      }, [&](int) { resultOn = QThread::currentThread(); }, {}, [&](double) { progressOn = QThread::currentThread(); });
+      task.start(
+          [](const TaskContext& c) {
+            c.progress(0.5);
+            return 9;
+          },
+          [&](int) { resultOn = QThread::currentThread(); }, {},
+          [&](double) { progressOn = QThread::currentThread(); });
       QTRY_VERIFY_WITH_TIMEOUT(resultOn.load() != nullptr, 60000);
     }
     ownerThread.quit();

@@ -48,8 +48,9 @@ class TestRunStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE inspections"), QStringLiteral("DROP TABLE samples"), QStringLiteral("DROP TABLE metrics"),
-                               QStringLiteral("DROP TABLE runs"), QStringLiteral("PRAGMA user_version = 3")}));
+    QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE inspections"), QStringLiteral("DROP TABLE samples"),
+                               QStringLiteral("DROP TABLE metrics"), QStringLiteral("DROP TABLE runs"),
+                               QStringLiteral("PRAGMA user_version = 3")}));
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
     RunStore store(db);

@@ -88,7 +88,8 @@ int runWriter(const QString& path) {
   std::printf("ready\n");
   std::fflush(stdout);
   for (;; ++n) {
-    parent = store.addMessage(chatId, parent, n % 2 ? QStringLiteral("assistant") : QStringLiteral("user"), writerText(n));
+    parent =
+        store.addMessage(chatId, parent, n % 2 ? QStringLiteral("assistant") : QStringLiteral("user"), writerText(n));
     if (parent == 0) return 4;
     std::printf("%d\n", n);
     std::fflush(stdout);
@@ -310,12 +311,14 @@ void TestSessionStore::deepChatDeletes() {
     RawDb raw(dbPath());  // faster than 1500 transactions
     QVERIFY(raw.exec(QStringLiteral("BEGIN")));
     for (int i = 0; i < 1500; ++i) {
-      QVERIFY(raw.exec(QStringLiteral("INSERT INTO messages (chat_id, parent_id, role, content, created_ms) VALUES (%1, %2, 'user', 'x', 0)")
+      QVERIFY(raw.exec(QStringLiteral("INSERT INTO messages (chat_id, parent_id, role, content, created_ms) VALUES "
+                                      "(%1, %2, 'user', 'x', 0)")
                            .arg(chat)
                            .arg(parent ? QString::number(parent) : QStringLiteral("NULL"))));
       const qint64 id = raw.value(QStringLiteral("SELECT last_insert_rowid()")).toLongLong();
-      QVERIFY(raw.exec(parent ? QStringLiteral("UPDATE messages SET active_child_id = %1 WHERE id = %2").arg(id).arg(parent)
-                              : QStringLiteral("UPDATE chats SET active_root_id = %1 WHERE id = %2").arg(id).arg(chat)));
+      QVERIFY(
+          raw.exec(parent ? QStringLiteral("UPDATE messages SET active_child_id = %1 WHERE id = %2").arg(id).arg(parent)
+                          : QStringLiteral("UPDATE chats SET active_root_id = %1 WHERE id = %2").arg(id).arg(chat)));
       if (!first) first = id;
       parent = id;
     }
@@ -333,8 +336,9 @@ void TestSessionStore::contentRoundTrips() {
   QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
   ChatStore store(db);
   const qint64 chat = store.createChat(QStringLiteral("content"));
-  const QStringList texts{QStringLiteral("emoji 😀👍🏽 and RTL שלום עולם"), QString::fromUtf16(u"nul\u0000inside"),
-                          QStringLiteral("' OR 1=1; -- \" %_ \\"), QString(200000, QLatin1Char('z')), QString()};
+  const QStringList texts{QStringLiteral("emoji 😀👍🏽 and RTL שלום עולם"),
+                          QString::fromUtf16(u"nul\u0000inside"), QStringLiteral("' OR 1=1; -- \" %_ \\"),
+                          QString(200000, QLatin1Char('z')), QString()};
   for (const QString& t : texts) {
     const qint64 id = store.addMessage(chat, 0, QStringLiteral("user"), t);
     QVERIFY(id > 0);
@@ -349,7 +353,8 @@ void TestSessionStore::fullTextSearch() {
   const qint64 c1 = store.createChat(QStringLiteral("Cooking"));
   const qint64 c2 = store.createChat(QStringLiteral("Travel plans"));
   const qint64 m1 = store.addMessage(c1, 0, QStringLiteral("user"), QStringLiteral("How long to boil an egg?"));
-  const qint64 m2 = store.addMessage(c1, m1, QStringLiteral("assistant"), QStringLiteral("About nine minutes for a hard-boiled egg."));
+  const qint64 m2 = store.addMessage(c1, m1, QStringLiteral("assistant"),
+                                     QStringLiteral("About nine minutes for a hard-boiled egg."));
   const qint64 m3 = store.addMessage(c2, 0, QStringLiteral("user"), QStringLiteral("Trains from Zürich to Milano"));
 
   auto hitIds = [&](const QString& q) {
@@ -360,7 +365,7 @@ void TestSessionStore::fullTextSearch() {
   };
   QCOMPARE(hitIds(QStringLiteral("egg")), (QSet<qint64>{m1, m2}));
   QCOMPARE(hitIds(QStringLiteral("boil")), (QSet<qint64>{m1, m2}));  // prefix: boil, boiled
-  QCOMPARE(hitIds(QStringLiteral("zurich")), QSet<qint64>{m3});       // diacritics folded
+  QCOMPARE(hitIds(QStringLiteral("zurich")), QSet<qint64>{m3});      // diacritics folded
   QCOMPARE(hitIds(QStringLiteral("MILANO trains")), QSet<qint64>{m3});
   QVERIFY(hitIds(QStringLiteral("egg trains")).isEmpty());  // every word must match
   const QList<SearchHit> hits = store.search(QStringLiteral("nine"));
@@ -397,7 +402,8 @@ void TestSessionStore::presetsAndModels() {
   QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
   PresetStore presetStore(db);
   ModelHistoryStore models(db);
-  QVERIFY(presetStore.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.2}, {QStringLiteral("topK"), 80}}));
+  QVERIFY(presetStore.savePreset(QStringLiteral("Creative"),
+                                 {{QStringLiteral("temperature"), 1.2}, {QStringLiteral("topK"), 80}}));
   QVERIFY(presetStore.savePreset(QStringLiteral("exact"), {{QStringLiteral("temperature"), 0.0}}));
   QVERIFY(presetStore.savePreset(QStringLiteral("Creative"), {{QStringLiteral("temperature"), 1.1}}));  // replaces
   QVERIFY(!presetStore.savePreset(QStringLiteral("  "), {}));
@@ -409,8 +415,14 @@ void TestSessionStore::presetsAndModels() {
   QVERIFY(presetStore.deletePreset(QStringLiteral("exact")));
   QCOMPARE(presetStore.presets().size(), 1);
 
-  RecentModel a{QStringLiteral("/models/a"), QStringLiteral("a"), QStringLiteral("GPT-2"), QStringLiteral("GGUF"),
-                QStringLiteral("q8_0"), 124000000, 1024, 0};
+  RecentModel a{QStringLiteral("/models/a"),
+                QStringLiteral("a"),
+                QStringLiteral("GPT-2"),
+                QStringLiteral("GGUF"),
+                QStringLiteral("q8_0"),
+                124000000,
+                1024,
+                0};
   RecentModel b = a;
   b.path = QStringLiteral("/models/b");
   b.name = QStringLiteral("b");
@@ -437,14 +449,18 @@ void TestSessionStore::migratesFromVersion1() {
         " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, trashed_ms INTEGER,"
         " active_root_id INTEGER REFERENCES messages(id) ON DELETE SET NULL)")));
     QVERIFY(raw.exec(QStringLiteral(
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY, chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
-        " parent_id INTEGER REFERENCES messages(id), active_child_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,"
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE "
+        "CASCADE,"
+        " parent_id INTEGER REFERENCES messages(id), active_child_id INTEGER REFERENCES messages(id) ON DELETE SET "
+        "NULL,"
         " role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')), content TEXT NOT NULL,"
         " created_ms INTEGER NOT NULL, complete INTEGER NOT NULL DEFAULT 1, stats TEXT, settings TEXT)")));
     QVERIFY(raw.exec(QStringLiteral("INSERT INTO chats VALUES (7, 'Old chat', 'Be kind.', 1, 2, NULL, 70)")));
-    QVERIFY(raw.exec(QStringLiteral("INSERT INTO messages VALUES (70, 7, NULL, 71, 'user', 'what is a platypus', 1, 1, NULL, NULL)")));
     QVERIFY(raw.exec(QStringLiteral(
-        "INSERT INTO messages VALUES (71, 7, 70, NULL, 'assistant', 'A venomous monotreme.', 2, 1, '{\"generatedTokens\":5}', NULL)")));
+        "INSERT INTO messages VALUES (70, 7, NULL, 71, 'user', 'what is a platypus', 1, 1, NULL, NULL)")));
+    QVERIFY(
+        raw.exec(QStringLiteral("INSERT INTO messages VALUES (71, 7, 70, NULL, 'assistant', 'A venomous monotreme.', "
+                                "2, 1, '{\"generatedTokens\":5}', NULL)")));
     QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 1")));
   }
   Database db;
@@ -468,7 +484,8 @@ void TestSessionStore::migratesFromVersion1() {
   QVERIFY(QFile::exists(backup));
   RawDb old(backup);
   QCOMPARE(old.value(QStringLiteral("PRAGMA user_version")).toInt(), 1);
-  QCOMPARE(old.value(QStringLiteral("SELECT content FROM messages WHERE id = 71")).toString(), QStringLiteral("A venomous monotreme."));
+  QCOMPARE(old.value(QStringLiteral("SELECT content FROM messages WHERE id = 71")).toString(),
+           QStringLiteral("A venomous monotreme."));
 }
 
 void TestSessionStore::refusesNewerSchema() {
@@ -520,7 +537,8 @@ void TestSessionStore::corruptFileIsMovedAside() {
     QByteArray bytes = readAll(dbPath());
     QVERIFY(bytes.size() > 8 * 4096);
     if (kind == QLatin1String("header")) bytes.replace(0, 16, QByteArray(16, 'X'));
-    else if (kind == QLatin1String("pages")) bytes.replace(4096, bytes.size() - 8192, QByteArray(bytes.size() - 8192, '\xff'));
+    else if (kind == QLatin1String("pages"))
+      bytes.replace(4096, bytes.size() - 8192, QByteArray(bytes.size() - 8192, '\xff'));
     else bytes.truncate(bytes.size() / 2 + 100);
     QVERIFY(writeFile(dbPath(), bytes));
   }
@@ -777,7 +795,8 @@ void TestSessionStore::damagedInspectionIsRefusedWhenOpened() {
   const QByteArray back = inspections.inspectionFor(user).blob;
   QCOMPARE(back, blob);
   try {
-    engine::deserialize_inspection(std::string_view(back.constData(), static_cast<size_t>(back.size())), "saved inspection");
+    engine::deserialize_inspection(std::string_view(back.constData(), static_cast<size_t>(back.size())),
+                                   "saved inspection");
     QFAIL("a cut snapshot was accepted");
   } catch (const engine::Error& e) {
     QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("saved inspection: ")), e.what());

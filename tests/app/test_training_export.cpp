@@ -23,10 +23,17 @@ class TestTrainingExport : public QObject {
   QString m_base, m_run, m_fullRun;
 
   QVariantMap settings(int loraRank) const {
-    return {{"recipe", "pretrain"}, {"model", m_base},      {"data", m_dir.filePath("data.txt")},
-            {"lora_rank", loraRank}, {"batch", 2},          {"seq", 16},
-            {"steps", 3},            {"lr", 0.01},          {"val_every", 0},
-            {"threads", 1},          {"schedule", "constant"}};
+    return {{"recipe", "pretrain"},
+            {"model", m_base},
+            {"data", m_dir.filePath("data.txt")},
+            {"lora_rank", loraRank},
+            {"batch", 2},
+            {"seq", 16},
+            {"steps", 3},
+            {"lr", 0.01},
+            {"val_every", 0},
+            {"threads", 1},
+            {"schedule", "constant"}};
   }
   void train(const QVariantMap& s, const QString& out) {
     std::unique_ptr<engine::TrainingRun> run = buildTrainingSession(s, out);
@@ -65,7 +72,10 @@ class TestTrainingExport : public QObject {
   void gguf_loads_back_with_the_same_logits() {
     const QString dest = m_dir.filePath("tuned.gguf");
     int calls = 0;
-    const QString what = exportTrainedModel(m_run, "gguf", dest, "f32", [&](double) { ++calls; return true; });
+    const QString what = exportTrainedModel(m_run, "gguf", dest, "f32", [&](double) {
+      ++calls;
+      return true;
+    });
     QVERIFY2(what.startsWith("GGUF f32"), qPrintable(what));
     QVERIFY(calls > 0);
     const std::vector<float> a = logitsOf(dest), b = logitsOf(m_run);
@@ -97,10 +107,14 @@ class TestTrainingExport : public QObject {
     QTest::addColumn<bool>("full");
     QTest::addColumn<QString>("dest");
     QTest::addColumn<QString>("needle");
-    QTest::newRow("adapter of a full run") << "adapter" << true << "adapter-full" << "no LoRA adapter";
-    QTest::newRow("unknown kind") << "onnx" << false << "x" << "unknown export kind";
-    QTest::newRow("non-empty folder") << "hf" << false << "busy" << "";
-    QTest::newRow("no destination") << "hf" << false << "" << "choose where";
+    QTest::newRow("adapter of a full run") << "adapter" << true << "adapter-full"
+                                           << "no LoRA adapter";
+    QTest::newRow("unknown kind") << "onnx" << false << "x"
+                                  << "unknown export kind";
+    QTest::newRow("non-empty folder") << "hf" << false << "busy"
+                                      << "";
+    QTest::newRow("no destination") << "hf" << false << ""
+                                    << "choose where";
   }
   void refusals() {
     QFETCH(QString, kind);
@@ -112,7 +126,8 @@ class TestTrainingExport : public QObject {
     QFile f(busy + "/keep.txt");
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.close();
-    const QString err = error_of([&] { exportTrainedModel(full ? m_fullRun : m_run, kind, dest.isEmpty() ? QString() : m_dir.filePath(dest)); });
+    const QString err = error_of(
+        [&] { exportTrainedModel(full ? m_fullRun : m_run, kind, dest.isEmpty() ? QString() : m_dir.filePath(dest)); });
     QVERIFY2(!err.isEmpty() && err.contains(needle), qPrintable(err));
     QVERIFY(QFile::exists(busy + "/keep.txt"));  // a user's folder is never touched
   }

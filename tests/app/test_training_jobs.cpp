@@ -16,7 +16,6 @@
 #include <memory>
 #include <thread>
 
-#include "support/training_job_fixture.h"
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
 #include "services/processmemory.h"
@@ -24,6 +23,7 @@
 #include "services/store/runstore.h"
 #include "services/trainingjobs.h"
 #include "services/trainingsetup.h"
+#include "support/training_job_fixture.h"
 
 namespace {
 constexpr int kTimeoutMs = 240000;
@@ -39,10 +39,25 @@ class TestTrainingJobs : public QObject {
   int m_dbCount = 0;
 
   QVariantMap settings(int steps) const {
-    return {{"recipe", "pretrain"}, {"model", m_model}, {"data", m_data}, {"steps", steps}, {"batch", 2},
-            {"seq", 32},            {"lr", 3e-3},       {"schedule", "cosine"}, {"warmup", 1}, {"shuffle", true},
-            {"seed", 5},            {"val_every", 3},   {"val_fraction", 0.1}, {"val_batches", 2}, {"threads", 1},
-            {"sample_every", 3},    {"sample_prompt", "Tom saw"}, {"sample_tokens", 4}, {"save_every", 2}};
+    return {{"recipe", "pretrain"},
+            {"model", m_model},
+            {"data", m_data},
+            {"steps", steps},
+            {"batch", 2},
+            {"seq", 32},
+            {"lr", 3e-3},
+            {"schedule", "cosine"},
+            {"warmup", 1},
+            {"shuffle", true},
+            {"seed", 5},
+            {"val_every", 3},
+            {"val_fraction", 0.1},
+            {"val_batches", 2},
+            {"threads", 1},
+            {"sample_every", 3},
+            {"sample_prompt", "Tom saw"},
+            {"sample_tokens", 4},
+            {"save_every", 2}};
   }
   QString newDb() { return m_dir.filePath(QStringLiteral("store%1.db").arg(++m_dbCount)); }
 
@@ -73,7 +88,8 @@ class TestTrainingJobs : public QObject {
     QVERIFY(writeStories(m_data, 120));
 
     // The reference: the same settings through engine::Trainer directly, no queue, no thread.
-    std::unique_ptr<engine::TrainingRun> s = buildTrainingSession(settings(6), m_dir.filePath(QStringLiteral("reference")));
+    std::unique_ptr<engine::TrainingRun> s =
+        buildTrainingSession(settings(6), m_dir.filePath(QStringLiteral("reference")));
     s->trainer->run([&](const engine::StepMetrics& m) {
       m_reference << double(m.loss);
       m_referenceVal << (m.val_loss ? double(*m.val_loss) : qQNaN());
@@ -181,7 +197,8 @@ class TestTrainingJobs : public QObject {
       }
     });
     QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
-    const qint64 id = jobs.enqueue(QStringLiteral("cancel me"), settings(1000), m_dir.filePath(QStringLiteral("cancel")));
+    const qint64 id =
+        jobs.enqueue(QStringLiteral("cancel me"), settings(1000), m_dir.filePath(QStringLiteral("cancel")));
     // A second job waits in the queue and starts when the first is cancelled.
     const qint64 next = jobs.enqueue(QStringLiteral("next"), settings(1), m_dir.filePath(QStringLiteral("next")));
     QCOMPARE(store.run(next).status, QStringLiteral("queued"));
@@ -309,7 +326,11 @@ class TestTrainingJobs : public QObject {
 
   void memoryEstimate() {
     // GPT-2 124M: P = 124,439,808; L 12, C 768, NH 12, V 50257; batch 4 x 128.
-    const QVariantMap shape{{"parameters", 124439808.0}, {"layers", 12}, {"width", 768}, {"heads", 12}, {"vocab", 50257}};
+    const QVariantMap shape{{"parameters", 124439808.0},
+                            {"layers", 12},
+                            {"width", 768},
+                            {"heads", 12},
+                            {"vocab", 50257}};
     const QVariantMap full = estimateTrainingMemory(shape, {{"batch", 4}, {"seq", 128}, {"lora_rank", 0}});
     // By hand: weights 4P = 497,759,232; gradients 4P; AdamW 8P = 995,518,464;
     // activations 4*4*128*(12*(16*768 + 2*12*128) + 2*50257) = 2048*(12*15360 + 100514) = 583,340,032.

@@ -22,7 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-
 std::vector<float> floats(const json& a) { return a.get<std::vector<float>>(); }
 
 engine::TrainableTensor tensor(const char* name, std::vector<float>& value, std::vector<float>& grad, bool decay) {
@@ -91,16 +90,22 @@ class TestAdamW : public QObject {
       std::copy(new_gb.begin(), new_gb.end(), gb.begin());
       opt.step(s["lr"].get<float>());
       QCOMPARE(opt.step_count(), int64_t(step));
-      const std::pair<const std::vector<float>*, const char*> checks[] = {
-          {&w, "w"}, {&b, "b"}, {&opt.first_moment(0), "mw"}, {&opt.second_moment(0), "vw"},
-          {&opt.first_moment(1), "mb"}, {&opt.second_moment(1), "vb"}};
+      const std::pair<const std::vector<float>*, const char*> checks[] = {{&w, "w"},
+                                                                          {&b, "b"},
+                                                                          {&opt.first_moment(0), "mw"},
+                                                                          {&opt.second_moment(0), "vw"},
+                                                                          {&opt.first_moment(1), "mb"},
+                                                                          {&opt.second_moment(1), "vb"}};
       for (const auto& [ours, key] : checks) {
         const std::vector<float> want = floats(s[key]);
         QCOMPARE(ours->size(), want.size());
         for (size_t i = 0; i < want.size(); ++i)
-          QVERIFY2(close_ulps((*ours)[i], want[i], 8),
-                   qPrintable(QString("step %1 %2[%3]: ours %4 torch %5").arg(step).arg(key).arg(i)
-                                  .arg(double((*ours)[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9)));
+          QVERIFY2(close_ulps((*ours)[i], want[i], 8), qPrintable(QString("step %1 %2[%3]: ours %4 torch %5")
+                                                                      .arg(step)
+                                                                      .arg(key)
+                                                                      .arg(i)
+                                                                      .arg(double((*ours)[i]), 0, 'g', 9)
+                                                                      .arg(double(want[i]), 0, 'g', 9)));
       }
     }
   }
@@ -163,7 +168,8 @@ class TestAdamW : public QObject {
       for (size_t i = 0; i < 3; ++i) g[i] = a[i] * (x[i] - c[i]);
       opt.step(step < 2000 ? 0.01f : 0.001f);
     }
-    for (size_t i = 0; i < 3; ++i) QVERIFY2(std::abs(x[i] - c[i]) < 2e-3, qPrintable(QString("x%1 = %2").arg(i).arg(x[i])));
+    for (size_t i = 0; i < 3; ++i)
+      QVERIFY2(std::abs(x[i] - c[i]) < 2e-3, qPrintable(QString("x%1 = %2").arg(i).arg(x[i])));
   }
 
   void set_step_count_resumes_bias_correction() {

@@ -6,15 +6,13 @@
 #include <random>
 #include <vector>
 
-#include "engine/backend.h"
 #include "cpu/fast_math.h"
+#include "engine/backend.h"
 #include "support/op_reference.h"
 
 using engine::Backend;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 class TestBackendOps : public QObject {
   Q_OBJECT
@@ -172,7 +170,8 @@ class TestBackendOps : public QObject {
           }
       return r;
     };
-    QVERIFY2(max_rel_err(q, reference(q0, q_stride, NH)) < 2e-6, qPrintable(QString::number(max_rel_err(q, reference(q0, q_stride, NH)))));
+    QVERIFY2(max_rel_err(q, reference(q0, q_stride, NH)) < 2e-6,
+             qPrintable(QString::number(max_rel_err(q, reference(q0, q_stride, NH)))));
     QVERIFY(max_rel_err(k, reference(k0, k_stride, KVH)) < 2e-6);
     // The padding between rows is untouched.
     for (int t = 0; t < T; ++t)
@@ -272,7 +271,8 @@ class TestBackendOps : public QObject {
         double mx = -1e300, sum = 0;
         for (int j = 0; j < n; ++j) {
           double d = 0;
-          for (int i = 0; i < HS; ++i) d += double(q[size_t(t) * q_stride + h * HS + i]) * k[(size_t(j) * KVH + kvh) * HS + i];
+          for (int i = 0; i < HS; ++i)
+            d += double(q[size_t(t) * q_stride + h * HS + i]) * k[(size_t(j) * KVH + kvh) * HS + i];
           s[j] = d / std::sqrt(double(HS));
           mx = std::max(mx, s[j]);
         }

@@ -55,10 +55,10 @@ double grad_err(const std::vector<float>& got, const std::vector<float>& base, c
   return worst / scale;
 }
 
-#define CHECK_GRAD(name, got, base, want, tol)                                                         \
-  do {                                                                                                 \
-    const double e_ = grad_err(got, base, want);                                                       \
-    QVERIFY2(e_ < (tol), qPrintable(QString("%1: relative error %2").arg(name).arg(e_)));             \
+#define CHECK_GRAD(name, got, base, want, tol)                                            \
+  do {                                                                                    \
+    const double e_ = grad_err(got, base, want);                                          \
+    QVERIFY2(e_ < (tol), qPrintable(QString("%1: relative error %2").arg(name).arg(e_))); \
   } while (0)
 
 // ---- double-precision references of the forwards ----
@@ -71,7 +71,8 @@ Vec ref_layernorm(const Vec& x, const Vec& w, const Vec& b, int N, int C, double
     m /= C;
     for (int i = 0; i < C; ++i) v += (x[n * C + i] - m) * (x[n * C + i] - m);
     v /= C;
-    for (int i = 0; i < C; ++i) out[n * C + i] = (x[n * C + i] - m) / std::sqrt(v + eps) * w[i] + (b.empty() ? 0 : b[i]);
+    for (int i = 0; i < C; ++i)
+      out[n * C + i] = (x[n * C + i] - m) / std::sqrt(v + eps) * w[i] + (b.empty() ? 0 : b[i]);
   }
   return out;
 }
@@ -147,7 +148,8 @@ Vec ref_attention(const AttShape& s, const Vec& q, const Vec& k, const Vec& v, V
           if (probs) (*probs)[arow * s.T + j] = p;
           const double w = p * keep(arow * s.T + j);
           for (int i = 0; i < s.HS; ++i)
-            out[size_t(b * s.T + t) * s.NH * s.HS + h * s.HS + i] += w * v[size_t(b * s.T + j) * s.kvs + kvh * s.HS + i];
+            out[size_t(b * s.T + t) * s.NH * s.HS + h * s.HS + i] +=
+                w * v[size_t(b * s.T + j) * s.kvs + kvh * s.HS + i];
         }
       }
   return out;
@@ -190,7 +192,8 @@ class TestBackwardOps : public QObject {
           for (int i = 0; i < C; ++i) out[n * C + i] = in[0][size_t(tok[n]) * C + i] + in[1][size_t(n % T) * C + i];
         return out;
       };
-      const std::vector<Vec> in = {to_d(random_vec(size_t(V) * C, seed + 30)), to_d(random_vec(size_t(maxT) * C, seed + 40))};
+      const std::vector<Vec> in = {to_d(random_vec(size_t(V) * C, seed + 30)),
+                                   to_d(random_vec(size_t(maxT) * C, seed + 40))};
       CHECK_GRAD("dwte", dte, base_te, finite_diff(f, in, 0, to_d(g)), 1e-6);
       CHECK_GRAD("dwpe", dpe, base_pe, finite_diff(f, in, 1, to_d(g)), 1e-6);
       // Without positions (rotary models) only wte is touched.
@@ -217,8 +220,8 @@ class TestBackwardOps : public QObject {
       const auto x = random_vec(size_t(N) * C, seed, 2.0f), w = random_vec(C, seed + 1), b = random_vec(C, seed + 2);
       const auto g = random_vec(size_t(N) * C, seed + 3);
       std::vector<float> out(x.size()), mean(N), rstd(N);
-      m_be->layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), bias ? b.data() : nullptr, N,
-                              C, eps);
+      m_be->layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), bias ? b.data() : nullptr, N, C,
+                              eps);
       const auto bx = random_vec(x.size(), seed + 4), bw = random_vec(C, seed + 5), bb = random_vec(C, seed + 6);
       auto dx = bx, dw = bw, db = bb;
       m_be->layernorm_backward(dx.data(), dw.data(), bias ? db.data() : nullptr, g.data(), x.data(), w.data(),
@@ -227,13 +230,12 @@ class TestBackwardOps : public QObject {
       const std::vector<Vec> in = {to_d(x), to_d(w), to_d(b)};
       CHECK_GRAD("dinp", dx, bx, finite_diff(f, in, 0, to_d(g)), 2e-5);
       CHECK_GRAD("dweight", dw, bw, finite_diff(f, in, 1, to_d(g)), 2e-5);
-      if (bias)
-        CHECK_GRAD("dbias", db, bb, finite_diff(f, in, 2, to_d(g)), 2e-5);
-      else
-        QCOMPARE(db, bb);
+      if (bias) CHECK_GRAD("dbias", db, bb, finite_diff(f, in, 2, to_d(g)), 2e-5);
+      else QCOMPARE(db, bb);
       // Frozen gains (LoRA): no dweight/dbias, the same dinp.
       auto dx2 = bx;
-      m_be->layernorm_backward(dx2.data(), nullptr, nullptr, g.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+      m_be->layernorm_backward(dx2.data(), nullptr, nullptr, g.data(), x.data(), w.data(), mean.data(), rstd.data(), N,
+                               C);
       QCOMPARE(dx2, dx);
     }
   }
@@ -272,9 +274,11 @@ class TestBackwardOps : public QObject {
     QFETCH(int, C);
     QFETCH(int, OC);
     for (uint32_t seed : {1u, 2u}) {
-      const auto x = random_vec(size_t(N) * C, seed), w = random_vec(size_t(OC) * C, seed + 1), b = random_vec(OC, seed + 2);
+      const auto x = random_vec(size_t(N) * C, seed), w = random_vec(size_t(OC) * C, seed + 1),
+                 b = random_vec(OC, seed + 2);
       const auto g = random_vec(size_t(N) * OC, seed + 3);
-      const auto bx = random_vec(x.size(), seed + 4), bw = random_vec(w.size(), seed + 5), bb = random_vec(OC, seed + 6);
+      const auto bx = random_vec(x.size(), seed + 4), bw = random_vec(w.size(), seed + 5),
+                 bb = random_vec(OC, seed + 6);
       auto dx = bx, dw = bw, db = bb;
       m_be->matmul_backward(dx.data(), dw.data(), db.data(), g.data(), x.data(), w.data(), N, C, OC);
       auto f = [&](const std::vector<Vec>& in) { return ref_matmul(in[0], in[1], in[2], N, C, OC); };
@@ -427,7 +431,9 @@ class TestBackwardOps : public QObject {
         vp = v.data();
       }
       const AttShape sh{B, T, NH, KVH, HS, qs, kvs};
-      auto keep = [&](int64_t i) { return dropout > 0 ? double(engine::dropout_scale(seed, uint64_t(i), dropout)) : 1.0; };
+      auto keep = [&](int64_t i) {
+        return dropout > 0 ? double(engine::dropout_scale(seed, uint64_t(i), dropout)) : 1.0;
+      };
       // The reference reads its inputs with the same strides: (N, stride) double copies of the used columns.
       auto gather = [&](const float* p, int stride, int width) {
         Vec d(size_t(N) * stride, 0.0);
@@ -467,7 +473,12 @@ class TestBackwardOps : public QObject {
       for (int which = 0; which < 3; ++which) {
         const Vec fd = finite_diff(f, in, which, to_d(g));
         const int stride = which == 0 ? qs : kvs, width = which == 0 ? C : KVW;
-        const size_t off = fused ? (which == 0 ? 0 : which == 1 ? C : C + KVW) : (which == 0 ? 0 : which == 1 ? qn : qn + kn);
+        const size_t off = fused ? (which == 0   ? 0
+                                    : which == 1 ? C
+                                                 : C + KVW)
+                                 : (which == 0   ? 0
+                                    : which == 1 ? qn
+                                                 : qn + kn);
         // Compare the used columns of every row (the fused buffer's other columns belong to the other two).
         std::vector<float> got, b0;
         Vec want_g;

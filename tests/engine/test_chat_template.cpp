@@ -139,7 +139,8 @@ class TestChatTemplate : public QObject {
     for (const json& family : fixture.at("families")) {
       if (family.at("name") != "llama3.1") continue;
       std::string src = family.at("source");
-      const std::string fixed = "{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n{%- endif %}";
+      const std::string fixed =
+          "{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n{%- endif %}";
       const std::string today =
           "{%- if not date_string is defined %}\n    {%- if strftime_now is defined %}\n        {%- set date_string = "
           "strftime_now(\"%d %b %Y\") %}\n    {%- else %}\n        {%- set date_string = \"26 Jul 2024\" %}\n    "
@@ -229,8 +230,7 @@ class TestChatTemplate : public QObject {
           const engine::RenderedChat r = t.render(msgs, gen);
           for (size_t i = 0; i < msgs.size(); ++i) {
             const std::string trimmed = msgs[i].content == "" ? "" : msgs[i].content.substr(0, 1);
-            if (!trimmed.empty() && trimmed != " ")
-              QVERIFY2(r.text().find(trimmed) != std::string::npos, n);
+            if (!trimmed.empty() && trimmed != " ") QVERIFY2(r.text().find(trimmed) != std::string::npos, n);
           }
         }
       }
@@ -350,7 +350,9 @@ class TestChatTemplate : public QObject {
     const ChatTemplate t(ChatTemplateKind::Llama2);
     // Without special text in the content, the ids are those of the rendered text with special tokens
     // parsed (what llama.cpp does with a rendered template).
-    const std::vector<ChatMessage> clean = {{"system", "Be kind."}, {"user", "hello there"}, {"assistant", "ok"},
+    const std::vector<ChatMessage> clean = {{"system", "Be kind."},
+                                            {"user", "hello there"},
+                                            {"assistant", "ok"},
                                             {"user", "bye"}};
     const engine::RenderedChat rc = t.render(clean, true);
     std::vector<uint8_t> mask;
@@ -396,7 +398,8 @@ class TestChatTemplate : public QObject {
   void hf_template_reaches_the_model() {
     // tokenizer_config.json: a string template with bos / eos given as AddedToken objects and strings.
     const std::string zephyr = family_source("zephyr");
-    json cfg = {{"chat_template", zephyr}, {"bos_token", {{"content", "<|bos|>"}, {"special", true}}},
+    json cfg = {{"chat_template", zephyr},
+                {"bos_token", {{"content", "<|bos|>"}, {"special", true}}},
                 {"eos_token", "<|endoftext|>"}};
     auto m = engine::load_model(hf_dir_with("hf-zephyr", cfg.dump()));
     QCOMPARE(m->chat_template().kind(), ChatTemplateKind::Zephyr);
@@ -407,9 +410,8 @@ class TestChatTemplate : public QObject {
              std::string("<|user|>\nhi<|endoftext|>\n<|assistant|>\n"));
 
     // A list of named templates: the "default" one.
-    json named = {{"chat_template",
-                   json::array({{{"name", "tool_use"}, {"template", "{{ tools }}"}},
-                                {{"name", "default"}, {"template", family_source("qwen2")}}})}};
+    json named = {{"chat_template", json::array({{{"name", "tool_use"}, {"template", "{{ tools }}"}},
+                                                 {{"name", "default"}, {"template", family_source("qwen2")}}})}};
     auto q2 = engine::load_model(hf_dir_with("hf-named", named.dump()));
     QCOMPARE(q2->chat_template().kind(), ChatTemplateKind::ChatML);
     QCOMPARE(q2->chat_template().default_system(), std::string("You are a helpful assistant."));

@@ -68,7 +68,9 @@ std::string read_all(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
 }
-void write_all(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes; }
+void write_all(const std::string& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -138,17 +140,24 @@ class TestCheckpoint : public QObject {
     Rig a(1);
     const std::string path = engine::save_checkpoint(d, *a.opt, state(1));
     Rig bigger(2, 64);
-    QVERIFY(error_of([&] { engine::load_checkpoint(path, *bigger.opt); }).contains("has 48 values, the model needs 64"));
+    QVERIFY(
+        error_of([&] { engine::load_checkpoint(path, *bigger.opt); }).contains("has 48 values, the model needs 64"));
     Rig renamed(2, 48, 6, "h.qkv.weight");
-    QVERIFY(error_of([&] { engine::load_checkpoint(path, *renamed.opt); }).contains("tensor 'value/h.qkv.weight' is missing"));
+    QVERIFY(error_of([&] {
+              engine::load_checkpoint(path, *renamed.opt);
+            }).contains("tensor 'value/h.qkv.weight' is missing"));
 
     // A safetensors file that is not ours, and one from a future version.
     const float x = 1.0f;
     engine::io::write_safetensors(d + "/model.safetensors", {{"w", engine::io::StDType::F32, {1}, &x}});
-    QVERIFY(error_of([&] { engine::load_checkpoint(d + "/model.safetensors", *a.opt); }).contains("not a training checkpoint"));
+    QVERIFY(error_of([&] {
+              engine::load_checkpoint(d + "/model.safetensors", *a.opt);
+            }).contains("not a training checkpoint"));
     engine::io::write_safetensors(d + "/v2.safetensors", {{"w", engine::io::StDType::F32, {1}, &x}},
                                   {{"format", "llm-workbench-train-checkpoint"}, {"version", "2"}});
-    QVERIFY(error_of([&] { engine::load_checkpoint(d + "/v2.safetensors", *a.opt); }).contains("version 2 is not supported"));
+    QVERIFY(error_of([&] {
+              engine::load_checkpoint(d + "/v2.safetensors", *a.opt);
+            }).contains("version 2 is not supported"));
   }
 
   void keeps_the_newest_and_lists_them_newest_first() {
@@ -182,7 +191,9 @@ class TestCheckpoint : public QObject {
     QCOMPARE(warnings.size(), size_t(1));
     QVERIFY(QString::fromStdString(warnings[0]).contains("ckpt_00000008"));
     QVERIFY(QString::fromStdString(loaded).endsWith("ckpt_00000004.safetensors"));
-    QVERIFY(error_of([&] { engine::load_latest_checkpoint(d + "/empty", *b.opt, nullptr, nullptr); }).contains("no checkpoint"));
+    QVERIFY(error_of([&] {
+              engine::load_latest_checkpoint(d + "/empty", *b.opt, nullptr, nullptr);
+            }).contains("no checkpoint"));
   }
 
   void failed_write_leaves_no_partial_file() {

@@ -35,8 +35,10 @@ class TestDatasetInspection : public QObject {
     QTest::addColumn<int>("rows");
     QTest::newRow("plain text") << QByteArray("Once upon a time.\n\nThe end.\n") << "text" << 2;
     QTest::newRow("messages") << QByteArray((chat("hi", "hello") + chat("a", "b")).c_str()) << "messages" << 2;
-    QTest::newRow("alpaca") << QByteArray("{\"instruction\":\"Add\",\"input\":\"1+1\",\"output\":\"2\"}\n") << "alpaca" << 1;
-    QTest::newRow("jsonl after BOM and blanks") << QByteArray("\xEF\xBB\xBF\n  " + QByteArray(chat("x", "y").c_str())) << "messages" << 1;
+    QTest::newRow("alpaca") << QByteArray("{\"instruction\":\"Add\",\"input\":\"1+1\",\"output\":\"2\"}\n") << "alpaca"
+                            << 1;
+    QTest::newRow("jsonl after BOM and blanks")
+        << QByteArray("\xEF\xBB\xBF\n  " + QByteArray(chat("x", "y").c_str())) << "messages" << 1;
   }
   void formats_are_detected() {
     QFETCH(QByteArray, bytes);
@@ -73,13 +75,15 @@ class TestDatasetInspection : public QObject {
 
   void every_bad_row_is_listed_with_its_line() {
     const std::string good = chat("hi", "hello");
-    const std::string text = good +                                          // 1
-                             "{\"messages\": [\n" +                           // 2 bad JSON
-                             good +                                          // 3
-                             "\n" +                                          // 4 blank: skipped
-                             R"({"messages":[{"role":"user","content":"only me"}]})" "\n"  // 5 no assistant
-                             R"({"messages":[{"role":"robot","content":"beep"}]})" "\n"    // 6 unknown role
-                             + good;                                         // 7
+    const std::string text = good +                  // 1
+                             "{\"messages\": [\n" +  // 2 bad JSON
+                             good +                  // 3
+                             "\n" +                  // 4 blank: skipped
+                             R"({"messages":[{"role":"user","content":"only me"}]})"
+                             "\n"  // 5 no assistant
+                             R"({"messages":[{"role":"robot","content":"beep"}]})"
+                             "\n"     // 6 unknown role
+                             + good;  // 7
     engine::DatasetInspectionOptions o;
     o.path = write_file(m_dir, "bad.jsonl", text);
     const engine::DatasetInspection r = engine::inspect_dataset(o, m_tok.get());
@@ -118,9 +122,12 @@ class TestDatasetInspection : public QObject {
 
   void chat_token_counts_and_split() {
     // Rows of clearly different lengths; counts must equal encoding each rendered conversation alone.
-    const std::vector<std::pair<std::string, std::string>> rows = {
-        {"hi", "hello"}, {"how are you", "fine thanks"}, {"tell me a long story please", "once upon a time there was a fox"},
-        {"a", "b"}, {"what is two plus two", "four"}};
+    const std::vector<std::pair<std::string, std::string>> rows = {{"hi", "hello"},
+                                                                   {"how are you", "fine thanks"},
+                                                                   {"tell me a long story please",
+                                                                    "once upon a time there was a fox"},
+                                                                   {"a", "b"},
+                                                                   {"what is two plus two", "four"}};
     std::string text;
     for (const auto& [u, a] : rows) text += chat(u, a);
     engine::DatasetInspectionOptions o;

@@ -46,30 +46,44 @@ class TestDatasets : public QObject {
     QTest::newRow("trailing comma") << (ok + "\n\n" + ok.left(ok.size() - 1) + ",}") << "line 3: bad JSON";
     QTest::newRow("not an object") << QByteArray("[1,2]") << "line 1: a row must be a JSON object";
     QTest::newRow("unknown shape") << QByteArray(R"({"text":"hi"})") << "line 1: neither a chat row";
-    QTest::newRow("messages not array") << QByteArray(R"({"messages":"hi"})") << "line 1: \"messages\" must be an array";
+    QTest::newRow("messages not array") << QByteArray(R"({"messages":"hi"})")
+                                        << "line 1: \"messages\" must be an array";
     QTest::newRow("messages empty") << QByteArray(R"({"messages":[]})") << "line 1: \"messages\" is empty";
-    QTest::newRow("message not object") << QByteArray(R"({"messages":["hi"]})") << "line 1: message 1 must be an object";
-    QTest::newRow("missing role") << (ok + "\n" + R"({"messages":[{"content":"x"},{"role":"assistant","content":"y"}]})")
+    QTest::newRow("message not object") << QByteArray(R"({"messages":["hi"]})")
+                                        << "line 1: message 1 must be an object";
+    QTest::newRow("missing role") << (ok + "\n" +
+                                      R"({"messages":[{"content":"x"},{"role":"assistant","content":"y"}]})")
                                   << "line 2: message 1 has no \"role\"";
-    QTest::newRow("unknown role") << QByteArray(R"({"messages":[{"role":"user","content":"x"},{"role":"bot","content":"y"}]})")
+    QTest::newRow("unknown role") << QByteArray(
+                                         R"({"messages":[{"role":"user","content":"x"},{"role":"bot","content":"y"}]})")
                                   << "line 1: message 2 has unknown role \"bot\"";
-    QTest::newRow("role not string") << QByteArray(R"({"messages":[{"role":1,"content":"x"}]})") << "\"role\" must be a string";
-    QTest::newRow("missing content") << QByteArray(R"({"messages":[{"role":"user"},{"role":"assistant","content":"y"}]})")
+    QTest::newRow("role not string") << QByteArray(R"({"messages":[{"role":1,"content":"x"}]})")
+                                     << "\"role\" must be a string";
+    QTest::newRow("missing content") << QByteArray(
+                                            R"({"messages":[{"role":"user"},{"role":"assistant","content":"y"}]})")
                                      << "line 1: message 1 has no \"content\" field";
-    QTest::newRow("empty content") << QByteArray(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"  "}]})")
-                                   << "line 1: message 2 \"content\" is empty";
-    QTest::newRow("content not string") << QByteArray(R"({"messages":[{"role":"user","content":["x"]}]})") << "\"content\" must be a string";
-    QTest::newRow("no assistant") << QByteArray(R"({"messages":[{"role":"system","content":"s"},{"role":"user","content":"x"}]})")
-                                  << "line 1: the conversation has no assistant message";
-    QTest::newRow("mixed formats") << (ok + "\n" + R"({"instruction":"a","output":"b"})") << "line 2: the row has no \"messages\" field";
-    QTest::newRow("alpaca no output") << QByteArray(R"({"instruction":"a","input":""})") << "line 1: the row has no \"output\" field";
-    QTest::newRow("alpaca empty instruction") << QByteArray(R"({"instruction":"","output":"b"})") << "\"instruction\" is empty";
-    QTest::newRow("alpaca input not string") << QByteArray(R"({"instruction":"a","input":3,"output":"b"})") << "\"input\" must be a string";
-    QTest::newRow("invalid UTF-8") << (ok + "\n" + R"({"messages":[{"role":"user","content":"caf)" + QByteArray("\xE9") +
-                                       R"("},{"role":"assistant","content":"y"}]})")
+    QTest::newRow("empty content")
+        << QByteArray(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"  "}]})")
+        << "line 1: message 2 \"content\" is empty";
+    QTest::newRow("content not string") << QByteArray(R"({"messages":[{"role":"user","content":["x"]}]})")
+                                        << "\"content\" must be a string";
+    QTest::newRow("no assistant")
+        << QByteArray(R"({"messages":[{"role":"system","content":"s"},{"role":"user","content":"x"}]})")
+        << "line 1: the conversation has no assistant message";
+    QTest::newRow("mixed formats") << (ok + "\n" + R"({"instruction":"a","output":"b"})")
+                                   << "line 2: the row has no \"messages\" field";
+    QTest::newRow("alpaca no output") << QByteArray(R"({"instruction":"a","input":""})")
+                                      << "line 1: the row has no \"output\" field";
+    QTest::newRow("alpaca empty instruction")
+        << QByteArray(R"({"instruction":"","output":"b"})") << "\"instruction\" is empty";
+    QTest::newRow("alpaca input not string")
+        << QByteArray(R"({"instruction":"a","input":3,"output":"b"})") << "\"input\" must be a string";
+    QTest::newRow("invalid UTF-8") << (ok + "\n" + R"({"messages":[{"role":"user","content":"caf)" +
+                                       QByteArray("\xE9") + R"("},{"role":"assistant","content":"y"}]})")
                                    << "line 2, byte 43: invalid UTF-8 (byte 0xE9)";
     QTest::newRow("UTF-16") << QByteArray("\xFF\xFE{\0\"\0", 6) << "UTF-16";
-    QTest::newRow("duplicate key") << QByteArray(R"({"messages":[{"role":"user","role":"assistant","content":"x"}]})") << "line 1: bad JSON";
+    QTest::newRow("duplicate key") << QByteArray(R"({"messages":[{"role":"user","role":"assistant","content":"x"}]})")
+                                   << "line 1: bad JSON";
     QTest::newRow("NaN literal") << QByteArray(R"({"instruction":"a","output":"b","score":NaN})") << "line 1: bad JSON";
   }
   void chat_validation_table() {
@@ -138,9 +152,12 @@ class TestDatasets : public QObject {
     const std::string path = write_file(m_dir, "bad.txt", bytes.toStdString());
     const QString e = error_of([&] { engine::load_text_dataset(path, *tok, 0.1); });
     QVERIFY2(e.contains(needle) && e.contains(QString::fromStdString(path)), qPrintable(e));
-    QVERIFY(error_of([&] { engine::load_text_dataset(m_dir.filePath("missing.txt").toStdString(), *tok, 0.1); })
-                .contains("cannot open"));
-    QVERIFY(error_of([&] { engine::load_chat_dataset(m_dir.filePath("missing.jsonl").toStdString()); }).contains("cannot open"));
+    QVERIFY(error_of([&] {
+              engine::load_text_dataset(m_dir.filePath("missing.txt").toStdString(), *tok, 0.1);
+            }).contains("cannot open"));
+    QVERIFY(error_of([&] {
+              engine::load_chat_dataset(m_dir.filePath("missing.jsonl").toStdString());
+            }).contains("cannot open"));
   }
 
   void deterministic_order_reads_consecutive_tokens_and_wraps() {
@@ -166,8 +183,9 @@ class TestDatasets : public QObject {
     exact.next(batch);
     exact.next(batch);
     QCOMPARE(batch.targets.back(), B * T);
-    QVERIFY(error_of([&] { engine::TokenStreamLoader(iota_tokens(B * T), B, T, false, 1, "small.txt"); })
-                .contains("small.txt: 16 tokens cannot fill one batch of 2 x 8 (needs 17)"));
+    QVERIFY(error_of([&] {
+              engine::TokenStreamLoader(iota_tokens(B * T), B, T, false, 1, "small.txt");
+            }).contains("small.txt: 16 tokens cannot fill one batch of 2 x 8 (needs 17)"));
   }
 
   void shuffled_order_is_a_seeded_permutation() {
@@ -242,9 +260,12 @@ class TestDatasets : public QObject {
     loader.next(b);
     QCOMPARE(b.inputs, in);
     QCOMPARE(loader.position().epoch, uint64_t(2));
-    QVERIFY(error_of([&] { engine::SequenceLoader({{{1, 2}, {0, 0}}}, 1, 4, false, 0, 0, "c.jsonl"); })
-                .contains("no conversation has an assistant token"));
-    QVERIFY(error_of([&] { engine::SequenceLoader(seqs, 3, 5, false, 0, 0, "c.jsonl"); }).contains("2 items cannot fill one batch of 3"));
+    QVERIFY(error_of([&] {
+              engine::SequenceLoader({{{1, 2}, {0, 0}}}, 1, 4, false, 0, 0, "c.jsonl");
+            }).contains("no conversation has an assistant token"));
+    QVERIFY(error_of([&] {
+              engine::SequenceLoader(seqs, 3, 5, false, 0, 0, "c.jsonl");
+            }).contains("2 items cannot fill one batch of 3"));
   }
 
   void sft_batches_teach_only_the_assistant_turns() {

@@ -76,7 +76,8 @@ class TestFinetuneEval : public QObject {
     const auto tuned = engine::load_model(spec.out_dir, {}, f32);
     const engine::ValidationLoss after = engine::validation_loss_of(*tuned, *backend, spec, plain);
     QCOMPARE(after.positions, before.positions);
-    QVERIFY2(std::abs(after.loss - double(lastVal)) < 1e-4, qPrintable(QString("%1 vs %2").arg(after.loss).arg(lastVal)));
+    QVERIFY2(std::abs(after.loss - double(lastVal)) < 1e-4,
+             qPrintable(QString("%1 vs %2").arg(after.loss).arg(lastVal)));
     QVERIFY(after.loss < before.loss);  // 8 steps at 1e-2 on repetitive text learn something
   }
 
@@ -103,11 +104,13 @@ class TestFinetuneEval : public QObject {
     QVERIFY(a1 != b1);
     for (const std::string& s : a1) QVERIFY(!s.empty());
     // Asked through a chat template (sft), answers come too.
-    const auto chat = engine::greedy_answers(*a, *backend, {"hi"}, engine::Recipe::Sft, *engine::ChatTemplate::from_name("chatml"), 4);
+    const auto chat = engine::greedy_answers(*a, *backend, {"hi"}, engine::Recipe::Sft,
+                                             *engine::ChatTemplate::from_name("chatml"), 4);
     QCOMPARE(chat.size(), size_t(1));
     // A stop request ends the list early.
     int asked = 0;
-    const auto stopped = engine::greedy_answers(*a, *backend, prompts, engine::Recipe::Pretrain, plain, 4, [&] { return asked++ < 1; });
+    const auto stopped =
+        engine::greedy_answers(*a, *backend, prompts, engine::Recipe::Pretrain, plain, 4, [&] { return asked++ < 1; });
     QCOMPARE(stopped.size(), size_t(1));
   }
 };

@@ -164,11 +164,11 @@ class TestGenerator : public QObject {
 
   void stream_hold_back_table() {
     QCOMPARE(stream_safe_length("hello", {}), size_t(5));
-    QCOMPARE(stream_safe_length("hello wor", {"world"}), size_t(6));   // "wor" may become "world"
+    QCOMPARE(stream_safe_length("hello wor", {"world"}), size_t(6));  // "wor" may become "world"
     QCOMPARE(stream_safe_length("hello w", {"xyz", "wx"}), size_t(6));
-    QCOMPARE(stream_safe_length("abc\xE2\x82", {}), size_t(3));         // incomplete euro sign
-    QCOMPARE(stream_safe_length("abc\xE2\x82\xAC", {}), size_t(6));     // complete
-    QCOMPARE(stream_safe_length("ab\xF0\x9F", {}), size_t(2));          // half an emoji
+    QCOMPARE(stream_safe_length("abc\xE2\x82", {}), size_t(3));      // incomplete euro sign
+    QCOMPARE(stream_safe_length("abc\xE2\x82\xAC", {}), size_t(6));  // complete
+    QCOMPARE(stream_safe_length("ab\xF0\x9F", {}), size_t(2));       // half an emoji
   }
 
   void prefix_reuse_gives_same_result() {
@@ -192,9 +192,8 @@ class TestGenerator : public QObject {
     auto model = tiny_model();
     Generator gen(*model, *m_be);
     int calls = 0;
-    const GenerationResult r = gen.generate(std::vector<int32_t>{1, 2}, greedy(50), [&](const GeneratedToken&, const std::string&) {
-      return ++calls < 3;
-    });
+    const GenerationResult r = gen.generate(std::vector<int32_t>{1, 2}, greedy(50),
+                                            [&](const GeneratedToken&, const std::string&) { return ++calls < 3; });
     QCOMPARE(r.finish, FinishReason::Cancelled);
     QCOMPARE(int(r.tokens.size()), 3);
   }

@@ -60,7 +60,9 @@ std::string head(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
   return "GGUF" + u32(version) + u64(n_tensors) + u64(n_kv);
 }
 // A key-value entry: key, type, then the payload bytes as given.
-std::string kv(const std::string& key, uint32_t type, const std::string& payload) { return str(key) + u32(type) + payload; }
+std::string kv(const std::string& key, uint32_t type, const std::string& payload) {
+  return str(key) + u32(type) + payload;
+}
 std::string kv_u32(const std::string& key, uint32_t v) { return kv(key, 4, u32(v)); }
 std::string kv_str(const std::string& key, const std::string& v) { return kv(key, 8, str(v)); }
 std::string kv_arr(const std::string& key, uint32_t elem, uint64_t n, const std::string& payload) {
@@ -230,11 +232,16 @@ class TestGguf : public QObject {
       std::vector<uint64_t> shape;
     };
     const std::vector<Spec> specs = {
-        {"token_embd.weight", GgmlType::F32, {5, 3}},       {"blk.0.attn_q.weight", GgmlType::F16, {7}},
-        {"blk.0.bf16", GgmlType::BF16, {3, 1, 2, 1}},       {"blk.0.ffn_up.weight", GgmlType::Q8_0, {64, 3}},
-        {"blk.0.ffn_down.weight", GgmlType::Q4_0, {32, 1}}, {"blk.0.q4k", GgmlType::Q4_K, {256}},
-        {"blk.0.q6k", GgmlType::Q6_K, {512, 1}},            {"ids", GgmlType::I8, {3}},
-        {"name/with/slash..", GgmlType::F32, {1}},          {std::string(64, 'n'), GgmlType::F32, {2}},
+        {"token_embd.weight", GgmlType::F32, {5, 3}},
+        {"blk.0.attn_q.weight", GgmlType::F16, {7}},
+        {"blk.0.bf16", GgmlType::BF16, {3, 1, 2, 1}},
+        {"blk.0.ffn_up.weight", GgmlType::Q8_0, {64, 3}},
+        {"blk.0.ffn_down.weight", GgmlType::Q4_0, {32, 1}},
+        {"blk.0.q4k", GgmlType::Q4_K, {256}},
+        {"blk.0.q6k", GgmlType::Q6_K, {512, 1}},
+        {"ids", GgmlType::I8, {3}},
+        {"name/with/slash..", GgmlType::F32, {1}},
+        {std::string(64, 'n'), GgmlType::F32, {2}},
     };
     std::vector<std::vector<uint8_t>> datas;
     std::vector<GgufTensorToWrite> ts;
@@ -243,7 +250,8 @@ class TestGguf : public QObject {
       for (uint64_t d : specs[i].shape) n *= d;
       datas.push_back(pattern(engine::io::ggml_type_bytes(specs[i].type, n), uint8_t(i)));
     }
-    for (size_t i = 0; i < specs.size(); ++i) ts.push_back({specs[i].name, specs[i].type, specs[i].shape, datas[i].data()});
+    for (size_t i = 0; i < specs.size(); ++i)
+      ts.push_back({specs[i].name, specs[i].type, specs[i].shape, datas[i].data()});
     const GgufMetadata md = all_value_types();
     engine::io::write_gguf(path, md, ts, uint32_t(alignment));
     const auto mem = engine::io::encode_gguf(md, ts, uint32_t(alignment));
@@ -283,7 +291,11 @@ class TestGguf : public QObject {
     QTest::addColumn<int>("tensors");
     const std::string a = tinfo("a", {4}, 0, 0);
     QTest::newRow("7 alignment missing -> 32") << one_tensor(a) << 1;
-    QTest::newRow("version 2") << [] { std::string s = one_tensor(tinfo("a", {4}, 0, 0)); s[4] = 2; return s; }() << 1;
+    QTest::newRow("version 2") << [] {
+      std::string s = one_tensor(tinfo("a", {4}, 0, 0));
+      s[4] = 2;
+      return s;
+    }() << 1;
     QTest::newRow("no tensors, no padding") << head(0, 1) + kv_u32("k", 1) << 0;
     QTest::newRow("no tensors, no kvs") << head(0, 0) << 0;
     QTest::newRow("last tensor unpadded") << one_tensor(a, 16) << 1;
@@ -314,15 +326,19 @@ class TestGguf : public QObject {
     const std::string big = u64(UINT64_MAX), half = u64(uint64_t(1) << 63);
 
     // 1: tiny files and bad magic
-    QTest::newRow("1 empty file") << std::string() << "t.gguf: file is 0 bytes, too small for the 4-byte magic (byte offset 0)";
+    QTest::newRow("1 empty file") << std::string()
+                                  << "t.gguf: file is 0 bytes, too small for the 4-byte magic (byte offset 0)";
     QTest::newRow("1 1 byte") << std::string("G") << "file is 1 bytes, too small";
     QTest::newRow("1 2 bytes") << std::string("GG") << "file is 2 bytes";
     QTest::newRow("1 3 bytes") << std::string("GGU") << "file is 3 bytes";
     QTest::newRow("1 magic FUGG") << "FUGG" + good.substr(4) << "bad magic 'FUGG' (0x47475546), expected 'GGUF'";
     QTest::newRow("1 magic lower-case") << "gguf" + good.substr(4) << "bad magic 'gguf'";
-    QTest::newRow("1 safetensors file") << u64(8) + "{}      " << "bad magic";
-    QTest::newRow("1 truncated in version") << std::string("GGUF\x03\x00", 6) << "version: needs 4 bytes but the file ends after 2";
-    QTest::newRow("1 truncated in tensor count") << "GGUF" + u32(3) + "\x01" << "tensor count: needs 8 bytes";
+    QTest::newRow("1 safetensors file") << u64(8) + "{}      "
+                                        << "bad magic";
+    QTest::newRow("1 truncated in version")
+        << std::string("GGUF\x03\x00", 6) << "version: needs 4 bytes but the file ends after 2";
+    QTest::newRow("1 truncated in tensor count") << "GGUF" + u32(3) + "\x01"
+                                                 << "tensor count: needs 8 bytes";
     QTest::newRow("1 truncated in kv count") << "GGUF" + u32(3) + u64(0) << "metadata kv count: needs 8 bytes";
 
     // 2: versions
@@ -331,107 +347,166 @@ class TestGguf : public QObject {
     QTest::newRow("2 version 1") << ver(1) << "version 1 not supported";
     QTest::newRow("2 version 4") << ver(4) << "version 4 not supported";
     QTest::newRow("2 version 0xffffffff") << ver(0xffffffffu) << "version 4294967295 not supported";
-    QTest::newRow("2 byte-swapped 3") << ver(0x03000000u) << "version field 0x03000000 looks byte-swapped: big-endian file not supported";
+    QTest::newRow("2 byte-swapped 3") << ver(0x03000000u)
+                                      << "version field 0x03000000 looks byte-swapped: big-endian file not supported";
     QTest::newRow("2 byte-swapped 2") << ver(0x02000000u) << "big-endian file not supported";
 
     // 3: counts vs file size (64-byte files)
     auto counts = [](uint64_t nt, uint64_t nkv) { return head(nt, nkv) + std::string(40, '\0'); };
-    QTest::newRow("3 n_tensors 2^64-1") << counts(UINT64_MAX, 0) << "tensor count 18446744073709551615 and metadata kv count 0 cannot fit in the 40 bytes after the header (byte offset 8)";
+    QTest::newRow("3 n_tensors 2^64-1") << counts(UINT64_MAX, 0)
+                                        << "tensor count 18446744073709551615 and metadata kv count 0 cannot fit in "
+                                           "the 40 bytes after the header (byte offset 8)";
     QTest::newRow("3 n_tensors 2^63") << counts(uint64_t(1) << 63, 0) << "tensor count 9223372036854775808";
     QTest::newRow("3 n_tensors SIZE_MAX/336+1") << counts(UINT64_MAX / 336 + 1, 0) << "cannot fit in the 40 bytes";
     QTest::newRow("3 n_tensors 2") << counts(2, 0) << "tensor count 2 and metadata kv count 0 cannot fit";
     QTest::newRow("3 n_kv 2^64-1") << counts(0, UINT64_MAX) << "metadata kv count 18446744073709551615 cannot fit";
     QTest::newRow("3 n_kv 2^63") << counts(0, uint64_t(1) << 63) << "metadata kv count 9223372036854775808 cannot fit";
     QTest::newRow("3 n_kv SIZE_MAX/48+1") << counts(0, UINT64_MAX / 48 + 1) << "cannot fit";
-    QTest::newRow("3 both large") << counts(1, 2) << "tensor count 1 and metadata kv count 2 cannot fit in the 40 bytes";
-    QTest::newRow("3 n_kv fits the bound, file ends") << head(0, 2) + kv_u32("k", 1) + std::string(14, '\0') << "metadata kv #1 key";
+    QTest::newRow("3 both large") << counts(1, 2)
+                                  << "tensor count 1 and metadata kv count 2 cannot fit in the 40 bytes";
+    QTest::newRow("3 n_kv fits the bound, file ends")
+        << head(0, 2) + kv_u32("k", 1) + std::string(14, '\0') << "metadata kv #1 key";
 
     // 4: string lengths
     auto key_len = [&](const std::string& len) { return head(0, 1) + len + std::string(40, 'k'); };
-    QTest::newRow("4 key length 2^64-1") << key_len(big) << "metadata kv #0 key: length 18446744073709551615 exceeds the 65535-byte limit (byte offset 24)";
-    QTest::newRow("4 key length 2^63") << key_len(half) << "key: length 9223372036854775808 exceeds the 65535-byte limit";
-    QTest::newRow("4 key length file size + 1") << key_len(u64(73)) << "metadata kv #0 key: length 73 runs past the end of the file (40 bytes left) (byte offset 24)";
+    QTest::newRow("4 key length 2^64-1") << key_len(big)
+                                         << "metadata kv #0 key: length 18446744073709551615 exceeds the 65535-byte "
+                                            "limit (byte offset 24)";
+    QTest::newRow("4 key length 2^63") << key_len(half)
+                                       << "key: length 9223372036854775808 exceeds the 65535-byte limit";
+    QTest::newRow("4 key length file size + 1")
+        << key_len(u64(73))
+        << "metadata kv #0 key: length 73 runs past the end of the file (40 bytes left) (byte offset 24)";
     QTest::newRow("4 key length 1 GiB + 1") << key_len(u64((1ull << 30) + 1)) << "exceeds the 65535-byte limit";
     QTest::newRow("4 key length 0") << head(0, 1) + kv_u32("", 1) << "metadata kv #0 key '' is empty (byte offset 24)";
-    QTest::newRow("4 key length 65536") << head(0, 1) + kv_u32(std::string(65536, 'k'), 1) << "key: length 65536 exceeds the 65535-byte limit";
-    QTest::newRow("4 non-ASCII key") << head(0, 1) + kv_u32("caf\xc3\xa9", 1) << "key 'caf\\xc3\\xa9' byte 3 is 0xc3, not printable ASCII";
+    QTest::newRow("4 key length 65536") << head(0, 1) + kv_u32(std::string(65536, 'k'), 1)
+                                        << "key: length 65536 exceeds the 65535-byte limit";
+    QTest::newRow("4 non-ASCII key") << head(0, 1) + kv_u32("caf\xc3\xa9", 1)
+                                     << "key 'caf\\xc3\\xa9' byte 3 is 0xc3, not printable ASCII";
     QTest::newRow("4 non-UTF-8 key") << head(0, 1) + kv_u32("k\xff", 1) << "byte 1 is 0xff, not printable ASCII";
     QTest::newRow("4 key with NUL") << head(0, 1) + kv_u32(std::string("a\0b", 3), 1) << "byte 1 is 0x00";
     QTest::newRow("4 key with space") << head(0, 1) + kv_u32("a b", 1) << "byte 1 is 0x20";
     auto val_len = [&](const std::string& len) { return head(0, 1) + str("k") + u32(8) + len + std::string(40, 'v'); };
-    QTest::newRow("4 string value length 2^64-1") << val_len(big) << "metadata 'k': length 18446744073709551615 exceeds the 67108864-byte limit (byte offset 37)";
+    QTest::newRow("4 string value length 2^64-1")
+        << val_len(big) << "metadata 'k': length 18446744073709551615 exceeds the 67108864-byte limit (byte offset 37)";
     QTest::newRow("4 string value length 2^63") << val_len(half) << "exceeds the 67108864-byte limit";
-    QTest::newRow("4 string value length file size + 1") << val_len(u64(86)) << "metadata 'k': length 86 runs past the end of the file (40 bytes left)";
-    QTest::newRow("4 string value length 1 GiB + 1") << val_len(u64((1ull << 30) + 1)) << "exceeds the 67108864-byte limit";
-    QTest::newRow("4 string value truncated length") << head(0, 1) + str("k") + u32(8) + "\x05\x00" << "metadata 'k' length: needs 8 bytes";
+    QTest::newRow("4 string value length file size + 1")
+        << val_len(u64(86)) << "metadata 'k': length 86 runs past the end of the file (40 bytes left)";
+    QTest::newRow("4 string value length 1 GiB + 1")
+        << val_len(u64((1ull << 30) + 1)) << "exceeds the 67108864-byte limit";
+    QTest::newRow("4 string value truncated length") << head(0, 1) + str("k") + u32(8) + "\x05\x00"
+                                                     << "metadata 'k' length: needs 8 bytes";
     QTest::newRow("4 string array element length 2^64-1")
-        << head(0, 1) + kv_arr("k", 8, 2, str("ok") + big) + std::string(8, 'x') << "metadata 'k'[1]: length 18446744073709551615 exceeds";
-    QTest::newRow("4 tensor name length past EOF") << head(1, 0) + u64(1000) + std::string(40, 'n') << "tensor #0 name: length 1000 exceeds the 64-byte limit";
+        << head(0, 1) + kv_arr("k", 8, 2, str("ok") + big) + std::string(8, 'x')
+        << "metadata 'k'[1]: length 18446744073709551615 exceeds";
+    QTest::newRow("4 tensor name length past EOF")
+        << head(1, 0) + u64(1000) + std::string(40, 'n') << "tensor #0 name: length 1000 exceeds the 64-byte limit";
 
     // 5: keys, value types, arrays
-    QTest::newRow("5 duplicate key") << one_tensor(a, 16, {kv_u32("k", 1), kv_u32("k", 2)}) << "duplicate metadata key 'k'";
-    QTest::newRow("5 duplicate key, other type") << one_tensor(a, 16, {kv_u32("k", 1), kv_str("k", "x")}) << "duplicate metadata key 'k'";
-    QTest::newRow("5 value type 13") << one_tensor(a, 16, {kv("k", 13, u32(0))}) << "metadata 'k' value type: unknown value type 13 (0x0000000d) (byte offset 33)";
-    QTest::newRow("5 value type -1") << one_tensor(a, 16, {kv("k", 0xffffffffu, u32(0))}) << "unknown value type 4294967295 (0xffffffff)";
-    QTest::newRow("5 nested array") << one_tensor(a, 16, {kv_arr("k", 9, 1, u32(0) + u64(1) + "x")}) << "metadata 'k': nested arrays are not supported (byte offset 37)";
-    QTest::newRow("5 array element type 13") << one_tensor(a, 16, {kv_arr("k", 13, 1, "x")}) << "metadata 'k' array element type: unknown value type 13";
-    QTest::newRow("5 array len 2^40 of u8") << one_tensor(a, 16, {kv_arr("k", 0, uint64_t(1) << 40, "xyz")}) << "metadata 'k': 1099511627776 elements of UINT8 need more than the";
-    QTest::newRow("5 array len 2^64-1 of u64") << one_tensor(a, 16, {kv_arr("k", 10, UINT64_MAX, "")}) << "18446744073709551615 elements of UINT64 need more";
-    QTest::newRow("5 array len 2^61 of f64 (wraps x8)") << one_tensor(a, 16, {kv_arr("k", 12, uint64_t(1) << 61, "")}) << "elements of FLOAT64 need more";
-    QTest::newRow("5 string array len 2^40") << one_tensor(a, 16, {kv_arr("k", 8, uint64_t(1) << 40, "")}) << "metadata 'k': array of 1099511627776 strings cannot fit";
-    QTest::newRow("5 array truncated") << head(0, 1) + kv_arr("k", 4, 3, u32(1) + u32(2)) << "metadata 'k': 3 elements of UINT32 need more than the 8 bytes left";
-    QTest::newRow("5 scalar truncated") << head(0, 1) + str("k") + u32(10) + "\x01\x02" << "metadata 'k': needs 8 bytes but the file ends after 2 (file is 39 bytes) (byte offset 37)";
+    QTest::newRow("5 duplicate key") << one_tensor(a, 16, {kv_u32("k", 1), kv_u32("k", 2)})
+                                     << "duplicate metadata key 'k'";
+    QTest::newRow("5 duplicate key, other type")
+        << one_tensor(a, 16, {kv_u32("k", 1), kv_str("k", "x")}) << "duplicate metadata key 'k'";
+    QTest::newRow("5 value type 13") << one_tensor(a, 16, {kv("k", 13, u32(0))})
+                                     << "metadata 'k' value type: unknown value type 13 (0x0000000d) (byte offset 33)";
+    QTest::newRow("5 value type -1") << one_tensor(a, 16, {kv("k", 0xffffffffu, u32(0))})
+                                     << "unknown value type 4294967295 (0xffffffff)";
+    QTest::newRow("5 nested array") << one_tensor(a, 16, {kv_arr("k", 9, 1, u32(0) + u64(1) + "x")})
+                                    << "metadata 'k': nested arrays are not supported (byte offset 37)";
+    QTest::newRow("5 array element type 13")
+        << one_tensor(a, 16, {kv_arr("k", 13, 1, "x")}) << "metadata 'k' array element type: unknown value type 13";
+    QTest::newRow("5 array len 2^40 of u8") << one_tensor(a, 16, {kv_arr("k", 0, uint64_t(1) << 40, "xyz")})
+                                            << "metadata 'k': 1099511627776 elements of UINT8 need more than the";
+    QTest::newRow("5 array len 2^64-1 of u64")
+        << one_tensor(a, 16, {kv_arr("k", 10, UINT64_MAX, "")}) << "18446744073709551615 elements of UINT64 need more";
+    QTest::newRow("5 array len 2^61 of f64 (wraps x8)")
+        << one_tensor(a, 16, {kv_arr("k", 12, uint64_t(1) << 61, "")}) << "elements of FLOAT64 need more";
+    QTest::newRow("5 string array len 2^40") << one_tensor(a, 16, {kv_arr("k", 8, uint64_t(1) << 40, "")})
+                                             << "metadata 'k': array of 1099511627776 strings cannot fit";
+    QTest::newRow("5 array truncated") << head(0, 1) + kv_arr("k", 4, 3, u32(1) + u32(2))
+                                       << "metadata 'k': 3 elements of UINT32 need more than the 8 bytes left";
+    QTest::newRow("5 scalar truncated") << head(0, 1) + str("k") + u32(10) + "\x01\x02"
+                                        << "metadata 'k': needs 8 bytes but the file ends after 2 (file is 39 bytes) "
+                                           "(byte offset 37)";
 
     // 6: bool
-    QTest::newRow("6 bool 0x02") << one_tensor(a, 16, {kv("k", 7, "\x02")}) << "metadata 'k': bool byte is 2, must be 0 or 1 (byte offset 37)";
+    QTest::newRow("6 bool 0x02") << one_tensor(a, 16, {kv("k", 7, "\x02")})
+                                 << "metadata 'k': bool byte is 2, must be 0 or 1 (byte offset 37)";
     QTest::newRow("6 bool 0xff") << one_tensor(a, 16, {kv("k", 7, "\xff")}) << "bool byte is 255";
-    QTest::newRow("6 bool array element") << one_tensor(a, 16, {kv_arr("k", 7, 3, std::string("\x01\x00\x02", 3))}) << "metadata 'k'[2]: bool byte is 2, must be 0 or 1 (byte offset 51)";
+    QTest::newRow("6 bool array element") << one_tensor(a, 16, {kv_arr("k", 7, 3, std::string("\x01\x00\x02", 3))})
+                                          << "metadata 'k'[2]: bool byte is 2, must be 0 or 1 (byte offset 51)";
 
     // 7: general.alignment
     auto al = [&](const std::string& entry) { return one_tensor(a, 16, {entry}); };
-    QTest::newRow("7 alignment 0") << al(kv_u32("general.alignment", 0)) << "t.gguf: metadata 'general.alignment': is 0";
-    QTest::newRow("7 alignment 3") << al(kv_u32("general.alignment", 3)) << "'general.alignment': 3 is not a power of two";
+    QTest::newRow("7 alignment 0") << al(kv_u32("general.alignment", 0))
+                                   << "t.gguf: metadata 'general.alignment': is 0";
+    QTest::newRow("7 alignment 3") << al(kv_u32("general.alignment", 3))
+                                   << "'general.alignment': 3 is not a power of two";
     QTest::newRow("7 alignment 13") << al(kv_u32("general.alignment", 13)) << "13 is not a power of two";
-    QTest::newRow("7 alignment 2^31") << al(kv_u32("general.alignment", 1u << 31)) << "2147483648 exceeds the 1048576-byte limit";
+    QTest::newRow("7 alignment 2^31") << al(kv_u32("general.alignment", 1u << 31))
+                                      << "2147483648 exceeds the 1048576-byte limit";
     QTest::newRow("7 alignment 2 MiB") << al(kv_u32("general.alignment", 1u << 21)) << "exceeds the 1048576-byte limit";
-    QTest::newRow("7 alignment as INT32") << al(kv("general.alignment", 5, u32(32))) << "metadata 'general.alignment': must be UINT32, stored as INT32";
-    QTest::newRow("7 alignment as STRING") << al(kv_str("general.alignment", "32")) << "must be UINT32, stored as STRING";
-    QTest::newRow("7 alignment as array") << al(kv_arr("general.alignment", 4, 1, u32(32))) << "must be UINT32, stored as array of UINT32";
+    QTest::newRow("7 alignment as INT32")
+        << al(kv("general.alignment", 5, u32(32))) << "metadata 'general.alignment': must be UINT32, stored as INT32";
+    QTest::newRow("7 alignment as STRING")
+        << al(kv_str("general.alignment", "32")) << "must be UINT32, stored as STRING";
+    QTest::newRow("7 alignment as array")
+        << al(kv_arr("general.alignment", 4, 1, u32(32))) << "must be UINT32, stored as array of UINT32";
     QTest::newRow("7 alignment as UINT64") << al(kv("general.alignment", 10, u64(32))) << "stored as UINT64";
     QTest::newRow("7 offset not multiple of alignment 64")
         << file({kv_u32("general.alignment", 64)}, {a, tinfo("b", {4}, 0, 32)}, 80, 64)
         << "tensor 'b': offset 32 is not a multiple of the alignment 64";
 
     // 8: tensor names
-    QTest::newRow("8 name length 65") << one_tensor(tinfo(std::string(65, 'x'), {4}, 0, 0)) << "tensor #0 name: length 65 exceeds the 64-byte limit";
-    QTest::newRow("8 name length 2^64-1") << head(1, 0) + big + std::string(40, 'x') << "tensor #0 name: length 18446744073709551615 exceeds the 64-byte limit";
-    QTest::newRow("8 duplicate tensor names") << file({}, {a, tinfo("a", {4}, 0, 32)}, 48) << "duplicate tensor name 'a'";
-    QTest::newRow("8 name with NUL") << one_tensor(tinfo(std::string("a\0b", 3), {4}, 0, 0)) << "tensor #0 name 'a\\x00b' contains a NUL byte at 1";
-    QTest::newRow("8 name with newline") << one_tensor(tinfo("a\nb", {4}, 0, 0)) << "byte 1 is 0x0a, a control character";
+    QTest::newRow("8 name length 65") << one_tensor(tinfo(std::string(65, 'x'), {4}, 0, 0))
+                                      << "tensor #0 name: length 65 exceeds the 64-byte limit";
+    QTest::newRow("8 name length 2^64-1") << head(1, 0) + big + std::string(40, 'x')
+                                          << "tensor #0 name: length 18446744073709551615 exceeds the 64-byte limit";
+    QTest::newRow("8 duplicate tensor names")
+        << file({}, {a, tinfo("a", {4}, 0, 32)}, 48) << "duplicate tensor name 'a'";
+    QTest::newRow("8 name with NUL") << one_tensor(tinfo(std::string("a\0b", 3), {4}, 0, 0))
+                                     << "tensor #0 name 'a\\x00b' contains a NUL byte at 1";
+    QTest::newRow("8 name with newline") << one_tensor(tinfo("a\nb", {4}, 0, 0))
+                                         << "byte 1 is 0x0a, a control character";
     QTest::newRow("8 empty name") << one_tensor(tinfo("", {4}, 0, 0)) << "tensor #0 name '' is empty";
 
     // 9: n_dims and dims
     QTest::newRow("9 n_dims 0") << one_tensor(tinfo("a", {}, 0, 0)) << "tensor 'a': n_dims 0 out of range 1..4";
     QTest::newRow("9 n_dims 5") << one_tensor(tinfo("a", {4, 1, 1, 1, 1}, 0, 0)) << "n_dims 5 out of range 1..4";
-    QTest::newRow("9 n_dims 2^32-1") << one_tensor(str("a") + u32(0xffffffffu) + u64(4) + u32(0) + u64(0)) << "n_dims 4294967295 out of range";
-    QTest::newRow("9 dim 0 with large others") << one_tensor(tinfo("a", {4, 0, uint64_t(1) << 40}, 0, 0)) << "tensor 'a' ne[1] is 0: empty tensors are not supported";
+    QTest::newRow("9 n_dims 2^32-1") << one_tensor(str("a") + u32(0xffffffffu) + u64(4) + u32(0) + u64(0))
+                                     << "n_dims 4294967295 out of range";
+    QTest::newRow("9 dim 0 with large others") << one_tensor(tinfo("a", {4, 0, uint64_t(1) << 40}, 0, 0))
+                                               << "tensor 'a' ne[1] is 0: empty tensors are not supported";
     QTest::newRow("9 ne[0] = 0") << one_tensor(tinfo("a", {0}, 0, 0)) << "ne[0] is 0";
-    QTest::newRow("9 dim -1 as int64") << one_tensor(tinfo("a", {UINT64_MAX}, 0, 0)) << "ne[0] = 18446744073709551615 (-1 as int64) exceeds the 2^62 limit";
-    QTest::newRow("9 dim INT64_MIN") << one_tensor(tinfo("a", {uint64_t(1) << 63}, 0, 0)) << "(-9223372036854775808 as int64) exceeds";
+    QTest::newRow("9 dim -1 as int64") << one_tensor(tinfo("a", {UINT64_MAX}, 0, 0))
+                                       << "ne[0] = 18446744073709551615 (-1 as int64) exceeds the 2^62 limit";
+    QTest::newRow("9 dim INT64_MIN") << one_tensor(tinfo("a", {uint64_t(1) << 63}, 0, 0))
+                                     << "(-9223372036854775808 as int64) exceeds";
     QTest::newRow("9 dims truncated") << head(1, 0) + str("a") + u32(4) + u64(4) + u64(4) + u64(4) + "\x01\x02"
                                       << "tensor 'a' ne[3]: needs 8 bytes but the file ends after 2";
 
     // 10: shape products and byte sizes
-    QTest::newRow("10 [2^32, 2^32]") << one_tensor(tinfo("a", {1ull << 32, 1ull << 32}, 0, 0)) << "tensor 'a': element count of shape [4294967296, 4294967296] overflows int64";
-    QTest::newRow("10 [2^31, 2^31, 2^2]") << one_tensor(tinfo("a", {1ull << 31, 1ull << 31, 2}, 0, 0)) << "overflows int64";
-    QTest::newRow("10 Q4_0 ne0 = 2^62") << one_tensor(tinfo("a", {1ull << 62}, 2, 0)) << "tensor 'a': data [0, 2594073385365405696) of the data section";
-    QTest::newRow("10 Q8_0 [2^62, 2]") << one_tensor(tinfo("a", {1ull << 62, 2}, 8, 0)) << "element count of shape [4611686018427387904, 2] overflows int64";
-    QTest::newRow("10 F32 ne0 = 2^62 (stride -> 0)") << one_tensor(tinfo("a", {1ull << 62}, 0, 0)) << "tensor 'a': byte size of 4611686018427387904 F32 elements overflows";
-    QTest::newRow("10 F32 ne0 = SIZE_MAX/4") << one_tensor(tinfo("a", {UINT64_MAX / 4}, 0, 0)) << "byte size of 4611686018427387903 F32 elements overflows";
-    QTest::newRow("10 F16 [2^61, 2]") << one_tensor(tinfo("a", {1ull << 61, 2}, 1, 0)) << "byte size of 4611686018427387904 F16 elements overflows";
-    QTest::newRow("10 Q8_0 ne0 not multiple of 32") << one_tensor(tinfo("a", {33}, 8, 0)) << "tensor 'a': ne[0] = 33 is not a multiple of the Q8_0 block size 32";
-    QTest::newRow("10 Q4_0 ne0 = 16") << one_tensor(tinfo("a", {16, 2}, 2, 0)) << "ne[0] = 16 is not a multiple of the Q4_0 block size 32";
-    QTest::newRow("10 Q6_K ne0 = 128") << one_tensor(tinfo("a", {128}, 14, 0)) << "not a multiple of the Q6_K block size 256";
+    QTest::newRow("10 [2^32, 2^32]") << one_tensor(tinfo("a", {1ull << 32, 1ull << 32}, 0, 0))
+                                     << "tensor 'a': element count of shape [4294967296, 4294967296] overflows int64";
+    QTest::newRow("10 [2^31, 2^31, 2^2]")
+        << one_tensor(tinfo("a", {1ull << 31, 1ull << 31, 2}, 0, 0)) << "overflows int64";
+    QTest::newRow("10 Q4_0 ne0 = 2^62") << one_tensor(tinfo("a", {1ull << 62}, 2, 0))
+                                        << "tensor 'a': data [0, 2594073385365405696) of the data section";
+    QTest::newRow("10 Q8_0 [2^62, 2]") << one_tensor(tinfo("a", {1ull << 62, 2}, 8, 0))
+                                       << "element count of shape [4611686018427387904, 2] overflows int64";
+    QTest::newRow("10 F32 ne0 = 2^62 (stride -> 0)")
+        << one_tensor(tinfo("a", {1ull << 62}, 0, 0))
+        << "tensor 'a': byte size of 4611686018427387904 F32 elements overflows";
+    QTest::newRow("10 F32 ne0 = SIZE_MAX/4")
+        << one_tensor(tinfo("a", {UINT64_MAX / 4}, 0, 0)) << "byte size of 4611686018427387903 F32 elements overflows";
+    QTest::newRow("10 F16 [2^61, 2]") << one_tensor(tinfo("a", {1ull << 61, 2}, 1, 0))
+                                      << "byte size of 4611686018427387904 F16 elements overflows";
+    QTest::newRow("10 Q8_0 ne0 not multiple of 32")
+        << one_tensor(tinfo("a", {33}, 8, 0)) << "tensor 'a': ne[0] = 33 is not a multiple of the Q8_0 block size 32";
+    QTest::newRow("10 Q4_0 ne0 = 16") << one_tensor(tinfo("a", {16, 2}, 2, 0))
+                                      << "ne[0] = 16 is not a multiple of the Q4_0 block size 32";
+    QTest::newRow("10 Q6_K ne0 = 128") << one_tensor(tinfo("a", {128}, 14, 0))
+                                       << "not a multiple of the Q6_K block size 256";
     QTest::newRow("10 Q4_K ne0 = 32") << one_tensor(tinfo("a", {32, 8}, 12, 0)) << "Q4_K block size 256";
 
     // 11: tensor types
@@ -448,23 +523,39 @@ class TestGguf : public QObject {
 
     // 12: offsets
     const std::string b32 = tinfo("b", {4}, 0, 32);
-    QTest::newRow("12 offset not aligned") << one_tensor(tinfo("a", {4}, 0, 4), 20) << "tensor 'a': offset 4 is not a multiple of the alignment 32";
-    QTest::newRow("12 first offset not 0") << one_tensor(tinfo("a", {4}, 0, 32), 48) << "tensor 'a': offset 32 must be 0 (tensors are stored in order, each at the aligned end of the previous one): it leaves a gap";
-    QTest::newRow("12 not the running sum (gap)") << file({}, {a, tinfo("b", {4}, 0, 64)}, 80) << "tensor 'b': offset 64 must be 32";
-    QTest::newRow("12 overlapping") << file({}, {tinfo("a", {16}, 0, 0), tinfo("b", {4}, 0, 32)}, 64) << "tensor 'b': offset 32 must be 64";
-    QTest::newRow("12 overlapping, same offset") << file({}, {a, tinfo("b", {4}, 0, 0)}, 48) << "offset 0 must be 32 (tensors are stored in order, each at the aligned end of the previous one): it overlaps the previous tensor";
-    QTest::newRow("12 descending") << file({}, {tinfo("a", {4}, 0, 32), tinfo("b", {4}, 0, 0)}, 48) << "tensor 'a': offset 32 must be 0";
-    QTest::newRow("12 past EOF") << one_tensor(tinfo("a", {1024}, 0, 0), 16) << "tensor 'a': data [0, 4096) of the data section (file bytes 64..4160) runs past the end of the 80-byte file";
-    QTest::newRow("12 offset 2^64-32 (offset + nbytes overflows)") << one_tensor(tinfo("a", {4}, 0, UINT64_MAX - 31)) << "offset 18446744073709551584 must be 0";
+    QTest::newRow("12 offset not aligned")
+        << one_tensor(tinfo("a", {4}, 0, 4), 20) << "tensor 'a': offset 4 is not a multiple of the alignment 32";
+    QTest::newRow("12 first offset not 0") << one_tensor(tinfo("a", {4}, 0, 32), 48)
+                                           << "tensor 'a': offset 32 must be 0 (tensors are stored in order, each at "
+                                              "the aligned end of the previous one): it leaves a gap";
+    QTest::newRow("12 not the running sum (gap)")
+        << file({}, {a, tinfo("b", {4}, 0, 64)}, 80) << "tensor 'b': offset 64 must be 32";
+    QTest::newRow("12 overlapping") << file({}, {tinfo("a", {16}, 0, 0), tinfo("b", {4}, 0, 32)}, 64)
+                                    << "tensor 'b': offset 32 must be 64";
+    QTest::newRow("12 overlapping, same offset") << file({}, {a, tinfo("b", {4}, 0, 0)}, 48)
+                                                 << "offset 0 must be 32 (tensors are stored in order, each at the "
+                                                    "aligned end of the previous one): it overlaps the previous tensor";
+    QTest::newRow("12 descending") << file({}, {tinfo("a", {4}, 0, 32), tinfo("b", {4}, 0, 0)}, 48)
+                                   << "tensor 'a': offset 32 must be 0";
+    QTest::newRow("12 past EOF") << one_tensor(tinfo("a", {1024}, 0, 0), 16)
+                                 << "tensor 'a': data [0, 4096) of the data section (file bytes 64..4160) runs past "
+                                    "the end of the 80-byte file";
+    QTest::newRow("12 offset 2^64-32 (offset + nbytes overflows)")
+        << one_tensor(tinfo("a", {4}, 0, UINT64_MAX - 31)) << "offset 18446744073709551584 must be 0";
     QTest::newRow("12 data section 1 byte short") << one_tensor(a, 15) << "runs past the end of the 79-byte file";
     QTest::newRow("12 second tensor 1 byte short") << file({}, {a, b32}, 47) << "tensor 'b': data [32, 48)";
-    QTest::newRow("12 data section start past EOF") << head(1, 0) + a << "data section would start at 64 (header end padded to 32), past the end of the 57-byte file (byte offset 57)";
-    QTest::newRow("12 trailing data after the last tensor") << one_tensor(a, 33) << "trailing data: 1 bytes after the last tensor's padding (byte offset 96)";
-    QTest::newRow("12 trailing data, no tensors") << head(0, 0) + std::string(40, 'x') << "trailing data: 32 bytes after the header padding (byte offset 32)";
+    QTest::newRow("12 data section start past EOF") << head(1, 0) + a
+                                                    << "data section would start at 64 (header end padded to 32), past "
+                                                       "the end of the 57-byte file (byte offset 57)";
+    QTest::newRow("12 trailing data after the last tensor")
+        << one_tensor(a, 33) << "trailing data: 1 bytes after the last tensor's padding (byte offset 96)";
+    QTest::newRow("12 trailing data, no tensors")
+        << head(0, 0) + std::string(40, 'x') << "trailing data: 32 bytes after the header padding (byte offset 32)";
 
     // 13: the mem-size overflow pair: two I8 tensors of 0x7FFFFFFFFFFFFFC0 elements
     QTest::newRow("13 two huge I8 tensors")
-        << file({}, {tinfo("a", {0x7FFFFFFFFFFFFFC0ull}, 24, 0), tinfo("b", {0x7FFFFFFFFFFFFFC0ull}, 24, 0x7FFFFFFFFFFFFFC0ull)})
+        << file({}, {tinfo("a", {0x7FFFFFFFFFFFFFC0ull}, 24, 0),
+                     tinfo("b", {0x7FFFFFFFFFFFFFC0ull}, 24, 0x7FFFFFFFFFFFFFC0ull)})
         << "tensor 'a' ne[0] = 9223372036854775744 (9223372036854775744 as int64) exceeds the 2^62 limit";
     QTest::newRow("13 two 2^62 I8 tensors")
         << file({}, {tinfo("a", {1ull << 62}, 24, 0), tinfo("b", {1ull << 62}, 24, 1ull << 62)}, 64)
@@ -487,28 +578,43 @@ class TestGguf : public QObject {
     QTest::addColumn<QString>("expected");
     const auto s = [](const char* x) { return QString::fromUtf8(x); };
     QTest::newRow("14 scores as u8[]") << kv_arr("tokenizer.ggml.scores", 0, 4, "abcd") << s("f32_array")
-                                       << s("t.gguf: metadata 'tokenizer.ggml.scores': expected array of FLOAT32, stored as array of UINT8");
-    QTest::newRow("14 scores as i8[]") << kv_arr("tokenizer.ggml.scores", 1, 4, "abcd") << s("f32_array") << s("stored as array of INT8");
-    QTest::newRow("14 scores as f64[]") << kv_arr("tokenizer.ggml.scores", 12, 1, u64(0)) << s("f32_array") << s("stored as array of FLOAT64");
-    QTest::newRow("14 scores as f32 scalar") << kv("tokenizer.ggml.scores", 6, f32b(1)) << s("f32_array") << s("stored as FLOAT32");
-    QTest::newRow("14 token_type as i8[]") << kv_arr("tokenizer.ggml.token_type", 1, 2, "\x01\x02") << s("i32_array")
-                                           << s("metadata 'tokenizer.ggml.token_type': expected array of INT32, stored as array of INT8");
-    QTest::newRow("14 token_type as u32[]") << kv_arr("tokenizer.ggml.token_type", 4, 1, u32(1)) << s("i32_array") << s("stored as array of UINT32");
+                                       << s("t.gguf: metadata 'tokenizer.ggml.scores': expected array of FLOAT32, "
+                                            "stored as array of UINT8");
+    QTest::newRow("14 scores as i8[]") << kv_arr("tokenizer.ggml.scores", 1, 4, "abcd") << s("f32_array")
+                                       << s("stored as array of INT8");
+    QTest::newRow("14 scores as f64[]") << kv_arr("tokenizer.ggml.scores", 12, 1, u64(0)) << s("f32_array")
+                                        << s("stored as array of FLOAT64");
+    QTest::newRow("14 scores as f32 scalar")
+        << kv("tokenizer.ggml.scores", 6, f32b(1)) << s("f32_array") << s("stored as FLOAT32");
+    QTest::newRow("14 token_type as i8[]")
+        << kv_arr("tokenizer.ggml.token_type", 1, 2, "\x01\x02") << s("i32_array")
+        << s("metadata 'tokenizer.ggml.token_type': expected array of INT32, stored as array of INT8");
+    QTest::newRow("14 token_type as u32[]")
+        << kv_arr("tokenizer.ggml.token_type", 4, 1, u32(1)) << s("i32_array") << s("stored as array of UINT32");
     QTest::newRow("14 tokens as i32[]") << kv_arr("tokenizer.ggml.tokens", 5, 1, u32(1)) << s("string_array")
-                                        << s("metadata 'tokenizer.ggml.tokens': expected array of STRING, stored as array of INT32");
-    QTest::newRow("14 tokens as string") << kv_str("tokenizer.ggml.tokens", "abc") << s("string_array") << s("stored as STRING");
-    QTest::newRow("14 bos id as i32") << kv("tokenizer.ggml.bos_token_id", 5, u32(1)) << s("u32") << s("expected UINT32, stored as INT32");
-    QTest::newRow("14 bos id as u64") << kv("tokenizer.ggml.bos_token_id", 10, u64(1)) << s("u32") << s("expected UINT32, stored as UINT64");
-    QTest::newRow("string as u32") << kv_u32("general.architecture", 7) << s("string") << s("expected STRING, stored as UINT32");
+                                        << s("metadata 'tokenizer.ggml.tokens': expected array of STRING, stored as "
+                                             "array of INT32");
+    QTest::newRow("14 tokens as string") << kv_str("tokenizer.ggml.tokens", "abc") << s("string_array")
+                                         << s("stored as STRING");
+    QTest::newRow("14 bos id as i32") << kv("tokenizer.ggml.bos_token_id", 5, u32(1)) << s("u32")
+                                      << s("expected UINT32, stored as INT32");
+    QTest::newRow("14 bos id as u64") << kv("tokenizer.ggml.bos_token_id", 10, u64(1)) << s("u32")
+                                      << s("expected UINT32, stored as UINT64");
+    QTest::newRow("string as u32") << kv_u32("general.architecture", 7) << s("string")
+                                   << s("expected STRING, stored as UINT32");
     QTest::newRow("bool as u8") << kv("k", 0, "\x01") << s("bool") << s("expected BOOL, stored as UINT8");
     QTest::newRow("f32 as f64") << kv("k", 12, u64(0)) << s("f32") << s("expected FLOAT32, stored as FLOAT64");
     QTest::newRow("i32 as u32") << kv_u32("k", 1) << s("i32") << s("expected INT32, stored as UINT32");
     QTest::newRow("u64 as u32") << kv_u32("k", 1) << s("u64") << s("expected UINT64, stored as UINT32");
-    QTest::newRow("uint from i32") << kv("k", 5, u32(1)) << s("uint") << s("expected an unsigned integer, stored as INT32");
+    QTest::newRow("uint from i32") << kv("k", 5, u32(1)) << s("uint")
+                                   << s("expected an unsigned integer, stored as INT32");
     QTest::newRow("missing key") << kv_u32("other", 1) << s("u32") << s("t.gguf: metadata key 'k' is missing");
-    QTest::newRow("architecture missing") << kv_u32("other", 1) << s("arch") << s("metadata key 'general.architecture' is missing");
-    QTest::newRow("architecture upper-case") << kv_str("general.architecture", "GPT2") << s("arch") << s("'GPT2' must match [a-z0-9_]+");
-    QTest::newRow("architecture empty") << kv_str("general.architecture", "") << s("arch") << s("'general.architecture' is empty");
+    QTest::newRow("architecture missing")
+        << kv_u32("other", 1) << s("arch") << s("metadata key 'general.architecture' is missing");
+    QTest::newRow("architecture upper-case")
+        << kv_str("general.architecture", "GPT2") << s("arch") << s("'GPT2' must match [a-z0-9_]+");
+    QTest::newRow("architecture empty") << kv_str("general.architecture", "") << s("arch")
+                                        << s("'general.architecture' is empty");
   }
   void typed_getters_refuse_other_types() {
     QFETCH(std::string, entry);
@@ -547,7 +653,8 @@ class TestGguf : public QObject {
     }
     QVERIFY(error_of([&] { GgufFile::open(path); }).startsWith(QString::fromStdString(path) + ": bad magic"));
     const std::string missing = dir.filePath("missing.gguf").toStdString();
-    QCOMPARE(error_of([&] { GgufFile::open(missing); }), QString::fromStdString(missing) + ": cannot open: No such file or directory");
+    QCOMPARE(error_of([&] { GgufFile::open(missing); }),
+             QString::fromStdString(missing) + ": cannot open: No such file or directory");
   }
 
   // ---------------------------------------------------------------- writer refusals
@@ -645,16 +752,19 @@ class TestGguf : public QObject {
     QTest::addColumn<std::string>("good");
     QTest::newRow("small file") << small_valid_image();
     const auto q4 = pattern(18 * 2, 9), bf = pattern(2 * 5, 4);
-    const auto all = engine::io::encode_gguf(
-        all_value_types(), {{"q4", GgmlType::Q4_0, {32, 2}, q4.data()}, {"bf", GgmlType::BF16, {5}, bf.data()}}, 64);
+    const auto all =
+        engine::io::encode_gguf(all_value_types(),
+                                {{"q4", GgmlType::Q4_0, {32, 2}, q4.data()}, {"bf", GgmlType::BF16, {5}, bf.data()}},
+                                64);
     QTest::newRow("every value type, alignment 64") << std::string(all.begin(), all.end());
   }
   void random_mutations_are_clean() {
     QFETCH(std::string, good);
     QVERIFY(parse(good) != nullptr);
     std::mt19937_64 rng(20261202);
-    const std::string tokens[] = {u64(UINT64_MAX), u64(uint64_t(1) << 63), u64(0), u64(1), u64(65), u32(9), u32(8),
-                                  u32(0xffffffffu), u32(30), u32(14), std::string(1, '\0'), "\x02"};
+    const std::string tokens[] =
+        {u64(UINT64_MAX), u64(uint64_t(1) << 63), u64(0), u64(1), u64(65), u32(9), u32(8), u32(0xffffffffu), u32(30),
+         u32(14),         std::string(1, '\0'),   "\x02"};
     int accepted = 0;
     for (int iter = 0; iter < 5000; ++iter) {
       std::string bad = good;

@@ -34,7 +34,8 @@ const std::string kData = std::string(WB_TEST_DATA_DIR);
 
 const std::vector<int32_t> kIds = {1, 7, 42, 300, 5, 99, 511, 0, 17, 256, 3, 64};
 
-const char* const kTexts[] = {"Hello world", " the quick brown fox", "caf\xc3\xa9 \xe4\xb8\x96", "a\nb  c", "12345 tokens!"};
+const char* const kTexts[] = {"Hello world", " the quick brown fox", "caf\xc3\xa9 \xe4\xb8\x96", "a\nb  c",
+                              "12345 tokens!"};
 
 std::vector<std::string> dir_listing(const std::string& dir) {
   std::vector<std::string> out;
@@ -173,15 +174,18 @@ class TestGgufExport : public QObject {
     io::save_gguf(*hf, path, o);
     auto f = io::GgufFile::open(path);
     // Types: matrices as asked (q4_0 embeddings at q8_0), 1-D tensors f32.
-    const io::GgmlType want = o.type == io::ExportType::F16 ? io::GgmlType::F16
-                              : o.type == io::ExportType::Q8_0 ? io::GgmlType::Q8_0 : io::GgmlType::Q4_0;
+    const io::GgmlType want = o.type == io::ExportType::F16    ? io::GgmlType::F16
+                              : o.type == io::ExportType::Q8_0 ? io::GgmlType::Q8_0
+                                                               : io::GgmlType::Q4_0;
     for (const auto& t : f->tensors()) {
       if (t.shape.size() == 1) QCOMPARE(t.type, io::GgmlType::F32);
       else if (t.name == "token_embd.weight" || t.name == "output.weight" || t.name == "position_embd.weight")
         QCOMPARE(t.type, want == io::GgmlType::Q4_0 ? io::GgmlType::Q8_0 : want);
       else QCOMPARE(t.type, want);
     }
-    QCOMPARE(f->get_u32("general.file_type"), o.type == io::ExportType::F16 ? 1u : o.type == io::ExportType::Q8_0 ? 7u : 2u);
+    QCOMPARE(f->get_u32("general.file_type"), o.type == io::ExportType::F16    ? 1u
+                                              : o.type == io::ExportType::Q8_0 ? 7u
+                                                                               : 2u);
     auto g = load_model(path);
     const auto want_l = full_logits(*hf, *m_be, kIds), got = full_logits(*g, *m_be, kIds);
     double num = 0, den = 0;
@@ -234,7 +238,8 @@ class TestGgufExport : public QObject {
     QCOMPARE(find("gpt2.attention.head_count")->scalar<uint32_t>(""), uint32_t(c.n_head));
     QCOMPARE(find("gpt2.attention.layer_norm_epsilon")->scalar<float>(""), c.norm_eps);
     QCOMPARE(find("tokenizer.ggml.model")->string(""), std::string("gpt2"));
-    QCOMPARE(find("tokenizer.ggml.pre")->string(""), io::GgufFile::open(kData + "/gguf/tiny-gpt2-f32.gguf")->get_string("tokenizer.ggml.pre"));
+    QCOMPARE(find("tokenizer.ggml.pre")->string(""),
+             io::GgufFile::open(kData + "/gguf/tiny-gpt2-f32.gguf")->get_string("tokenizer.ggml.pre"));
     QCOMPARE(find("tokenizer.chat_template")->string(""), std::string("{{ bos }}"));
     QVERIFY(find("tokenizer.ggml.merges") && find("tokenizer.ggml.tokens") && find("tokenizer.ggml.token_type"));
     QVERIFY(!find("tokenizer.ggml.scores"));
@@ -285,7 +290,8 @@ class TestGgufExport : public QObject {
     // tokenizer's, as GPT-2 checkpoints often are.
     ModelConfig c;
     c.arch = Arch::GPT2;
-    c.n_layer = 1, c.n_embd = 32, c.n_head = 2, c.n_kv_head = 2, c.ffn_dim = 128, c.vocab_size = 710, c.max_seq_len = 16;
+    c.n_layer = 1, c.n_embd = 32, c.n_head = 2, c.n_kv_head = 2, c.ffn_dim = 128, c.vocab_size = 710,
+    c.max_seq_len = 16;
     Model m(c);
     m.init_random(3);
     m.set_tokenizer(Tokenizer::from_tokenizer_json(kData + "/tokenizer/tiny_llama3.json"));
@@ -356,9 +362,7 @@ class TestGgufExport : public QObject {
     QVERIFY2(e.contains("missing"), qPrintable(e));
     QVERIFY(dir_listing(d).empty());
     // An existing file is untouched when the export fails before writing (tokenizer too large).
-    {
-      std::ofstream(d + "/keep.gguf") << "old";
-    }
+    { std::ofstream(d + "/keep.gguf") << "old"; }
     ModelConfig c = m->config();
     c.vocab_size = 8;
     Model small(c);
@@ -373,8 +377,9 @@ class TestGgufExport : public QObject {
     const std::string hf = d + "/hf";
     fs::create_directories(hf);
     { std::ofstream(hf + "/mine.txt") << "x"; }
-    QVERIFY(error_of([&] { io::convert_model(kData + "/tiny-gpt2", hf, {io::ConvertTarget::Hf, io::ExportType::F32, ""}); })
-                .contains("not empty"));
+    QVERIFY(error_of([&] {
+              io::convert_model(kData + "/tiny-gpt2", hf, {io::ConvertTarget::Hf, io::ExportType::F32, ""});
+            }).contains("not empty"));
     QCOMPARE(dir_listing(hf), std::vector<std::string>{"mine.txt"});
     QCOMPARE(dir_listing(d), (std::vector<std::string>{"hf", "keep.gguf"}));
     // A missing source: an error, nothing written.

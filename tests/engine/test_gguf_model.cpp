@@ -96,12 +96,15 @@ class TestGgufModel : public QObject {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("hf");
     QTest::addColumn<double>("tolerance");
-    QTest::newRow("gpt2 f32") << "tiny-gpt2-f32.gguf" << "tiny-gpt2" << 1e-5;
-    QTest::newRow("llama f32") << "tiny-llama-f32.gguf" << "tiny-llama" << 1e-5;
+    QTest::newRow("gpt2 f32") << "tiny-gpt2-f32.gguf"
+                              << "tiny-gpt2" << 1e-5;
+    QTest::newRow("llama f32") << "tiny-llama-f32.gguf"
+                               << "tiny-llama" << 1e-5;
     // q8_0 weights (f16 / bf16 norms). The fixtures' weights are large (N(0, 0.2)), so rounding noise
     // is amplified: measured 0.29 with logits up to 5.8 (an f32 Qwen2 GGUF, checked by hand, gives
     // exactly the HF logits with rope_interleaved = false; the wrong rotary layout is off by several).
-    QTest::newRow("qwen2 q8_0") << "tiny-qwen2-q8_0.gguf" << "tiny-qwen2" << 0.5;
+    QTest::newRow("qwen2 q8_0") << "tiny-qwen2-q8_0.gguf"
+                                << "tiny-qwen2" << 0.5;
   }
   void logits_match_hf() {
     QFETCH(QString, file);
@@ -230,7 +233,8 @@ class TestGgufModel : public QObject {
         {[](auto& md) { set_meta(md, "llama.rope.dimension_count", GgufValue(uint32_t(8))); }, {}},
         {[](auto& md) { set_meta(md, "llama.block_count", GgufValue(uint32_t(3))); }, {}},
         {{}, [](auto& ts) { drop_tensor(ts, "blk.1.ffn_up.weight"); }},
-        {{}, [](auto& ts) {
+        {{},
+         [](auto& ts) {
            for (auto& t : ts)
              if (t.name == "blk.0.attn_k.weight") t.shape = {32, 64};
          }},
@@ -238,7 +242,8 @@ class TestGgufModel : public QObject {
         {[](auto& md) { set_meta(md, "llama.attention.layer_norm_rms_epsilon", GgufValue(1e-5)); }, {}},
         {[](auto& md) { drop_meta(md, "llama.context_length"); }, {}},
         {[](auto& md) { set_meta(md, "tokenizer.ggml.scores", GgufValue::array(std::vector<int32_t>(512, 0))); }, {}},
-        {[](auto& md) { set_meta(md, "tokenizer.ggml.token_type", GgufValue::array(std::vector<uint32_t>(512, 1))); }, {}},
+        {[](auto& md) { set_meta(md, "tokenizer.ggml.token_type", GgufValue::array(std::vector<uint32_t>(512, 1))); },
+         {}},
         {[](auto& md) { set_meta(md, "tokenizer.ggml.tokens", GgufValue::array(std::vector<float>(512, 0.f))); }, {}},
         {[](auto& md) {
            for (auto& kv : md)
@@ -247,18 +252,26 @@ class TestGgufModel : public QObject {
                s.pop_back();
                kv.second = GgufValue::array(s);
              }
-         }, {}},
+         },
+         {}},
         {[](auto& md) { set_meta(md, "tokenizer.ggml.bos_token_id", GgufValue(uint32_t(9999))); }, {}},
         {[](auto& md) { set_meta(md, "general.architecture", GgufValue(std::string("mamba"))); }, {}},
-        {{}, [&](auto& ts) { ts.push_back({"blk.0.attn_q.bias", io::GgmlType::F32, {64}, ones.data()}); }},
+        {{},
+         [&](auto& ts) {
+           ts.push_back({"blk.0.attn_q.bias", io::GgmlType::F32, {64}, ones.data()});
+         }},
         {[](auto& md) { set_meta(md, "tokenizer.ggml.model", GgufValue(std::string("bert"))); }, {}},
         {[](auto& md) { drop_meta(md, "gpt2.attention.layer_norm_epsilon"); }, {}},
         {[](auto& md) { set_meta(md, "gpt2.attention.head_count_kv", GgufValue(uint32_t(2))); }, {}},
         {[](auto& md) {
            set_meta(md, "tokenizer.ggml.merges", GgufValue::array(std::vector<std::string>{"nosuch token"}));
-         }, {}},
+         },
+         {}},
         {[](auto& md) { set_meta(md, "tokenizer.ggml.pre", GgufValue(std::string("falcon"))); }, {}},
-        {{}, [&](auto& ts) { ts.push_back({"output.weight", io::GgmlType::F32, {64, 512}, ones.data()}); }},
+        {{},
+         [&](auto& ts) {
+           ts.push_back({"output.weight", io::GgmlType::F32, {64, 512}, ones.data()});
+         }},
         {{}, [](auto& ts) { drop_tensor(ts, "position_embd.weight"); }},
     };
     QVERIFY(which < int(edits.size()));

@@ -247,18 +247,26 @@ class TestGgufQuantized : public QObject {
 
   void quantized_matches_widened_data() {
     QTest::addColumn<QString>("kind");
-    QTest::addColumn<QString>("summary");     // Model::weight_summary() of the in-place model
-    QTest::addColumn<double>("decode_tol");   // relative to the largest logit
+    QTest::addColumn<QString>("summary");    // Model::weight_summary() of the in-place model
+    QTest::addColumn<double>("decode_tol");  // relative to the largest logit
     // f16 decode has no activation rounding (matvec_f16 accumulates in f32).
-    QTest::newRow("qwen2 q8_0") << "qwen2 q8_0" << "q8_0" << 0.1;
-    QTest::newRow("gpt2 f16") << "gpt2 f16" << "f16" << 1e-5;
-    QTest::newRow("gpt2 q8_0") << "gpt2 q8_0" << "q8_0" << 0.1;
-    QTest::newRow("gpt2 q4_0") << "gpt2 q4_0" << "q4_0" << 0.1;
-    QTest::newRow("llama f16") << "llama f16" << "f16" << 1e-5;
-    QTest::newRow("llama q8_0") << "llama q8_0" << "q8_0" << 0.1;
-    QTest::newRow("llama q4_0") << "llama q4_0" << "q4_0" << 0.1;
+    QTest::newRow("qwen2 q8_0") << "qwen2 q8_0"
+                                << "q8_0" << 0.1;
+    QTest::newRow("gpt2 f16") << "gpt2 f16"
+                              << "f16" << 1e-5;
+    QTest::newRow("gpt2 q8_0") << "gpt2 q8_0"
+                               << "q8_0" << 0.1;
+    QTest::newRow("gpt2 q4_0") << "gpt2 q4_0"
+                               << "q4_0" << 0.1;
+    QTest::newRow("llama f16") << "llama f16"
+                               << "f16" << 1e-5;
+    QTest::newRow("llama q8_0") << "llama q8_0"
+                                << "q8_0" << 0.1;
+    QTest::newRow("llama q4_0") << "llama q4_0"
+                                << "q4_0" << 0.1;
     // bf16 has no kernel: widened at load (the model is then all f32).
-    QTest::newRow("llama bf16") << "llama bf16" << "f32" << 1e-5;
+    QTest::newRow("llama bf16") << "llama bf16"
+                                << "f32" << 1e-5;
     QTest::newRow("gpt2 k-quants") << "gpt2 k-quants"
                                    << "q6_K (mixed: q8_0 h.fc.weight (1 of 2 layers); "
                                       "q4_K h.qkv.weight, h.fc.weight (1 of 2 layers))"
@@ -336,10 +344,14 @@ class TestGgufQuantized : public QObject {
     // worse than prefill by the activation rounding; N(0, 0.2) weights amplify both, as in
     // test_gguf_model). q4_0 is off by ~2.5 on these fixtures, too coarse for a reference
     // check; its kernels are held to the widened model above instead.
-    QTest::newRow("gpt2 f16") << "gpt2 f16" << "tiny-gpt2" << 0.05;
-    QTest::newRow("llama f16") << "llama f16" << "tiny-llama" << 0.05;
-    QTest::newRow("gpt2 q8_0") << "gpt2 q8_0" << "tiny-gpt2" << 0.5;
-    QTest::newRow("llama q8_0") << "llama q8_0" << "tiny-llama" << 1.0;
+    QTest::newRow("gpt2 f16") << "gpt2 f16"
+                              << "tiny-gpt2" << 0.05;
+    QTest::newRow("llama f16") << "llama f16"
+                               << "tiny-llama" << 0.05;
+    QTest::newRow("gpt2 q8_0") << "gpt2 q8_0"
+                               << "tiny-gpt2" << 0.5;
+    QTest::newRow("llama q8_0") << "llama q8_0"
+                                << "tiny-llama" << 1.0;
   }
   void matches_pytorch_reference() {
     QFETCH(QString, kind);
@@ -352,7 +364,8 @@ class TestGgufQuantized : public QObject {
     for (const auto& got : {full_logits(*m, *m_be, ids), decode_logits(*m, *m_be, ids)}) {
       QCOMPARE(got.size(), want.size());
       double d = 0;
-      for (size_t i = 0; i < got.size(); ++i) d = std::max(d, std::isfinite(got[i]) ? double(std::abs(got[i] - want[i])) : INFINITY);
+      for (size_t i = 0; i < got.size(); ++i)
+        d = std::max(d, std::isfinite(got[i]) ? double(std::abs(got[i] - want[i])) : INFINITY);
       qInfo("%s: max |logit - reference| %.3g", qPrintable(kind), d);
       QVERIFY2(d < tolerance, qPrintable(QString("max diff %1").arg(d)));
     }

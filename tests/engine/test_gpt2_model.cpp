@@ -23,7 +23,6 @@ namespace {
 
 const std::string kTiny = std::string(WB_TEST_DATA_DIR) + "/tiny-gpt2";
 
-
 }  // namespace
 
 class TestGpt2Model : public QObject {
@@ -175,11 +174,14 @@ class TestGpt2Model : public QObject {
   void bad_configs_are_errors_data() {
     QTest::addColumn<QString>("config");
     QTest::newRow("not json") << "{";
-    QTest::newRow("string layer count") << R"({"n_layer":"two","n_embd":64,"n_head":4,"vocab_size":512,"n_positions":64})";
+    QTest::newRow("string layer count")
+        << R"({"n_layer":"two","n_embd":64,"n_head":4,"vocab_size":512,"n_positions":64})";
     QTest::newRow("zero heads") << R"({"n_layer":2,"n_embd":64,"n_head":0,"vocab_size":512,"n_positions":64})";
     QTest::newRow("heads do not divide") << R"({"n_layer":2,"n_embd":64,"n_head":5,"vocab_size":512,"n_positions":64})";
-    QTest::newRow("huge context") << R"({"n_layer":2,"n_embd":64,"n_head":4,"vocab_size":512,"n_positions":1099511627776})";
-    QTest::newRow("other arch") << R"({"model_type":"bert","n_layer":2,"n_embd":64,"n_head":4,"vocab_size":512,"n_positions":64})";
+    QTest::newRow("huge context")
+        << R"({"n_layer":2,"n_embd":64,"n_head":4,"vocab_size":512,"n_positions":1099511627776})";
+    QTest::newRow("other arch")
+        << R"({"model_type":"bert","n_layer":2,"n_embd":64,"n_head":4,"vocab_size":512,"n_positions":64})";
     QTest::newRow("vocab mismatch") << R"({"n_layer":2,"n_embd":64,"n_head":4,"vocab_size":513,"n_positions":64})";
   }
   void bad_configs_are_errors() {

@@ -86,11 +86,13 @@ class TestInspect : public QObject {
           double sum = 0;
           for (int k = 0; k < T; ++k) {
             const float p = in.att(l, h, q, k);
-            if (k > q) QVERIFY2(p == 0.0f, qPrintable(QString("l%1 h%2 q%3 k%4: %5").arg(l).arg(h).arg(q).arg(k).arg(p)));
+            if (k > q)
+              QVERIFY2(p == 0.0f, qPrintable(QString("l%1 h%2 q%3 k%4: %5").arg(l).arg(h).arg(q).arg(k).arg(p)));
             QVERIFY(p >= 0.0f && p <= 1.0f);
             sum += p;
           }
-          QVERIFY2(std::abs(sum - 1.0) < 1e-5, qPrintable(QString("l%1 h%2 q%3: sum %4").arg(l).arg(h).arg(q).arg(sum)));
+          QVERIFY2(std::abs(sum - 1.0) < 1e-5,
+                   qPrintable(QString("l%1 h%2 q%3: sum %4").arg(l).arg(h).arg(q).arg(sum)));
         }
     // The first query can only attend to itself.
     QCOMPARE(in.att(0, 0, 0, 0), 1.0f);
@@ -241,7 +243,8 @@ class TestInspect : public QObject {
     o.top_k = 100000;  // clamped to the vocabulary
     QCOMPARE(inspect_prompt(*model, *m_be, std::span(ids).first(1), o).top_k, model->config().vocab_size);
     // Every id shown has its text.
-    for (int32_t id : full.lens_ids) QCOMPARE(full.piece(id), model->tokenizer() ? model->tokenizer()->token_bytes(id) : std::string());
+    for (int32_t id : full.lens_ids)
+      QCOMPARE(full.piece(id), model->tokenizer() ? model->tokenizer()->token_bytes(id) : std::string());
   }
 
   void progress_can_cancel() {
@@ -265,8 +268,11 @@ class TestInspect : public QObject {
     QVERIFY(error_of([&] { inspect_prompt(*model, *m_be, std::vector<int32_t>{}); }).contains("no tokens"));
     std::vector<int32_t> long_ids(size_t(model->config().max_seq_len) + 1, 1);
     QVERIFY(error_of([&] { inspect_prompt(*model, *m_be, long_ids); }).contains("exceed the model's context"));
-    QVERIFY(error_of([&] { inspect_prompt(*model, *m_be, std::vector<int32_t>{1, 512}); }).contains("outside the vocabulary"));
-    QVERIFY(error_of([&] { inspect_prompt(*model, *m_be, std::vector<int32_t>{-1}); }).contains("outside the vocabulary"));
+    QVERIFY(error_of([&] {
+              inspect_prompt(*model, *m_be, std::vector<int32_t>{1, 512});
+            }).contains("outside the vocabulary"));
+    QVERIFY(
+        error_of([&] { inspect_prompt(*model, *m_be, std::vector<int32_t>{-1}); }).contains("outside the vocabulary"));
   }
 
   void reduce_heads_mean_and_max() {
@@ -323,7 +329,9 @@ class TestInspect : public QObject {
     for (int h = 0; h < in.n_head; ++h) layer1.push_back({1, h});
     QCOMPARE(reduce_heads(in, layer1, HeadReduce::Max), reduce_heads(in, 1, HeadReduce::Max));
     QVERIFY(error_of([&] { reduce_heads(in, std::vector<HeadRef>{}, HeadReduce::Mean); }).contains("no heads"));
-    QVERIFY(error_of([&] { reduce_heads(in, std::vector<HeadRef>{{0, in.n_head}}, HeadReduce::Max); }).contains("out of range"));
+    QVERIFY(error_of([&] {
+              reduce_heads(in, std::vector<HeadRef>{{0, in.n_head}}, HeadReduce::Max);
+            }).contains("out of range"));
   }
 
   void top_k_matches_a_full_sort() {

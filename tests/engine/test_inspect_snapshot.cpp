@@ -49,8 +49,8 @@ class TestInspectSnapshot : public QObject {
     const size_t att_bytes = size_t(m_in.n_layer) * m_in.n_head * (m_in.T * (m_in.T + 1) / 2) * 2;
     size_t piece_bytes = 0;
     for (const auto& p : m_in.pieces) piece_bytes += 8 + p.second.size();
-    QCOMPARE(blob.size(), 36 + 4 * size_t(m_in.T) + att_bytes + 8 * m_in.lens_ids.size() + 4 * size_t(m_in.T) + 4 +
-                              piece_bytes + 4);
+    QCOMPARE(blob.size(),
+             36 + 4 * size_t(m_in.T) + att_bytes + 8 * m_in.lens_ids.size() + 4 * size_t(m_in.T) + 4 + piece_bytes + 4);
     QVERIFY(att_bytes * 2 < m_in.attention.size() * 4);  // under half the bytes of the f32 matrices
     const Inspection out = deserialize_inspection(blob);
     QCOMPARE(out.n_layer, m_in.n_layer);
@@ -109,10 +109,10 @@ class TestInspectSnapshot : public QObject {
     };
     const Case cases[] = {
         {8, 2, "version 2 is not supported"},
-        {12, 0, "out of range"},             // L = 0
-        {20, 0xFFFFFFFFu, "out of range"},   // T huge
-        {20, 100000, "only"},                // T large: the ids no longer fit in the bytes
-        {28, 2, "neither 1 nor L+1"},        // lens_rows
+        {12, 0, "out of range"},            // L = 0
+        {20, 0xFFFFFFFFu, "out of range"},  // T huge
+        {20, 100000, "only"},               // T large: the ids no longer fit in the bytes
+        {28, 2, "neither 1 nor L+1"},       // lens_rows
         {32, 6, "unknown flags"},
     };
     for (const Case& c : cases) {

@@ -10,13 +10,12 @@
 #include <string>
 
 #include "engine/error.h"
-#include "support/error_of.h"
 #include "io/json_util.h"
+#include "support/error_of.h"
 
 using engine::io::json;
 
 namespace {
-
 
 json parse(const std::string& s) { return engine::io::parse_json_checked(s, "config.json"); }
 
@@ -47,10 +46,10 @@ class TestJsonUtil : public QObject {
     QTest::addColumn<QString>("expected");
     QTest::newRow("empty") << QByteArray("") << "config.json: invalid JSON";
     QTest::newRow("only spaces") << QByteArray("   ") << "config.json: invalid JSON";
-    QTest::newRow("duplicate top-level key") << QByteArray(R"({"a": 1, "b": 2, "a": 3})")
-                                             << "config.json: invalid JSON: duplicate key 'a' at the top level";
-    QTest::newRow("duplicate nested key") << QByteArray(R"({"x": {"y": [5, {"k": 1, "k": 2}]}})")
-                                          << "duplicate key 'k' in object at /x/y/1";
+    QTest::newRow("duplicate top-level key")
+        << QByteArray(R"({"a": 1, "b": 2, "a": 3})") << "config.json: invalid JSON: duplicate key 'a' at the top level";
+    QTest::newRow("duplicate nested key")
+        << QByteArray(R"({"x": {"y": [5, {"k": 1, "k": 2}]}})") << "duplicate key 'k' in object at /x/y/1";
     QTest::newRow("duplicate key, different value types") << QByteArray(R"({"n": 1, "n": "1"})") << "duplicate key 'n'";
     QTest::newRow("NaN literal") << QByteArray(R"({"a": NaN})") << "invalid JSON at byte 6";
     QTest::newRow("Infinity literal") << QByteArray(R"({"a": Infinity})") << "invalid JSON";
@@ -74,7 +73,8 @@ class TestJsonUtil : public QObject {
     QTest::newRow("truncated sequence") << QByteArray("[\"\xe2\x82\"]") << "invalid UTF-8 at byte 2";
     QTest::newRow("above U+10FFFF") << QByteArray("[\"\xf4\x90\x80\x80\"]") << "invalid UTF-8 at byte 2";
     QTest::newRow("bad byte outside string") << QByteArray("[1, \x80]") << "invalid UTF-8 at byte 4";
-    QTest::newRow("raw NUL ends nothing") << QByteArray("{}\0garbage", 10) << "invalid JSON at byte 2 (line 1, column 3): raw NUL byte";
+    QTest::newRow("raw NUL ends nothing")
+        << QByteArray("{}\0garbage", 10) << "invalid JSON at byte 2 (line 1, column 3): raw NUL byte";
     QTest::newRow("raw NUL in string") << QByteArray("[\"a\0b\"]", 7) << "raw NUL byte";
     QTest::newRow("second line position") << QByteArray("{\n  \"a\": tru\n}") << "(line 2, column";
   }
@@ -175,8 +175,9 @@ class TestJsonUtil : public QObject {
              QStringLiteral("config.json: field 'list' must be an array, got an object with 0 keys"));
     QCOMPARE(error_of([&] { engine::io::json_get_object(obj, "cfg", "config.json"); }),
              QStringLiteral("config.json: field 'cfg' must be an object, got an array of 0 elements"));
-    QVERIFY(error_of([&] { engine::io::json_get_uint(obj, "big", "config.json", 0, UINT64_MAX); })
-                .startsWith("config.json: field 'big' must be an integer"));
+    QVERIFY(error_of([&] {
+              engine::io::json_get_uint(obj, "big", "config.json", 0, UINT64_MAX);
+            }).startsWith("config.json: field 'big' must be an integer"));
     // Looking a field up in something that is not an object.
     QCOMPARE(error_of([&] { engine::io::json_get_int(obj["cfg"], "x", "config.json", 0, 1); }),
              QStringLiteral("config.json: expected an object holding field 'x', got an array of 0 elements"));
@@ -195,8 +196,9 @@ class TestJsonUtil : public QObject {
     QVERIFY(engine::io::json_get_object_opt(obj, "window", "c") == nullptr);
     QVERIFY(engine::io::json_get_array_opt(obj, "absent", "c") == nullptr);
     // Present but wrong: an error, never silently "absent".
-    QVERIFY(error_of([&] { engine::io::json_get_int_opt(obj, "bad", "c", 0, 10); })
-                .startsWith("c: field 'bad' must be an integer in [0, 10], got \"x\""));
+    QVERIFY(error_of([&] {
+              engine::io::json_get_int_opt(obj, "bad", "c", 0, 10);
+            }).startsWith("c: field 'bad' must be an integer in [0, 10], got \"x\""));
     QVERIFY(!error_of([&] { engine::io::json_get_int_opt(obj, "kv", "c", 5, 10); }).isEmpty());
     QVERIFY(!error_of([&] { engine::io::json_get_bool_opt(obj, "kv", "c"); }).isEmpty());
     QVERIFY(!error_of([&] { engine::io::json_get_object_opt(obj, "kv", "c"); }).isEmpty());
@@ -256,15 +258,12 @@ class TestJsonUtil : public QObject {
     QFETCH(QByteArray, bytes);
     QFETCH(int, bad_at);
     const auto r = engine::io::find_invalid_utf8(std::string_view(bytes.constData(), bytes.size()));
-    if (bad_at < 0)
-      QVERIFY(!r.has_value());
-    else
-      QCOMPARE(r.value_or(9999), size_t(bad_at));
+    if (bad_at < 0) QVERIFY(!r.has_value());
+    else QCOMPARE(r.value_or(9999), size_t(bad_at));
   }
 
   void base_offset_shifts_positions() {
-    const QString msg =
-        error_of([] { engine::io::parse_json_checked("{\"a\": \xff}", "m.safetensors header", 8, 8); });
+    const QString msg = error_of([] { engine::io::parse_json_checked("{\"a\": \xff}", "m.safetensors header", 8, 8); });
     QVERIFY2(msg.contains("m.safetensors header: invalid UTF-8 at byte 14"), qPrintable(msg));
   }
 
@@ -276,7 +275,9 @@ class TestJsonUtil : public QObject {
       std::ofstream f(path, std::ios::binary);
       f << R"({"n_embd": 64, "n_embd": 65})";
     }
-    QVERIFY(error_of([&] { engine::io::parse_json_file(path); }).contains(QString::fromStdString(path) + ": invalid JSON: duplicate key 'n_embd'"));
+    QVERIFY(error_of([&] {
+              engine::io::parse_json_file(path);
+            }).contains(QString::fromStdString(path) + ": invalid JSON: duplicate key 'n_embd'"));
     {
       std::ofstream f(path, std::ios::binary | std::ios::trunc);
       f << R"({"n_embd": 64})";
@@ -285,8 +286,9 @@ class TestJsonUtil : public QObject {
     // Size cap is applied before parsing.
     QVERIFY(error_of([&] { engine::io::parse_json_file(path, 4); }).contains("more than the 4-byte limit"));
     const std::string missing = dir.filePath("nope.json").toStdString();
-    QVERIFY(error_of([&] { engine::io::parse_json_file(missing); })
-                .contains(QString::fromStdString(missing) + ": cannot open: No such file or directory"));
+    QVERIFY(error_of([&] {
+              engine::io::parse_json_file(missing);
+            }).contains(QString::fromStdString(missing) + ": cannot open: No such file or directory"));
     // An empty file is not JSON.
     const std::string empty = dir.filePath("empty.json").toStdString();
     { std::ofstream f(empty, std::ios::binary); }

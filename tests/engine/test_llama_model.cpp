@@ -26,7 +26,6 @@ namespace {
 
 const std::string kData = std::string(WB_TEST_DATA_DIR);
 
-
 // Copies every parameter of `src` into a new model of config `c` (same layout), then lets `edit` change it.
 std::unique_ptr<Model> copy_model(const Model& src, const ModelConfig& c) {
   auto m = std::make_unique<Model>(c);
@@ -143,7 +142,8 @@ class TestLlamaModel : public QObject {
     for (const auto& p : mha.params()) {
       float* dst = mha.param_data(p.name);
       const float* src = gqa->param_data(p.name);
-      const bool kv = p.name == "h.wk.weight" || p.name == "h.wv.weight" || p.name == "h.wk.bias" || p.name == "h.wv.bias";
+      const bool kv =
+          p.name == "h.wk.weight" || p.name == "h.wv.weight" || p.name == "h.wk.bias" || p.name == "h.wv.bias";
       if (!kv) {
         std::copy(src, src + p.numel, dst);
         continue;
@@ -177,7 +177,8 @@ class TestLlamaModel : public QObject {
         for (int h = 0; h < width / HS; ++h)
           for (int r = 0; r < HS; ++r) {
             const int to = r < half ? 2 * r : 2 * (r - half) + 1;  // HF row r -> interleaved row `to`
-            const size_t s = (size_t(l) * width + size_t(h) * HS + r) * cols, d = (size_t(l) * width + size_t(h) * HS + to) * cols;
+            const size_t s = (size_t(l) * width + size_t(h) * HS + r) * cols,
+                         d = (size_t(l) * width + size_t(h) * HS + to) * cols;
             std::copy(src + s, src + s + cols, dst + d);
           }
     };
@@ -233,7 +234,8 @@ class TestLlamaModel : public QObject {
 
     ModelConfig t;
     t.arch = Arch::Llama;
-    t.n_layer = 2, t.n_embd = 64, t.ffn_dim = 160, t.n_head = 4, t.n_kv_head = 2, t.vocab_size = 512, t.max_seq_len = 64;
+    t.n_layer = 2, t.n_embd = 64, t.ffn_dim = 160, t.n_head = 4, t.n_kv_head = 2, t.vocab_size = 512,
+    t.max_seq_len = 64;
     Model m(t);
     m.init_random(7);
     QCOMPARE(m.param_data("h.ffn_norm.weight")[3], 1.0f);
@@ -250,7 +252,8 @@ class TestLlamaModel : public QObject {
   void invalid_configs_are_rejected() {
     ModelConfig c;
     c.arch = Arch::Llama;
-    c.n_layer = 2, c.n_embd = 64, c.ffn_dim = 160, c.n_head = 4, c.n_kv_head = 3, c.vocab_size = 512, c.max_seq_len = 64;
+    c.n_layer = 2, c.n_embd = 64, c.ffn_dim = 160, c.n_head = 4, c.n_kv_head = 3, c.vocab_size = 512,
+    c.max_seq_len = 64;
     QVERIFY_THROWS_EXCEPTION(engine::Error, c.validate("t"));  // 3 does not divide 4
     c.n_kv_head = 8;
     QVERIFY_THROWS_EXCEPTION(engine::Error, c.validate("t"));  // more kv heads than heads
@@ -264,7 +267,8 @@ class TestLlamaModel : public QObject {
     QVERIFY_THROWS_EXCEPTION(engine::Error, c.validate("t"));
     // GPT-2 keeps its strict rules.
     ModelConfig g;
-    g.n_layer = 2, g.n_embd = 64, g.ffn_dim = 256, g.n_head = 4, g.n_kv_head = 2, g.vocab_size = 512, g.max_seq_len = 64;
+    g.n_layer = 2, g.n_embd = 64, g.ffn_dim = 256, g.n_head = 4, g.n_kv_head = 2, g.vocab_size = 512,
+    g.max_seq_len = 64;
     QVERIFY_THROWS_EXCEPTION(engine::Error, g.validate("t"));
     g.n_kv_head = 4;
     g.validate("t");
@@ -276,12 +280,18 @@ class TestLlamaModel : public QObject {
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<QString>("tensor");
     QTest::addColumn<bool>("misshape");
-    QTest::newRow("up_proj missing") << "tiny-llama" << "model.layers.1.mlp.up_proj.weight" << false;
-    QTest::newRow("untied lm_head missing") << "tiny-llama" << "lm_head.weight" << false;
-    QTest::newRow("final norm missing") << "tiny-llama" << "model.norm.weight" << false;
-    QTest::newRow("k_proj misshapen") << "tiny-llama" << "model.layers.0.self_attn.k_proj.weight" << true;
-    QTest::newRow("qwen2 k bias missing") << "tiny-qwen2" << "model.layers.0.self_attn.k_proj.bias" << false;
-    QTest::newRow("qwen2 embedding misshapen") << "tiny-qwen2" << "model.embed_tokens.weight" << true;
+    QTest::newRow("up_proj missing") << "tiny-llama"
+                                     << "model.layers.1.mlp.up_proj.weight" << false;
+    QTest::newRow("untied lm_head missing") << "tiny-llama"
+                                            << "lm_head.weight" << false;
+    QTest::newRow("final norm missing") << "tiny-llama"
+                                        << "model.norm.weight" << false;
+    QTest::newRow("k_proj misshapen") << "tiny-llama"
+                                      << "model.layers.0.self_attn.k_proj.weight" << true;
+    QTest::newRow("qwen2 k bias missing") << "tiny-qwen2"
+                                          << "model.layers.0.self_attn.k_proj.bias" << false;
+    QTest::newRow("qwen2 embedding misshapen") << "tiny-qwen2"
+                                               << "model.embed_tokens.weight" << true;
   }
   void missing_and_misshapen_tensors_are_named() {
     QFETCH(QString, fixture);
@@ -318,23 +328,24 @@ class TestLlamaModel : public QObject {
   void bad_configs_are_errors_data() {
     QTest::addColumn<QString>("config");
     QTest::addColumn<QString>("message");
-    QTest::newRow("rope_scaling") << QString::fromStdString(llama_config(R"(,"rope_scaling":{"type":"linear","factor":2.0})"))
+    QTest::newRow("rope_scaling") << QString::fromStdString(
+                                         llama_config(R"(,"rope_scaling":{"type":"linear","factor":2.0})"))
                                   << "not supported yet";
-    QTest::newRow("kv heads do not divide") << QString::fromStdString(llama_config("", 3))
-                                            << "n_kv_head";
+    QTest::newRow("kv heads do not divide") << QString::fromStdString(llama_config("", 3)) << "n_kv_head";
     QTest::newRow("head_dim differs") << QString::fromStdString(llama_config(R"(,"head_dim":32)")) << "head_dim";
     QTest::newRow("gelu activation") << QString::fromStdString(llama_config(R"(,"hidden_act":"gelu")")) << "hidden_act";
-    QTest::newRow("llama attention_bias") << QString::fromStdString(llama_config(R"(,"attention_bias":true)"))
-                                          << "attention_bias";
+    QTest::newRow("llama attention_bias")
+        << QString::fromStdString(llama_config(R"(,"attention_bias":true)")) << "attention_bias";
     QTest::newRow("mlp_bias") << QString::fromStdString(llama_config(R"(,"mlp_bias":true)")) << "mlp_bias";
     QTest::newRow("mistral sliding window")
-        << QString::fromStdString(llama_config(R"(,"sliding_window":16)", 2, "mistral"))
-        << "sliding_window";
+        << QString::fromStdString(llama_config(R"(,"sliding_window":16)", 2, "mistral")) << "sliding_window";
     QTest::newRow("theta string") << QString::fromStdString(llama_config(R"(,"rope_theta":"big")")) << "rope_theta";
     QTest::newRow("huge hidden") << QString::fromStdString(llama_config(R"(,"hidden_size":1099511627776)"))
                                  << "hidden_size";
-    QTest::newRow("missing field") << R"({"model_type":"llama","hidden_size":64})" << "intermediate_size";
-    QTest::newRow("unknown family") << R"({"model_type":"gemma","hidden_size":64})" << "not supported yet";
+    QTest::newRow("missing field") << R"({"model_type":"llama","hidden_size":64})"
+                                   << "intermediate_size";
+    QTest::newRow("unknown family") << R"({"model_type":"gemma","hidden_size":64})"
+                                    << "not supported yet";
   }
   void bad_configs_are_errors() {
     QFETCH(QString, config);

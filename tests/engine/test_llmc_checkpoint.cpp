@@ -16,15 +16,14 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
-#include "support/error_of.h"
 #include "engine/io/llmc_checkpoint.h"
+#include "support/error_of.h"
 
 using engine::io::LlmcCheckpoint;
 
 Q_DECLARE_METATYPE(std::string)
 
 namespace {
-
 
 // Header order in the file: magic, version, maxT, V, L, NH, C, Vp.
 struct Dims {
@@ -33,8 +32,8 @@ struct Dims {
 
 std::array<uint64_t, 16> counts_of(const Dims& d) {
   const uint64_t Vp = d.Vp, C = d.C, T = d.maxT, L = d.L;
-  return {Vp * C, T * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
-          L * C,  L * C, L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C};
+  return {Vp * C, T * C, L * C,         L * C,     L * 3 * C * C, L * 3 * C, L * C * C, L * C,
+          L * C,  L * C, L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C,     C,         C};
 }
 
 uint64_t total_of(const Dims& d) {
@@ -68,7 +67,8 @@ std::string le32(int64_t v) {
 
 // A raw file: the 8 header ints (rest of the 256 zero), then `payload` bytes of filler.
 std::string raw_file(int64_t magic, int64_t version, const Dims& d, uint64_t payload) {
-  std::string s = le32(magic) + le32(version) + le32(d.maxT) + le32(d.V) + le32(d.L) + le32(d.NH) + le32(d.C) + le32(d.Vp);
+  std::string s =
+      le32(magic) + le32(version) + le32(d.maxT) + le32(d.V) + le32(d.L) + le32(d.NH) + le32(d.C) + le32(d.Vp);
   s.resize(1024, '\0');
   s.append(payload, '\x3f');
   return s;
@@ -159,26 +159,37 @@ class TestLlmcCheckpoint : public QObject {
         *fields[f] = bad;
         QTest::newRow(qPrintable(QString("%1 = %2").arg(names[f]).arg(bad)))
             << raw_file(20240326, 3, d, fp32)
-            << QString("header[%1] %2 = %3 (byte %4) must be in [1, 1048576]").arg(index[f]).arg(names[f]).arg(bad).arg(index[f] * 4);
+            << QString("header[%1] %2 = %3 (byte %4) must be in [1, 1048576]")
+                   .arg(index[f])
+                   .arg(names[f])
+                   .arg(bad)
+                   .arg(index[f] * 4);
       }
     }
-    QTest::newRow("channels not divisible by heads") << raw_file(20240326, 3, Dims{2, 3, 1, 4, 6, 4}, fp32)
-                                                     << "channels = 6 is not divisible by num_heads = 4";
-    QTest::newRow("more heads than channels") << raw_file(20240326, 3, Dims{2, 3, 1, 8, 4, 4}, fp32) << "not divisible by num_heads = 8";
+    QTest::newRow("channels not divisible by heads")
+        << raw_file(20240326, 3, Dims{2, 3, 1, 4, 6, 4}, fp32) << "channels = 6 is not divisible by num_heads = 4";
+    QTest::newRow("more heads than channels")
+        << raw_file(20240326, 3, Dims{2, 3, 1, 8, 4, 4}, fp32) << "not divisible by num_heads = 8";
     QTest::newRow("padded vocab below vocab") << raw_file(20240326, 3, Dims{2, 5, 1, 1, 2, 4}, fp32)
                                               << "padded_vocab_size = 4 is smaller than vocab_size = 5";
-    QTest::newRow("sizes overflow 64 bits") << raw_file(20240326, 3, Dims{1, 1, 1 << 20, 1, 1 << 20, 1}, fp32)
-                                            << "integer overflow";
-    QTest::newRow("bf16 sizes overflow 64 bits") << raw_file(20240326, 5, Dims{1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20}, 0)
-                                                 << "integer overflow";
-    QTest::newRow("GPT-2 124M header, tiny file") << raw_file(20240326, 3, Dims{1024, 50257, 12, 12, 768, 50304}, fp32)
-                                                  << "bytes but its header implies 497904640 (124475904 parameters, fp32): truncated";
-    QTest::newRow("one byte short") << raw_file(20240326, 3, k_tiny, fp32 - 1) << QString("file is %1 bytes but its header implies %2").arg(1024 + fp32 - 1).arg(1024 + fp32);
+    QTest::newRow("sizes overflow 64 bits")
+        << raw_file(20240326, 3, Dims{1, 1, 1 << 20, 1, 1 << 20, 1}, fp32) << "integer overflow";
+    QTest::newRow("bf16 sizes overflow 64 bits")
+        << raw_file(20240326, 5, Dims{1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20}, 0) << "integer overflow";
+    QTest::newRow("GPT-2 124M header, tiny file")
+        << raw_file(20240326, 3, Dims{1024, 50257, 12, 12, 768, 50304}, fp32)
+        << "bytes but its header implies 497904640 (124475904 parameters, fp32): truncated";
+    QTest::newRow("one byte short")
+        << raw_file(20240326, 3, k_tiny, fp32 - 1)
+        << QString("file is %1 bytes but its header implies %2").arg(1024 + fp32 - 1).arg(1024 + fp32);
     QTest::newRow("one float short") << raw_file(20240326, 3, k_tiny, fp32 - 4) << "truncated";
     QTest::newRow("header only") << raw_file(20240326, 3, k_tiny, 0) << "truncated";
-    QTest::newRow("one trailing byte") << raw_file(20240326, 3, k_tiny, fp32 + 1) << "trailing bytes after the last tensor";
-    QTest::newRow("bf16 header, fp32 payload") << raw_file(20240326, 5, k_tiny, fp32) << "(90 parameters, bf16): trailing bytes";
-    QTest::newRow("fp32 header, bf16 payload") << raw_file(20240326, 3, k_tiny, fp32 / 2) << "(90 parameters, fp32): truncated";
+    QTest::newRow("one trailing byte") << raw_file(20240326, 3, k_tiny, fp32 + 1)
+                                       << "trailing bytes after the last tensor";
+    QTest::newRow("bf16 header, fp32 payload")
+        << raw_file(20240326, 5, k_tiny, fp32) << "(90 parameters, bf16): trailing bytes";
+    QTest::newRow("fp32 header, bf16 payload")
+        << raw_file(20240326, 3, k_tiny, fp32 / 2) << "(90 parameters, fp32): truncated";
   }
   void rejects_corrupt() {
     QFETCH(std::string, bytes);

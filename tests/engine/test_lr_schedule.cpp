@@ -24,8 +24,12 @@ class TestLrSchedule : public QObject {
     QVERIFY2(fx.contains("schedules"), "tests/data/train/optim_fixture.json missing");
     for (size_t i = 0; i < fx["schedules"].size(); ++i) {
       const json& s = fx["schedules"][i];
-      QTest::newRow(QString("%1 warmup %2 min %3").arg(QString::fromStdString(s["kind"].get<std::string>()))
-                        .arg(s["warmup"].get<int>()).arg(s.value("min_lr_ratio", 0.0)).toUtf8().constData())
+      QTest::newRow(QString("%1 warmup %2 min %3")
+                        .arg(QString::fromStdString(s["kind"].get<std::string>()))
+                        .arg(s["warmup"].get<int>())
+                        .arg(s.value("min_lr_ratio", 0.0))
+                        .toUtf8()
+                        .constData())
           << int(i);
     }
   }
@@ -52,7 +56,8 @@ class TestLrSchedule : public QObject {
       }
       const double want = rates[size_t(step)];
       QVERIFY2(std::abs(ours - want) <= 1e-7 * std::abs(want) + 1e-12,
-               qPrintable(QString("step %1: ours %2, reference %3").arg(step).arg(ours, 0, 'g', 10).arg(want, 0, 'g', 10)));
+               qPrintable(
+                   QString("step %1: ours %2, reference %3").arg(step).arg(ours, 0, 'g', 10).arg(want, 0, 'g', 10)));
     }
   }
 
@@ -89,8 +94,7 @@ class TestLrSchedule : public QObject {
     s.total_steps = 22;
     QCOMPARE(engine::lr_at(s, 2), 2.0f);
     QVERIFY(std::abs(engine::lr_at(s, 12) - 1.0f) < 1e-6);  // halfway: half the rate
-    for (int d = 1; d < 10; ++d)
-      QVERIFY(std::abs(engine::lr_at(s, 12 - d) + engine::lr_at(s, 12 + d) - 2.0f) < 1e-6);
+    for (int d = 1; d < 10; ++d) QVERIFY(std::abs(engine::lr_at(s, 12 - d) + engine::lr_at(s, 12 + d) - 2.0f) < 1e-6);
     QCOMPARE(engine::lr_at(s, 22), 0.0f);
   }
 

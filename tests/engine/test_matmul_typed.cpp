@@ -34,11 +34,12 @@ class DefaultTypedBackend final : public Backend {
                        int C) override {
     m_cpu->encoder_forward(out, tokens, wte, wpe, pos0, T, C);
   }
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                         const float* bias, int N, int C, float eps) override {
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                         int N, int C, float eps) override {
     m_cpu->layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
   }
-  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C, float eps) override {
+  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                       float eps) override {
     m_cpu->rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
   }
   void rope_forward(float* q, int q_stride, int NH, float* k, int k_stride, int KVH, int T, int HS, int pos0,
@@ -117,7 +118,8 @@ class TestMatmulTyped : public QObject {
     for (int N : {1, 8, 11})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 37;
-        QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q4_K" << N << 512 << OC << threads << true;
+        QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads)
+            << "q4_K" << N << 512 << OC << threads << true;
       }
     // q6_K x8: N = 1 (the decode functions), 2 (two single-token tiles over the unpacked weights), 4
     // (one 4-token tile), 15 (AVX-512: an 8-token, a 4-token tile and 3 singles; 256 bits: three
@@ -125,12 +127,14 @@ class TestMatmulTyped : public QObject {
     for (int N : {1, 2, 4, 15})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 37;
-        QTest::addRow("q6_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads) << "q6_K" << N << 512 << OC << threads << true;
+        QTest::addRow("q6_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads)
+            << "q6_K" << N << 512 << OC << threads << true;
       }
     for (int N : {1, 5, 6, 13, 26})
       for (int threads : {1, 3}) {
         const int OC = threads == 3 ? 301 : 45;
-        QTest::addRow("f16 panels N=%d C=100 OC=%d threads=%d", N, OC, threads) << "f16" << N << 100 << OC << threads << true;
+        QTest::addRow("f16 panels N=%d C=100 OC=%d threads=%d", N, OC, threads)
+            << "f16" << N << 100 << OC << threads << true;
       }
     QTest::addRow("f16 panels N=7 C=4100 OC=40 threads=2") << "f16" << 7 << 4100 << 40 << 2 << true;
   }
@@ -152,7 +156,8 @@ class TestMatmulTyped : public QObject {
     std::vector<uint8_t> packed;
     if (x8 && t == DType::F16) {
       packed.resize(engine::f16_panel_bytes(OC, C));
-      engine::pack_f16_panels(reinterpret_cast<const uint16_t*>(bytes.data()), OC, C, reinterpret_cast<uint16_t*>(packed.data()));
+      engine::pack_f16_panels(reinterpret_cast<const uint16_t*>(bytes.data()), OC, C,
+                              reinterpret_cast<uint16_t*>(packed.data()));
       ref.packed = packed.data();
     } else if (x8) {
       packed.resize(engine::x8_bytes(t, OC, C));
@@ -229,7 +234,12 @@ class TestMatmulTyped : public QObject {
         for (int o = 0; o < OC; ++o) {
           const float g = got[size_t(n) * OC + o];
           QVERIFY2(std::abs(g - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
-                   qPrintable(QString("%1 n=%2 o=%3: %4 vs %5").arg(engine::dtype_name(t).data()).arg(n).arg(o).arg(g).arg(want[o])));
+                   qPrintable(QString("%1 n=%2 o=%3: %4 vs %5")
+                                  .arg(engine::dtype_name(t).data())
+                                  .arg(n)
+                                  .arg(o)
+                                  .arg(g)
+                                  .arg(want[o])));
         }
       }
     }
@@ -242,7 +252,8 @@ class TestMatmulTyped : public QObject {
     engine::quantize_act_q8_rows(x.data(), 1, 64, a);
     std::vector<uint8_t> p(engine::x8_bytes(DType::Q8_0, 16, 64));
     QVERIFY(error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 1, 16, 0, 3); }).contains("range"));
-    QVERIFY(error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 2, 16, 0, 2); }).contains("activation"));
+    QVERIFY(
+        error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 2, 16, 0, 2); }).contains("activation"));
   }
 
   void f32_is_exactly_matmul_forward() {
@@ -250,7 +261,8 @@ class TestMatmulTyped : public QObject {
       const int C = 70, OC = 33;
       const auto w = random_vec(size_t(OC) * C, 1), x = random_vec(size_t(N) * C, 2), b = random_vec(OC, 3);
       for (int threads : {0, 2}) {
-        std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
+        std::unique_ptr<Backend> be =
+            threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
         std::vector<float> a(size_t(N) * OC), c(a.size());
         be->matmul_forward(a.data(), x.data(), w.data(), b.data(), N, C, OC);
         be->matmul_forward_typed(c.data(), x.data(), WeightRef{DType::F32, w.data()}, b.data(), N, C, OC);
@@ -268,7 +280,8 @@ class TestMatmulTyped : public QObject {
       const auto wpe = random_vec(size_t(P + T) * C, 22);
       const int32_t tokens[T] = {8, 0, 8};
       for (int threads : {0, 2}) {
-        std::unique_ptr<Backend> be = threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
+        std::unique_ptr<Backend> be =
+            threads ? engine::make_cpu_backend(threads) : std::make_unique<DefaultTypedBackend>();
         std::vector<float> out(size_t(T) * C, NAN);
         be->encoder_forward_typed(out.data(), tokens, WeightRef{t, bytes.data()}, wpe.data(), P, T, C);
         for (int i = 0; i < T; ++i)
@@ -293,8 +306,9 @@ class TestMatmulTyped : public QObject {
       });
       QVERIFY2(err.contains("multiple of 256"), qPrintable(err));
     }
-    QVERIFY(error_of([&] { be->matmul_forward_typed(out.data(), x.data(), WeightRef{DType::Q8_0, nullptr}, nullptr, 1, 96, 4); })
-                .contains("no data"));
+    QVERIFY(error_of([&] {
+              be->matmul_forward_typed(out.data(), x.data(), WeightRef{DType::Q8_0, nullptr}, nullptr, 1, 96, 4);
+            }).contains("no data"));
   }
 };
 

@@ -45,8 +45,9 @@ class TestNfc : public QObject {
       const std::string text = c.at("text"), expected = c.at("nfc");
       std::vector<std::size_t> source;
       const std::string got = engine::tokenizer::nfc(text, &source);
-      if (got != expected) QFAIL(qPrintable(QString::fromStdString("nfc(" + json(text).dump() + ") = " + json(got).dump() +
-                                                                   ", expected " + json(expected).dump())));
+      if (got != expected)
+        QFAIL(qPrintable(QString::fromStdString("nfc(" + json(text).dump() + ") = " + json(got).dump() + ", expected " +
+                                                json(expected).dump())));
       QCOMPARE(engine::tokenizer::nfc(got), got);  // idempotent
       QCOMPARE(source.size(), got.size());
       for (std::size_t s : source) QVERIFY(s < text.size());

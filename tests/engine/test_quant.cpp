@@ -4,7 +4,8 @@
 //  - quantize -> dequantize stays within the rounding bound of each format;
 //  - gguf-py fixtures (tests/tools/make_quant_fixture.py) are an independent reference: our
 //    quantizers must match it byte for byte, our q4_K / q6_K dequantizers value for value;
-//  - every matvec / matmul kernel (q8_0, q4_0, q4_K, q6_K, f16) agrees with a double-precision product of the dequantized
+//  - every matvec / matmul kernel (q8_0, q4_0, q4_K, q6_K, f16) agrees with a double-precision product of the
+//  dequantized
 //    weights, over shapes with C a multiple of 32 but not of 256, odd OC and partial row ranges.
 #include <QtTest>
 
@@ -50,8 +51,8 @@ std::vector<float> as_floats(const QByteArray& b) {
 }
 
 // Double-precision out[o] = dot(Wf[o], x) and the scale sum|w||x| that bounds float rounding.
-void reference_matvec(const std::vector<float>& Wf, const std::vector<float>& x, int C, int OC, std::vector<double>& ref,
-                      std::vector<double>& mag) {
+void reference_matvec(const std::vector<float>& Wf, const std::vector<float>& x, int C, int OC,
+                      std::vector<double>& ref, std::vector<double>& mag) {
   ref.assign((size_t)OC, 0.0);
   mag.assign((size_t)OC, 0.0);
   for (int o = 0; o < OC; ++o)
@@ -75,9 +76,9 @@ class TestQuant : public QObject {
     std::normal_distribution<float> nd(0.f, 2.f);
     std::vector<float> x(32 * 6);
     for (auto& v : x) v = nd(rng);
-    for (int j = 32; j < 64; ++j) x[j] = 0.f;                    // block 1: zeros
-    for (int j = 64; j < 96; ++j) x[j] = 0.5f * (j - 80);         // block 2: halves, ties
-    x[100] = -1e30f;                                             // block 3: one huge value
+    for (int j = 32; j < 64; ++j) x[j] = 0.f;              // block 1: zeros
+    for (int j = 64; j < 96; ++j) x[j] = 0.5f * (j - 80);  // block 2: halves, ties
+    x[100] = -1e30f;                                       // block 3: one huge value
     engine::q8_act a;
     engine::quantize_act_q8(x.data(), int(x.size()), a);
     for (int b = 0; b < 6; ++b) {
@@ -253,8 +254,10 @@ class TestQuant : public QObject {
       const double bound4 = d4 * (1.0 + 8.0 / 2048) + 1e-7;  // the clip at nibble 15 costs up to a full step
       for (int j = 0; j < 32; ++j) {
         const int i = b * 32 + j;
-        if (std::fabs(x[i] - y8[i]) > bound8) QFAIL(qPrintable(QString("q8_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y8[i])));
-        if (std::fabs(x[i] - y4[i]) > bound4) QFAIL(qPrintable(QString("q4_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y4[i])));
+        if (std::fabs(x[i] - y8[i]) > bound8)
+          QFAIL(qPrintable(QString("q8_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y8[i])));
+        if (std::fabs(x[i] - y4[i]) > bound4)
+          QFAIL(qPrintable(QString("q4_0 element %1: %2 vs %3").arg(i).arg(x[i]).arg(y4[i])));
       }
     }
   }
@@ -274,10 +277,8 @@ class TestQuant : public QObject {
     const size_t block_bytes = name == "q8_0" ? k_q8_0_bytes : k_q4_0_bytes;
     QCOMPARE((size_t)expected.size(), x.size() / 32 * block_bytes);
     std::vector<uint8_t> got((size_t)expected.size());
-    if (name == "q8_0")
-      engine::quantize_row_q8_0(x.data(), got.data(), (int64_t)x.size());
-    else
-      engine::quantize_row_q4_0(x.data(), got.data(), (int64_t)x.size());
+    if (name == "q8_0") engine::quantize_row_q8_0(x.data(), got.data(), (int64_t)x.size());
+    else engine::quantize_row_q4_0(x.data(), got.data(), (int64_t)x.size());
     for (size_t i = 0; i < got.size(); ++i)
       if (got[i] != (uint8_t)expected[(qsizetype)i])
         QFAIL(qPrintable(QString("byte %1 (block %2): got 0x%3, gguf-py 0x%4")
@@ -301,10 +302,8 @@ class TestQuant : public QObject {
     const size_t block_bytes = name == "q4_K" ? engine::k_q4_K_bytes : engine::k_q6_K_bytes;
     QCOMPARE((size_t)blocks.size(), expected.size() / 256 * block_bytes);
     std::vector<float> got(expected.size());
-    if (name == "q4_K")
-      engine::dequantize_row_q4_K(blocks.constData(), got.data(), (int64_t)got.size());
-    else
-      engine::dequantize_row_q6_K(blocks.constData(), got.data(), (int64_t)got.size());
+    if (name == "q4_K") engine::dequantize_row_q4_K(blocks.constData(), got.data(), (int64_t)got.size());
+    else engine::dequantize_row_q6_K(blocks.constData(), got.data(), (int64_t)got.size());
     for (size_t i = 0; i < got.size(); ++i) {
       // gguf-py may associate d*sc*q differently from us; allow a few ulps of the magnitude.
       const float tol = 4e-7f * std::max(1.f, std::fabs(expected[i])) + 1e-9f;
@@ -365,15 +364,11 @@ class TestQuant : public QObject {
     // Partial row range when OC allows, to check nothing outside it is written.
     const int64_t rb = OC > 2 ? 1 : 0, re = OC > 2 ? OC - 1 : OC;
     std::vector<float> out((size_t)OC, -12345.f);
-    if (q8)
-      engine::matvec_q8_0(out.data(), W.data(), x.data(), C, rb, re);
-    else
-      engine::matvec_q4_0(out.data(), W.data(), x.data(), C, rb, re);
+    if (q8) engine::matvec_q8_0(out.data(), W.data(), x.data(), C, rb, re);
+    else engine::matvec_q4_0(out.data(), W.data(), x.data(), C, rb, re);
     std::vector<float> out_act((size_t)OC, -12345.f);
-    if (q8)
-      engine::matvec_q8_0_act(out_act.data(), W.data(), xq, rb, re);
-    else
-      engine::matvec_q4_0_act(out_act.data(), W.data(), xq, rb, re);
+    if (q8) engine::matvec_q8_0_act(out_act.data(), W.data(), xq, rb, re);
+    else engine::matvec_q4_0_act(out_act.data(), W.data(), xq, rb, re);
     for (int o = 0; o < OC; ++o) {
       if (o < rb || o >= re) {
         QCOMPARE(out[o], -12345.f);
@@ -383,7 +378,8 @@ class TestQuant : public QObject {
       QCOMPARE(out_act[o], out[o]);
       const double tol_q = 1e-5 * mag_q[o] + 1e-6;
       if (std::fabs(out[o] - ref_q[o]) > tol_q)
-        QFAIL(qPrintable(QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
+        QFAIL(qPrintable(
+            QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
       double act_bound = 0;
       for (int i = 0; i < C; ++i) act_bound += std::fabs((double)Wf[(size_t)o * C + i]) * xq.d[i / 32] * 0.5;
       const double tol = act_bound * 1.001 + 1e-5 * mag[o] + 1e-6;
@@ -423,10 +419,8 @@ class TestQuant : public QObject {
       }
     }
     std::vector<float> Wf((size_t)OC * C);
-    if (q4k)
-      engine::dequantize_row_q4_K(W.data(), Wf.data(), (int64_t)Wf.size());
-    else
-      engine::dequantize_row_q6_K(W.data(), Wf.data(), (int64_t)Wf.size());
+    if (q4k) engine::dequantize_row_q4_K(W.data(), Wf.data(), (int64_t)Wf.size());
+    else engine::dequantize_row_q6_K(W.data(), Wf.data(), (int64_t)Wf.size());
     std::vector<float> x = random_floats((size_t)C, 13 + C);
     x[C / 3] = -7.f;
     engine::q8_act xq;
@@ -438,10 +432,8 @@ class TestQuant : public QObject {
     reference_matvec(Wf, x, C, OC, ref, mag);
     const int64_t rb = OC > 2 ? 1 : 0, re = OC > 2 ? OC - 1 : OC;
     std::vector<float> out((size_t)OC, -12345.f);
-    if (q4k)
-      engine::matvec_q4_K(out.data(), W.data(), x.data(), C, rb, re);
-    else
-      engine::matvec_q6_K(out.data(), W.data(), x.data(), C, rb, re);
+    if (q4k) engine::matvec_q4_K(out.data(), W.data(), x.data(), C, rb, re);
+    else engine::matvec_q6_K(out.data(), W.data(), x.data(), C, rb, re);
     for (int o = 0; o < OC; ++o) {
       if (o < rb || o >= re) {
         QCOMPARE(out[o], -12345.f);
@@ -450,7 +442,8 @@ class TestQuant : public QObject {
       // Looser than q8_0/q4_0: scale and min terms are rounded separately before they are summed.
       const double tol_q = 2e-5 * mag_q[o] + 1e-6;
       if (std::fabs(out[o] - ref_q[o]) > tol_q)
-        QFAIL(qPrintable(QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
+        QFAIL(qPrintable(
+            QString("row %1: %2 vs quantized-x reference %3 (tol %4)").arg(o).arg(out[o]).arg(ref_q[o]).arg(tol_q)));
       double act_bound = 0;
       for (int i = 0; i < C; ++i) act_bound += std::fabs((double)Wf[(size_t)o * C + i]) * xq.d[i / 32] * 0.5;
       const double tol = act_bound * 1.001 + 2e-5 * mag[o] + 1e-6;
@@ -547,7 +540,8 @@ class TestQuant : public QObject {
       else {
         uint32_t f;
         std::memcpy(&f, &v, 4);
-        const uint16_t h = t == engine::DType::F16 ? engine::f32_to_fp16(std::clamp(v, -60000.f, 60000.f)) : uint16_t(f >> 16);
+        const uint16_t h =
+            t == engine::DType::F16 ? engine::f32_to_fp16(std::clamp(v, -60000.f, 60000.f)) : uint16_t(f >> 16);
         std::memcpy(&bytes[size_t(i) * 2], &h, 2);
       }
     }
@@ -570,7 +564,8 @@ class TestQuant : public QObject {
     QTest::addColumn<int>("OC");
     for (const char* t : {"q8_0", "q4_0", "f16"})
       for (auto [N, C, OC] : {std::tuple{1, 96, 7}, {5, 800, 131}, {3, 64, 70}})
-        QTest::newRow(qPrintable(QString("%1 N=%2 C=%3 OC=%4").arg(t).arg(N).arg(C).arg(OC))) << QString(t) << N << C << OC;
+        QTest::newRow(qPrintable(QString("%1 N=%2 C=%3 OC=%4").arg(t).arg(N).arg(C).arg(OC)))
+            << QString(t) << N << C << OC;
   }
   void matmul() {
     QFETCH(QString, type);
@@ -601,12 +596,10 @@ class TestQuant : public QObject {
     }
     const int64_t rb = 1, re = OC - 1;
     std::vector<float> out((size_t)N * OC, -12345.f);
-    if (type == "f16")
-      engine::matmul_typed(out.data(), engine::DType::F16, Wh.data(), X.data(), N, C, OC, rb, re);
+    if (type == "f16") engine::matmul_typed(out.data(), engine::DType::F16, Wh.data(), X.data(), N, C, OC, rb, re);
     else if (type == "q8_0")
       engine::matmul_typed(out.data(), engine::DType::Q8_0, Wq.data(), X.data(), N, C, OC, rb, re);
-    else
-      engine::matmul_typed(out.data(), engine::DType::Q4_0, Wq.data(), X.data(), N, C, OC, rb, re);
+    else engine::matmul_typed(out.data(), engine::DType::Q4_0, Wq.data(), X.data(), N, C, OC, rb, re);
     for (int n = 0; n < N; ++n) {
       const std::vector<float> x(X.begin() + (size_t)n * C, X.begin() + (size_t)(n + 1) * C);
       std::vector<double> ref, mag;

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,9 +27,9 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
-#include "support/error_of.h"
 #include "engine/io/mapped_file.h"
 #include "engine/io/safetensors.h"
+#include "support/error_of.h"
 
 using engine::io::SafetensorsFile;
 using engine::io::StDType;
@@ -38,7 +38,6 @@ using engine::io::StTensorToWrite;
 Q_DECLARE_METATYPE(std::string)
 
 namespace {
-
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');
@@ -73,7 +72,9 @@ void write_plain(const std::string& path, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-QStringList dir_entries(const QString& dir) { return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot); }
+QStringList dir_entries(const QString& dir) {
+  return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+}
 
 // Deterministic bytes for a tensor of `n` bytes.
 std::vector<uint8_t> pattern(uint64_t n, uint8_t seed) {
@@ -99,8 +100,10 @@ std::string small_valid_file(const QString& dir) {
   const float a[3] = {1.0f, -2.5f, 3.25f};
   const uint16_t h[2] = {0x3c00, 0xc000};
   const int32_t s = 42;
-  std::vector<StTensorToWrite> ts = {
-      {"a", StDType::F32, {3}, a}, {"h", StDType::F16, {2, 1}, h}, {"s", StDType::I32, {}, &s}, {"z", StDType::F32, {0, 4}, nullptr}};
+  std::vector<StTensorToWrite> ts = {{"a", StDType::F32, {3}, a},
+                                     {"h", StDType::F16, {2, 1}, h},
+                                     {"s", StDType::I32, {}, &s},
+                                     {"z", StDType::F32, {0, 4}, nullptr}};
   engine::io::write_safetensors(path, ts, {{"format", "pt"}});
   return read_file(path);
 }
@@ -115,10 +118,11 @@ class TestSafetensors : public QObject {
   void round_trip_each_dtype_data() {
     QTest::addColumn<int>("dtype");
     QTest::addColumn<QString>("name");
-    const std::pair<StDType, const char*> all[] = {
-        {StDType::F64, "F64"}, {StDType::F32, "F32"}, {StDType::F16, "F16"}, {StDType::BF16, "BF16"},
-        {StDType::I64, "I64"}, {StDType::I32, "I32"}, {StDType::I16, "I16"}, {StDType::I8, "I8"},
-        {StDType::U8, "U8"},   {StDType::BOOL, "BOOL"}};
+    const std::pair<StDType, const char*> all[] = {{StDType::F64, "F64"}, {StDType::F32, "F32"},
+                                                   {StDType::F16, "F16"}, {StDType::BF16, "BF16"},
+                                                   {StDType::I64, "I64"}, {StDType::I32, "I32"},
+                                                   {StDType::I16, "I16"}, {StDType::I8, "I8"},
+                                                   {StDType::U8, "U8"},   {StDType::BOOL, "BOOL"}};
     for (const auto& [t, n] : all) QTest::newRow(n) << static_cast<int>(t) << QString(n);
   }
   void round_trip_each_dtype() {
@@ -153,16 +157,18 @@ class TestSafetensors : public QObject {
     const float scalar = 0.5f;
     std::vector<StTensorToWrite> ts = {
         {"model.embed.weight", StDType::F64, {2, 1}, b_f64.data()},
-        {"empty.first", StDType::F32, {0}, nullptr},                  // zero-size at offset 0
-        {"odd.u8", StDType::U8, {3}, b_u8.data()},                    // makes later data unaligned
+        {"empty.first", StDType::F32, {0}, nullptr},  // zero-size at offset 0
+        {"odd.u8", StDType::U8, {3}, b_u8.data()},    // makes later data unaligned
         {"h.0.bf16", StDType::BF16, {7}, b_bf16.data()},
-        {"empty.middle", StDType::I32, {4, 0, 9}, nullptr},           // zero-size between tensors
-        {"scalar", StDType::F32, {}, &scalar},                         // rank 0: one element
+        {"empty.middle", StDType::I32, {4, 0, 9}, nullptr},  // zero-size between tensors
+        {"scalar", StDType::F32, {}, &scalar},               // rank 0: one element
         {"ids", StDType::I64, {2, 2}, b_i64.data()},
         {"empty.last", StDType::BF16, {0, 18446744073709551615ull}, nullptr},  // 0 * huge = 0, no overflow
         {"unicode.\xc3\xa9\xe2\x82\xac", StDType::U8, {0}, nullptr},
     };
-    const std::map<std::string, std::string> meta = {{"format", "pt"}, {"note", "caf\xc3\xa9 \"quoted\" \\ {}"}, {"", "empty key"}};
+    const std::map<std::string, std::string> meta = {{"format", "pt"},
+                                                     {"note", "caf\xc3\xa9 \"quoted\" \\ {}"},
+                                                     {"", "empty key"}};
     engine::io::write_safetensors(path, ts, meta);
 
     const std::string raw = read_file(path);
@@ -221,7 +227,7 @@ class TestSafetensors : public QObject {
     const uint8_t pad = 7;
     const float f32[4] = {1.5f, -2.0f, std::numeric_limits<float>::infinity(), 3.0e-42f /* subnormal */};
     const uint16_t f16[5] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0xfc00};  // 1, -2, 65504, 2^-24, -inf
-    const uint16_t bf16[3] = {0x3f80, 0xc0a0, 0x7f80};                  // 1, -5, inf
+    const uint16_t bf16[3] = {0x3f80, 0xc0a0, 0x7f80};                 // 1, -5, inf
     const double f64[5] = {0.1, -1e300, 1e300, 3.5, -0.0};
     const int32_t i32[1] = {5};
     engine::io::write_safetensors(path, {{"pad", StDType::U8, {1}, &pad},  // everything after it is unaligned
@@ -234,8 +240,8 @@ class TestSafetensors : public QObject {
     auto f = SafetensorsFile::open(path);
     QVERIFY(reinterpret_cast<uintptr_t>(f->find("f32")->data) % 4 != 0);  // really unaligned
     QCOMPARE(f->read_f32(*f->find("f32")), std::vector<float>(f32, f32 + 4));
-    QCOMPARE(f->read_f32(*f->find("f16")),
-             (std::vector<float>{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24), -std::numeric_limits<float>::infinity()}));
+    QCOMPARE(f->read_f32(*f->find("f16")), (std::vector<float>{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24),
+                                                               -std::numeric_limits<float>::infinity()}));
     QCOMPARE(f->read_f32(*f->find("bf16")), (std::vector<float>{1.0f, -5.0f, std::numeric_limits<float>::infinity()}));
     const auto d = f->read_f32(*f->find("f64"));
     QCOMPARE(d[0], 0.1f);
@@ -295,17 +301,26 @@ class TestSafetensors : public QObject {
     const std::string a = f32x2("a", 0);
 
     // 19: header length and header text
-    QTest::newRow("19 empty file") << std::string() << "t.safetensors: file is 0 bytes, too small for the 8-byte header length";
+    QTest::newRow("19 empty file") << std::string()
+                                   << "t.safetensors: file is 0 bytes, too small for the 8-byte header length";
     QTest::newRow("19 7-byte file") << std::string(7, '\0') << "file is 7 bytes";
     QTest::newRow("19 N = 0") << le64(0) << "header length 0 (bytes 0..8) is below the 8-byte minimum";
-    QTest::newRow("19 N = 0 with data") << le64(0) + "{}" << "is below the 8-byte minimum";
-    QTest::newRow("19 N = 7") << le64(7) + "{}     " << "header length 7 (bytes 0..8) is below the 8-byte minimum";
-    QTest::newRow("19 N = 100000001") << le64(100000001) + "{}      " << "header length 100000001 (bytes 0..8) exceeds the 100000000-byte limit";
-    QTest::newRow("19 N = 2^64-1") << le64(UINT64_MAX) + "{}      " << "exceeds the 100000000-byte limit";
-    QTest::newRow("19 N = 2^63") << le64(uint64_t(1) << 63) + "{}      " << "exceeds the 100000000-byte limit";
-    QTest::newRow("19 N high bytes 0xff") << std::string("\x08\x00\x00\x00\x00\xff\xff\xff", 8) + "{}      " << "exceeds the";
-    QTest::newRow("19 N > file length") << le64(100) + "{}      " << "header length 100 (bytes 0..8) runs past the end of the 16-byte file";
-    QTest::newRow("19 N = file length - 8 + 1") << le64(9) + "{}      " << "runs past the end";
+    QTest::newRow("19 N = 0 with data") << le64(0) + "{}"
+                                        << "is below the 8-byte minimum";
+    QTest::newRow("19 N = 7") << le64(7) + "{}     "
+                              << "header length 7 (bytes 0..8) is below the 8-byte minimum";
+    QTest::newRow("19 N = 100000001") << le64(100000001) + "{}      "
+                                      << "header length 100000001 (bytes 0..8) exceeds the 100000000-byte limit";
+    QTest::newRow("19 N = 2^64-1") << le64(UINT64_MAX) + "{}      "
+                                   << "exceeds the 100000000-byte limit";
+    QTest::newRow("19 N = 2^63") << le64(uint64_t(1) << 63) + "{}      "
+                                 << "exceeds the 100000000-byte limit";
+    QTest::newRow("19 N high bytes 0xff") << std::string("\x08\x00\x00\x00\x00\xff\xff\xff", 8) + "{}      "
+                                          << "exceeds the";
+    QTest::newRow("19 N > file length") << le64(100) + "{}      "
+                                        << "header length 100 (bytes 0..8) runs past the end of the 16-byte file";
+    QTest::newRow("19 N = file length - 8 + 1") << le64(9) + "{}      "
+                                                << "runs past the end";
     QTest::newRow("19 leading space") << image(" {}     ") << "header must begin with '{', byte 8 is 0x20";
     QTest::newRow("19 leading newline") << image("\n{}     ") << "byte 8 is 0x0a";
     QTest::newRow("19 UTF-8 BOM") << image("\xef\xbb\xbf{}     ") << "byte 8 is 0xef";
@@ -316,7 +331,8 @@ class TestSafetensors : public QObject {
     QTest::newRow("19 trailing NUL padding") << image(std::string("{}\0\0\0\0\0\0", 8)) << "invalid JSON at byte 10";
     QTest::newRow("19 NUL then garbage") << image(std::string("{}  \0{\"a\":1", 11)) << "raw NUL byte";
     QTest::newRow("19 non-UTF-8 key") << image("{\"\xff\":1}   ") << "t.safetensors header: invalid UTF-8 at byte 10";
-    QTest::newRow("19 non-UTF-8 overlong") << image("{\"__metadata__\":{\"k\":\"\xc0\xaf\"}}") << "invalid UTF-8 at byte 30";
+    QTest::newRow("19 non-UTF-8 overlong")
+        << image("{\"__metadata__\":{\"k\":\"\xc0\xaf\"}}") << "invalid UTF-8 at byte 30";
     QTest::newRow("19 not JSON") << image("{abc}   ") << "invalid JSON";
     QTest::newRow("19 truncated JSON") << image("{\"a\":{\"dtype\"") << "invalid JSON";
     QTest::newRow("19 NaN in header") << image("{\"a\":NaN}") << "invalid JSON";
@@ -326,44 +342,51 @@ class TestSafetensors : public QObject {
                                      << "nesting deeper than 8 levels";
 
     // 20: keys, metadata, names
-    QTest::newRow("20 duplicate tensor key") << image("{" + a + "," + f32x2("a", 8) + "}", 16)
-                                             << "t.safetensors header: invalid JSON: duplicate key 'a' at the top level";
+    QTest::newRow("20 duplicate tensor key")
+        << image("{" + a + "," + f32x2("a", 8) + "}", 16)
+        << "t.safetensors header: invalid JSON: duplicate key 'a' at the top level";
     QTest::newRow("20 duplicate field in entry")
         << image("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8)
         << "duplicate key 'dtype' in object at /a";
-    QTest::newRow("20 duplicate __metadata__") << image("{\"__metadata__\":{},\"__metadata__\":{}}") << "duplicate key '__metadata__'";
-    QTest::newRow("20 duplicate key in __metadata__") << image("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}")
-                                                     << "duplicate key 'k' in object at /__metadata__";
+    QTest::newRow("20 duplicate __metadata__")
+        << image("{\"__metadata__\":{},\"__metadata__\":{}}") << "duplicate key '__metadata__'";
+    QTest::newRow("20 duplicate key in __metadata__")
+        << image("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}") << "duplicate key 'k' in object at /__metadata__";
     QTest::newRow("20 duplicate via escape") << image("{\"a\":1,\"\\u0061\":2}") << "duplicate key 'a'";
-    QTest::newRow("20 metadata int value") << image("{\"__metadata__\":{\"k\":1}}")
-                                          << "t.safetensors: __metadata__ value of 'k' must be a string, got 1";
+    QTest::newRow("20 metadata int value")
+        << image("{\"__metadata__\":{\"k\":1}}") << "t.safetensors: __metadata__ value of 'k' must be a string, got 1";
     QTest::newRow("20 metadata null value") << image("{\"__metadata__\":{\"k\":null}}") << "must be a string, got null";
-    QTest::newRow("20 metadata object value") << image("{\"__metadata__\":{\"k\":{}}}") << "must be a string, got an object";
-    QTest::newRow("20 metadata array value") << image("{\"__metadata__\":{\"k\":[\"v\"]}}") << "must be a string, got an array";
+    QTest::newRow("20 metadata object value")
+        << image("{\"__metadata__\":{\"k\":{}}}") << "must be a string, got an object";
+    QTest::newRow("20 metadata array value")
+        << image("{\"__metadata__\":{\"k\":[\"v\"]}}") << "must be a string, got an array";
     QTest::newRow("20 metadata bool value") << image("{\"__metadata__\":{\"k\":true}}") << "must be a string, got true";
-    QTest::newRow("20 metadata not an object") << image("{\"__metadata__\":[\"k\",\"v\"]}")
-                                              << "__metadata__ must be an object of strings, got an array";
+    QTest::newRow("20 metadata not an object")
+        << image("{\"__metadata__\":[\"k\",\"v\"]}") << "__metadata__ must be an object of strings, got an array";
     QTest::newRow("20 metadata string") << image("{\"__metadata__\":\"k=v\"}") << "__metadata__ must be an object";
     QTest::newRow("20 metadata null") << image("{\"__metadata__\":null}") << "__metadata__ must be an object";
     QTest::newRow("20 NUL in name") << image("{\"a\\u0000b\":" + entry("F32", "[2]", "[0,8]") + "}", 8)
                                     << "t.safetensors: tensor name 'a\\0b' contains a NUL byte";
-    QTest::newRow("20 empty name") << image("{\"\":" + entry("F32", "[2]", "[0,8]") + "}", 8) << "a tensor has an empty name";
+    QTest::newRow("20 empty name") << image("{\"\":" + entry("F32", "[2]", "[0,8]") + "}", 8)
+                                   << "a tensor has an empty name";
     QTest::newRow("20 entry is a number") << image("{\"a\":5}   ") << "tensor 'a': entry must be an object, got 5";
     QTest::newRow("20 entry is an array") << image("{\"a\":[0,8]}") << "entry must be an object, got an array";
     QTest::newRow("20 entry is null") << image("{\"a\":null}") << "entry must be an object, got null";
     QTest::newRow("20 missing dtype") << image("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8)
                                       << "t.safetensors: tensor 'a': missing required field 'dtype'";
-    QTest::newRow("20 missing shape") << image("{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", 8) << "missing required field 'shape'";
-    QTest::newRow("20 missing data_offsets") << image("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8)
-                                             << "missing required field 'data_offsets'";
-    QTest::newRow("20 extra field") << image("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}", 8)
+    QTest::newRow("20 missing shape") << image("{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", 8)
+                                      << "missing required field 'shape'";
+    QTest::newRow("20 missing data_offsets")
+        << image("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8) << "missing required field 'data_offsets'";
+    QTest::newRow("20 extra field") << image("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}",
+                                             8)
                                     << "tensor 'a': unexpected field 'x'";
     QTest::newRow("20 dtype not a string") << image("{\"a\":{\"dtype\":4,\"shape\":[2],\"data_offsets\":[0,8]}}", 8)
                                            << "tensor 'a': field 'dtype' must be a string, got 4";
 
     // 21: offsets
-    QTest::newRow("21 gap between tensors") << image("{" + a + "," + f32x2("b", 12) + "}", 20)
-                                            << "data bytes [8, 12) (file bytes";
+    QTest::newRow("21 gap between tensors")
+        << image("{" + a + "," + f32x2("b", 12) + "}", 20) << "data bytes [8, 12) (file bytes";
     QTest::newRow("21 gap names tensor") << image("{" + a + "," + f32x2("b", 12) + "}", 20) << "gap before tensor 'b'";
     QTest::newRow("21 first tensor not at 0") << image("{" + f32x2("a", 4) + "}", 12) << "data bytes [0, 4)";
     QTest::newRow("21 overlap") << image("{" + a + ",\"b\":" + entry("F32", "[1]", "[4,8]") + "}", 8)
@@ -371,56 +394,79 @@ class TestSafetensors : public QObject {
     QTest::newRow("21 identical offsets") << image("{" + a + "," + f32x2("b", 0) + "}", 8) << "overlap";
     QTest::newRow("21 end before begin") << image("{\"a\":" + entry("F32", "[0]", "[8,4]") + "}", 8)
                                          << "tensor 'a': data_offsets [8, 4] end before begin";
-    QTest::newRow("21 trailing bytes (polyglot)")
-        << image("{" + a + "}", 8) + "extra_bogus_data_for_polyglot_file"
-        << "tensors cover 8 of the 42 data bytes";
+    QTest::newRow("21 trailing bytes (polyglot)") << image("{" + a + "}", 8) + "extra_bogus_data_for_polyglot_file"
+                                                  << "tensors cover 8 of the 42 data bytes";
     QTest::newRow("21 one trailing byte") << image("{" + a + "}", 9) << "belong to no tensor (trailing data)";
-    QTest::newRow("21 buffer 2 bytes short") << image("{" + a + "}", 6)
-                                             << "tensor 'a': data_offsets [0, 8) run past the end of the 6-byte data section";
-    QTest::newRow("21 offsets past EOF") << image("{\"a\":" + entry("U8", "[1000000]", "[0,1000000]") + "}", 8) << "run past the end";
-    QTest::newRow("21 end = 2^64-1") << image("{\"a\":" + entry("F32", "[2]", "[0,18446744073709551615]") + "}", 8) << "run past the end";
+    QTest::newRow("21 buffer 2 bytes short")
+        << image("{" + a + "}", 6) << "tensor 'a': data_offsets [0, 8) run past the end of the 6-byte data section";
+    QTest::newRow("21 offsets past EOF") << image("{\"a\":" + entry("U8", "[1000000]", "[0,1000000]") + "}", 8)
+                                         << "run past the end";
+    QTest::newRow("21 end = 2^64-1") << image("{\"a\":" + entry("F32", "[2]", "[0,18446744073709551615]") + "}", 8)
+                                     << "run past the end";
     QTest::newRow("21 negative begin") << image("{\"a\":" + entry("F32", "[2]", "[-1,7]") + "}", 8)
-                                       << "tensor 'a': data_offsets[0] must be an integer in [0, 18446744073709551615], got -1";
-    QTest::newRow("21 float offsets") << image("{\"a\":" + entry("F32", "[2]", "[0.0,8.0]") + "}", 8) << "data_offsets[0] must be an integer";
-    QTest::newRow("21 string offsets") << image("{\"a\":" + entry("F32", "[2]", "[\"0\",\"8\"]") + "}", 8) << "must be an integer";
+                                       << "tensor 'a': data_offsets[0] must be an integer in [0, "
+                                          "18446744073709551615], got -1";
+    QTest::newRow("21 float offsets") << image("{\"a\":" + entry("F32", "[2]", "[0.0,8.0]") + "}", 8)
+                                      << "data_offsets[0] must be an integer";
+    QTest::newRow("21 string offsets") << image("{\"a\":" + entry("F32", "[2]", "[\"0\",\"8\"]") + "}", 8)
+                                       << "must be an integer";
     QTest::newRow("21 three offsets") << image("{\"a\":" + entry("F32", "[2]", "[0,8,8]") + "}", 8)
-                                      << "field 'data_offsets' must be an array of 2 integers, got an array of 3 elements";
+                                      << "field 'data_offsets' must be an array of 2 integers, got an array of 3 "
+                                         "elements";
     QTest::newRow("21 one offset") << image("{\"a\":" + entry("F32", "[2]", "[8]") + "}", 8) << "array of 2 integers";
-    QTest::newRow("21 offsets not an array") << image("{\"a\":" + entry("F32", "[2]", "{\"b\":0}") + "}", 8)
-                                             << "field 'data_offsets' must be an array";
-    QTest::newRow("21 offset 2^64") << image("{\"a\":" + entry("F32", "[2]", "[0,18446744073709551616]") + "}", 8) << "must be an integer";
+    QTest::newRow("21 offsets not an array")
+        << image("{\"a\":" + entry("F32", "[2]", "{\"b\":0}") + "}", 8) << "field 'data_offsets' must be an array";
+    QTest::newRow("21 offset 2^64") << image("{\"a\":" + entry("F32", "[2]", "[0,18446744073709551616]") + "}", 8)
+                                    << "must be an integer";
 
     // 22: shape x dtype
-    QTest::newRow("22 size mismatch (ref test_invalid_info)") << image("{\"a\":" + entry("I32", "[2,2]", "[0,4]") + "}", 4)
-                                                              << "tensor 'a': data_offsets [0, 4) hold 4 bytes but dtype I32 with shape [2, 2] needs 16";
+    QTest::newRow("22 size mismatch (ref test_invalid_info)")
+        << image("{\"a\":" + entry("I32", "[2,2]", "[0,4]") + "}", 4)
+        << "tensor 'a': data_offsets [0, 4) hold 4 bytes but dtype I32 with shape [2, 2] needs 16";
     QTest::newRow("22 size mismatch, too big") << image("{\"a\":" + entry("F32", "[1]", "[0,8]") + "}", 8) << "needs 4";
-    QTest::newRow("22 shape product overflow") << image("{\"a\":" + entry("F32", "[2,18446744073709551614]", "[0,8]") + "}", 8)
-                                               << "tensor 'a': shape [2, 18446744073709551614] element count: integer overflow";
-    QTest::newRow("22 shape [2^32, 2^32]") << image("{\"a\":" + entry("U8", "[4294967296,4294967296]", "[0,8]") + "}", 8) << "integer overflow";
-    QTest::newRow("22 byte size overflow") << image("{\"a\":" + entry("F32", "[2,9223372036854775807]", "[0,8]") + "}", 8)
-                                           << "byte size of 18446744073709551614 F32 elements: integer overflow";
-    QTest::newRow("22 bytes = 2^64") << image("{\"a\":" + entry("F32", "[4611686018427387904]", "[0,8]") + "}", 8) << "integer overflow";
-    QTest::newRow("22 huge but fits u64") << image("{\"a\":" + entry("U8", "[1152921504606846976]", "[0,1152921504606846976]") + "}", 8)
-                                          << "run past the end";
-    QTest::newRow("22 unknown dtype") << image("{\"a\":" + entry("F7", "[2]", "[0,8]") + "}", 8) << "tensor 'a': unsupported dtype \"F7\"";
-    QTest::newRow("22 lowercase dtype") << image("{\"a\":" + entry("f32", "[2]", "[0,8]") + "}", 8) << "unsupported dtype \"f32\"";
-    QTest::newRow("22 empty dtype") << image("{\"a\":" + entry("", "[2]", "[0,8]") + "}", 8) << "unsupported dtype \"\"";
-    QTest::newRow("22 F8_E4M3 (unsupported)") << image("{\"a\":" + entry("F8_E4M3", "[8]", "[0,8]") + "}", 8) << "unsupported dtype";
-    QTest::newRow("22 U32 (unsupported)") << image("{\"a\":" + entry("U32", "[2]", "[0,8]") + "}", 8) << "unsupported dtype";
-    QTest::newRow("22 sub-byte F4 odd count") << image("{\"a\":" + entry("F4", "[3]", "[0,2]") + "}", 2) << "unsupported dtype \"F4\"";
-    QTest::newRow("22 dtype with NUL") << image("{\"a\":" + entry("F32\\u0000", "[2]", "[0,8]") + "}", 8) << "unsupported dtype";
+    QTest::newRow("22 shape product overflow")
+        << image("{\"a\":" + entry("F32", "[2,18446744073709551614]", "[0,8]") + "}", 8)
+        << "tensor 'a': shape [2, 18446744073709551614] element count: integer overflow";
+    QTest::newRow("22 shape [2^32, 2^32]")
+        << image("{\"a\":" + entry("U8", "[4294967296,4294967296]", "[0,8]") + "}", 8) << "integer overflow";
+    QTest::newRow("22 byte size overflow")
+        << image("{\"a\":" + entry("F32", "[2,9223372036854775807]", "[0,8]") + "}", 8)
+        << "byte size of 18446744073709551614 F32 elements: integer overflow";
+    QTest::newRow("22 bytes = 2^64") << image("{\"a\":" + entry("F32", "[4611686018427387904]", "[0,8]") + "}", 8)
+                                     << "integer overflow";
+    QTest::newRow("22 huge but fits u64")
+        << image("{\"a\":" + entry("U8", "[1152921504606846976]", "[0,1152921504606846976]") + "}", 8)
+        << "run past the end";
+    QTest::newRow("22 unknown dtype") << image("{\"a\":" + entry("F7", "[2]", "[0,8]") + "}", 8)
+                                      << "tensor 'a': unsupported dtype \"F7\"";
+    QTest::newRow("22 lowercase dtype") << image("{\"a\":" + entry("f32", "[2]", "[0,8]") + "}", 8)
+                                        << "unsupported dtype \"f32\"";
+    QTest::newRow("22 empty dtype") << image("{\"a\":" + entry("", "[2]", "[0,8]") + "}", 8)
+                                    << "unsupported dtype \"\"";
+    QTest::newRow("22 F8_E4M3 (unsupported)")
+        << image("{\"a\":" + entry("F8_E4M3", "[8]", "[0,8]") + "}", 8) << "unsupported dtype";
+    QTest::newRow("22 U32 (unsupported)")
+        << image("{\"a\":" + entry("U32", "[2]", "[0,8]") + "}", 8) << "unsupported dtype";
+    QTest::newRow("22 sub-byte F4 odd count")
+        << image("{\"a\":" + entry("F4", "[3]", "[0,2]") + "}", 2) << "unsupported dtype \"F4\"";
+    QTest::newRow("22 dtype with NUL") << image("{\"a\":" + entry("F32\\u0000", "[2]", "[0,8]") + "}", 8)
+                                       << "unsupported dtype";
     QTest::newRow("22 negative dim") << image("{\"a\":" + entry("F32", "[-1]", "[0,8]") + "}", 8)
                                      << "tensor 'a': shape[0] must be an integer in [0, 18446744073709551615], got -1";
-    QTest::newRow("22 fractional dim") << image("{\"a\":" + entry("F32", "[2.5]", "[0,8]") + "}", 8) << "shape[0] must be an integer";
-    QTest::newRow("22 integral float dim") << image("{\"a\":" + entry("F32", "[1,2.0]", "[0,8]") + "}", 8) << "shape[1] must be an integer";
+    QTest::newRow("22 fractional dim") << image("{\"a\":" + entry("F32", "[2.5]", "[0,8]") + "}", 8)
+                                       << "shape[0] must be an integer";
+    QTest::newRow("22 integral float dim")
+        << image("{\"a\":" + entry("F32", "[1,2.0]", "[0,8]") + "}", 8) << "shape[1] must be an integer";
     QTest::newRow("22 string dim") << image("{\"a\":" + entry("F32", "[\"2\"]", "[0,8]") + "}", 8) << "got \"2\"";
     QTest::newRow("22 null dim") << image("{\"a\":" + entry("F32", "[null]", "[0,8]") + "}", 8) << "got null";
     QTest::newRow("22 nested dim") << image("{\"a\":" + entry("F32", "[[2]]", "[0,8]") + "}", 8) << "got an array";
-    QTest::newRow("22 dim 2^64") << image("{\"a\":" + entry("F32", "[18446744073709551616]", "[0,8]") + "}", 8) << "must be an integer";
+    QTest::newRow("22 dim 2^64") << image("{\"a\":" + entry("F32", "[18446744073709551616]", "[0,8]") + "}", 8)
+                                 << "must be an integer";
     QTest::newRow("22 dim 1e400") << image("{\"a\":" + entry("F32", "[1e400]", "[0,8]") + "}", 8) << "number overflow";
     QTest::newRow("22 shape not an array") << image("{\"a\":" + entry("F32", "2", "[0,8]") + "}", 8)
                                            << "tensor 'a': field 'shape' must be an array, got 2";
-    QTest::newRow("22 shape null") << image("{\"a\":" + entry("F32", "null", "[0,8]") + "}", 8) << "field 'shape' must be an array";
+    QTest::newRow("22 shape null") << image("{\"a\":" + entry("F32", "null", "[0,8]") + "}", 8)
+                                   << "field 'shape' must be an array";
   }
   void rejects_corrupt() {
     QFETCH(std::string, bytes);
@@ -436,7 +482,8 @@ class TestSafetensors : public QObject {
     QVERIFY(dir.isValid());
     const std::string path = dir.filePath("bad.safetensors").toStdString();
     write_plain(path, image("{" + f32x2("a", 0) + "}", 9));
-    QVERIFY(error_of([&] { SafetensorsFile::open(path); }).startsWith(QString::fromStdString(path) + ": tensors cover 8"));
+    QVERIFY(
+        error_of([&] { SafetensorsFile::open(path); }).startsWith(QString::fromStdString(path) + ": tensors cover 8"));
     const std::string missing = dir.filePath("missing.safetensors").toStdString();
     QCOMPARE(error_of([&] { SafetensorsFile::open(missing); }),
              QString::fromStdString(missing) + ": cannot open: No such file or directory");
@@ -458,10 +505,8 @@ class TestSafetensors : public QObject {
         ::close(fd);
       }
       const QString msg = error_of([&] { SafetensorsFile::open(path); });
-      if (n == 100000000)
-        QVERIFY2(msg.contains("header: invalid JSON at byte 9"), qPrintable(msg));
-      else
-        QVERIFY2(msg.contains("exceeds the 100000000-byte limit"), qPrintable(msg));
+      if (n == 100000000) QVERIFY2(msg.contains("header: invalid JSON at byte 9"), qPrintable(msg));
+      else QVERIFY2(msg.contains("exceeds the 100000000-byte limit"), qPrintable(msg));
     }
   }
 
@@ -506,8 +551,26 @@ class TestSafetensors : public QObject {
     QVERIFY(dir.isValid());
     const std::string good = small_valid_file(dir.path());
     std::mt19937_64 rng(20240326);
-    const char* tokens[] = {"{", "}", "[", "]", ",", ":", "\"", "0", "-1", "1e400", "18446744073709551615", "\\u0000",
-                            "null", "F32", "__metadata__", "data_offsets", "shape", "dtype", " ", "\xff"};
+    const char* tokens[] = {"{",
+                            "}",
+                            "[",
+                            "]",
+                            ",",
+                            ":",
+                            "\"",
+                            "0",
+                            "-1",
+                            "1e400",
+                            "18446744073709551615",
+                            "\\u0000",
+                            "null",
+                            "F32",
+                            "__metadata__",
+                            "data_offsets",
+                            "shape",
+                            "dtype",
+                            " ",
+                            "\xff"};
     int accepted = 0;
     for (int iter = 0; iter < 20000; ++iter) {
       std::string bad = good;
@@ -571,11 +634,13 @@ class TestSafetensors : public QObject {
     QCOMPARE(std::string(reinterpret_cast<const char*>(f->data()), f->size()), std::string("hello"));
     QCOMPARE(error_of([&] { engine::io::MappedFile::open(dir.filePath("nope").toStdString()); }),
              dir.filePath("nope") + ": cannot open: No such file or directory");
-    QCOMPARE(error_of([&] { engine::io::MappedFile::open(dir.path().toStdString()); }), dir.path() + ": not a regular file");
+    QCOMPARE(error_of([&] { engine::io::MappedFile::open(dir.path().toStdString()); }),
+             dir.path() + ": not a regular file");
     // A FIFO must be refused without blocking on open.
     const std::string fifo = dir.filePath("fifo").toStdString();
     QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
-    QCOMPARE(error_of([&] { engine::io::MappedFile::open(fifo); }), QString::fromStdString(fifo) + ": not a regular file");
+    QCOMPARE(error_of([&] { engine::io::MappedFile::open(fifo); }),
+             QString::fromStdString(fifo) + ": not a regular file");
     // Empty files are handled by the readers with a clean error.
     QVERIFY(error_of([&] { SafetensorsFile::open(empty); }).contains("file is 0 bytes"));
   }
@@ -601,7 +666,9 @@ class TestSafetensors : public QObject {
     engine::io::write_file_atomic("bare.bin", "x", 1);
     QVERIFY(QDir::setCurrent(old_cwd));
     QCOMPARE(read_file(dir.filePath("bare.bin").toStdString()), std::string("x"));
-    QVERIFY(error_of([&] { engine::io::write_file_atomic(dir.path().toStdString() + "/", "x", 1); }).contains("is not a file path"));
+    QVERIFY(error_of([&] {
+              engine::io::write_file_atomic(dir.path().toStdString() + "/", "x", 1);
+            }).contains("is not a file path"));
     QVERIFY(error_of([&] { engine::io::write_file_atomic(path, nullptr, 3); }).contains("null data"));
   }
 
@@ -648,7 +715,9 @@ class TestSafetensors : public QObject {
     QCOMPARE(::setrlimit(RLIMIT_FSIZE, &lim), 0);
     const std::vector<float> big(1 << 16, 3.0f);  // 256 KiB > 4 KiB limit
     const QString msg1 = error_of([&] { engine::io::write_file_atomic(path, big.data(), big.size() * 4); });
-    const QString msg2 = error_of([&] { engine::io::write_safetensors(path, {{"new", StDType::F32, {big.size()}, big.data()}}); });
+    const QString msg2 = error_of([&] {
+      engine::io::write_safetensors(path, {{"new", StDType::F32, {big.size()}, big.data()}});
+    });
     QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
     std::signal(SIGXFSZ, old_handler);
 
@@ -686,7 +755,9 @@ class TestSafetensors : public QObject {
     QCOMPARE(engine::dtype_bytes(engine::DType::Q8_0, 64), uint64_t(68));
     QCOMPARE(engine::dtype_bytes(engine::DType::Q4_0, 96), uint64_t(54));
     QCOMPARE(engine::dtype_bytes(engine::DType::Q4_0, 0), uint64_t(0));
-    QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::Q8_0, 33); }).contains("not a multiple of the 32-element block"));
+    QVERIFY(error_of([] {
+              engine::dtype_bytes(engine::DType::Q8_0, 33);
+            }).contains("not a multiple of the 32-element block"));
     QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::Q4_0, 31); }).contains("q4_0"));
     QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::F32, uint64_t(1) << 62); }).contains("overflow"));
     QVERIFY(error_of([] { engine::dtype_bytes(engine::DType::F16, UINT64_MAX); }).contains("overflow"));

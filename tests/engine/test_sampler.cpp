@@ -224,9 +224,8 @@ void TestSampler::top_k_large_vocab_matches_full_sort() {
   for (float& l : logits) l = std::round(l * 4.f) / 4.f;
   std::vector<int> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   for (const int k : {1, 40, 1024, 5000}) {
     Candidates c;
     c.reset_from_logits(logits);
@@ -249,8 +248,10 @@ void TestSampler::top_p_data() {
   // Uniform over 4: cumulative 0.25, 0.5, 0.75, 1 exactly.
   const QList<double> u4{0, 0, 0, 0};
   QTest::newRow("uniform, exactly 0.5") << u4 << 0.5 << 1 << QList<int>{0, 1} << QList<double>{0.5, 0.5};
-  QTest::newRow("uniform, just above 0.5") << u4 << 0.51 << 1 << QList<int>{0, 1, 2} << QList<double>{third, third, third};
-  QTest::newRow("uniform, exactly 0.75") << u4 << 0.75 << 1 << QList<int>{0, 1, 2} << QList<double>{third, third, third};
+  QTest::newRow("uniform, just above 0.5")
+      << u4 << 0.51 << 1 << QList<int>{0, 1, 2} << QList<double>{third, third, third};
+  QTest::newRow("uniform, exactly 0.75") << u4 << 0.75 << 1 << QList<int>{0, 1, 2}
+                                         << QList<double>{third, third, third};
   QTest::newRow("uniform, exactly 0.25") << u4 << 0.25 << 1 << QList<int>{0} << QList<double>{1.0};
   // p = {0.6, 0.3, 0.1}; cumulative 0.6, 0.9, 1.0.
   const QList<double> l631{std::log(0.6), std::log(0.3), std::log(0.1)};
@@ -259,18 +260,16 @@ void TestSampler::top_p_data() {
   QTest::newRow(".6/.3/.1 at 0.61") << l631 << 0.61 << 1 << QList<int>{0, 1} << QList<double>{2 * third, third};
   QTest::newRow(".6/.3/.1 at exactly 0.9") << l631 << 0.9 << 1 << QList<int>{0, 1} << QList<double>{2 * third, third};
   QTest::newRow(".6/.3/.1 at 0.95") << l631 << 0.95 << 1 << QList<int>{0, 1, 2} << QList<double>{0.6, 0.3, 0.1};
-  QTest::newRow("unsorted input")
-      << QList<double>{std::log(0.1), std::log(0.6), std::log(0.3)} << 0.9 << 1 << QList<int>{1, 2}
-      << QList<double>{2 * third, third};
+  QTest::newRow("unsorted input") << QList<double>{std::log(0.1), std::log(0.6), std::log(0.3)} << 0.9 << 1
+                                  << QList<int>{1, 2} << QList<double>{2 * third, third};
   QTest::newRow("min_keep 2") << l631 << 0.1 << 2 << QList<int>{0, 1} << QList<double>{2 * third, third};
   QTest::newRow("min_keep > n keeps all") << l631 << 0.1 << 5 << QList<int>{0, 1, 2} << QList<double>{0.6, 0.3, 0.1};
   QTest::newRow("min_keep 0 still keeps one") << l631 << 0.0 << 0 << QList<int>{0} << QList<double>{1.0};
   QTest::newRow("top_p 0 keeps the argmax") << l631 << 0.0 << 1 << QList<int>{0} << QList<double>{1.0};
   QTest::newRow("banned tokens carry no mass")
       << QList<double>{std::log(0.5), -inf, std::log(0.5)} << 0.6 << 1 << QList<int>{0, 2} << QList<double>{0.5, 0.5};
-  QTest::newRow("top_p 1 is off (p untouched)")
-      << QList<double>{std::log(0.1), std::log(0.6), std::log(0.3)} << 1.0 << 1 << QList<int>{0, 1, 2}
-      << QList<double>{0, 0, 0};
+  QTest::newRow("top_p 1 is off (p untouched)") << QList<double>{std::log(0.1), std::log(0.6), std::log(0.3)} << 1.0
+                                                << 1 << QList<int>{0, 1, 2} << QList<double>{0, 0, 0};
 }
 
 void TestSampler::top_p() {
@@ -298,9 +297,8 @@ void TestSampler::top_p_large_vocab_matches_full_sort() {
 
     std::vector<int> order(logits.size());
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
     const double m = logits[order[0]];
     double total = 0;
     for (float l : logits) total += std::exp(l - m);
@@ -345,9 +343,8 @@ void TestSampler::top_p_min_keep_large_vocab() {
   c = canonical(c);
   std::vector<int> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   QCOMPARE(c.data.size(), size_t{100});
   for (size_t i = 0; i < 100; ++i) QCOMPARE(c.data[i].id, order[i]);
 }
@@ -372,8 +369,8 @@ void TestSampler::min_p_data() {
                                        << QList<double>{0.5 / 0.9, 0.25 / 0.9, 0.15 / 0.9};
   QTest::newRow("0 is off") << l << 0.0 << 1 << QList<int>{0, 1, 2, 3} << QList<double>{0, 0, 0, 0};
   const QList<double> shuffled{std::log(0.1), std::log(0.5), std::log(0.25), std::log(0.15)};
-  QTest::newRow("incoming order is kept") << shuffled << 0.3 << 1 << QList<int>{1, 2, 3}
-                                          << QList<double>{0.5 / 0.9, 0.25 / 0.9, 0.15 / 0.9};
+  QTest::newRow("incoming order is kept")
+      << shuffled << 0.3 << 1 << QList<int>{1, 2, 3} << QList<double>{0.5 / 0.9, 0.25 / 0.9, 0.15 / 0.9};
   QTest::newRow("min_keep on unsorted input takes the best")
       << shuffled << 0.9 << 2 << QList<int>{1, 2} << QList<double>{2.0 / 3, 1.0 / 3};
   QTest::newRow("banned removed") << QList<double>{0, -inf, 0} << 0.01 << 1 << QList<int>{0, 2}
@@ -407,27 +404,29 @@ void TestSampler::penalties_data() {
   // repeat 2, frequency 0.5, presence 0.25, whole history:
   //   id0: 2/2 = 1, - (2*0.5 + 0.25) = -0.25      id1: -1*2 = -2, - 0.75 = -2.75
   //   id3: 3/2 = 1.5, - 0.75 = 0.75              id2, id4 unseen: unchanged
-  QTest::newRow("all three, whole history") << l << h << -1 << 2.0 << 0.5 << 0.25 << QList<double>{-0.25, -2.75, 0.5, 0.75, -2};
+  QTest::newRow("all three, whole history")
+      << l << h << -1 << 2.0 << 0.5 << 0.25 << QList<double>{-0.25, -2.75, 0.5, 0.75, -2};
   // last 3 = {0, 1, 3}: id0 count 1: 1 - 0.75 = 0.25.
   QTest::newRow("window 3") << l << h << 3 << 2.0 << 0.5 << 0.25 << QList<double>{0.25, -2.75, 0.5, 0.75, -2};
   // last 2 = {1, 3}: id0 untouched.
   QTest::newRow("window 2") << l << h << 2 << 2.0 << 0.5 << 0.25 << QList<double>{2, -2.75, 0.5, 0.75, -2};
   QTest::newRow("window 0 is off") << l << h << 0 << 2.0 << 0.5 << 0.25 << l;
-  QTest::newRow("window larger than history") << l << h << 64 << 2.0 << 0.5 << 0.25 << QList<double>{-0.25, -2.75, 0.5, 0.75, -2};
+  QTest::newRow("window larger than history")
+      << l << h << 64 << 2.0 << 0.5 << 0.25 << QList<double>{-0.25, -2.75, 0.5, 0.75, -2};
   // Repetition once per distinct token, not per occurrence: id0 2/2 = 1 (not 2/4).
   QTest::newRow("repeat only") << l << h << -1 << 2.0 << 0.0 << 0.0 << QList<double>{1, -2, 0.5, 1.5, -2};
   QTest::newRow("frequency only") << l << h << -1 << 1.0 << 0.5 << 0.0 << QList<double>{1, -1.5, 0.5, 2.5, -2};
   QTest::newRow("presence only") << l << h << -1 << 1.0 << 0.0 << 1.0 << QList<double>{1, -2, 0.5, 2, -2};
   QTest::newRow("neutral settings are a no-op") << l << h << -1 << 1.0 << 0.0 << 0.0 << l;
-  QTest::newRow("zero logit under repetition") << QList<double>{0, 1} << QList<int>{0} << -1 << 2.0 << 0.0 << 0.0
-                                              << QList<double>{0, 1};
-  QTest::newRow("negative frequency boosts") << QList<double>{0, -1} << QList<int>{1, 1} << -1 << 1.0 << -1.0 << 0.0
-                                            << QList<double>{0, 1};
+  QTest::newRow("zero logit under repetition")
+      << QList<double>{0, 1} << QList<int>{0} << -1 << 2.0 << 0.0 << 0.0 << QList<double>{0, 1};
+  QTest::newRow("negative frequency boosts")
+      << QList<double>{0, -1} << QList<int>{1, 1} << -1 << 1.0 << -1.0 << 0.0 << QList<double>{0, 1};
   QTest::newRow("repeat < 1 boosts") << QList<double>{2, -2} << QList<int>{0, 1} << -1 << 0.5 << 0.0 << 0.0
-                                    << QList<double>{4, -1};
+                                     << QList<double>{4, -1};
   QTest::newRow("unknown ids ignored") << l << QList<int>{7, -3, 5} << -1 << 2.0 << 1.0 << 1.0 << l;
   QTest::newRow("banned stays banned") << QList<double>{-inf, 1} << QList<int>{0} << -1 << 2.0 << 1.0 << 1.0
-                                      << QList<double>{-inf, 1};
+                                       << QList<double>{-inf, 1};
 }
 
 void TestSampler::penalties() {
@@ -484,7 +483,8 @@ void TestSampler::logit_bias_data() {
   QTest::newRow("boost") << QList<int>{0} << QList<double>{10} << QList<double>{11, 2, 3, 4, 5} << 0;
   QTest::newRow("out of range ignored") << QList<int>{5, -1, 1000} << QList<double>{100, 100, 1}
                                         << QList<double>{1, 2, 3, 4, 5} << 4;
-  QTest::newRow("entries for one id add up") << QList<int>{1, 1} << QList<double>{2, 2} << QList<double>{1, 6, 3, 4, 5} << 1;
+  QTest::newRow("entries for one id add up")
+      << QList<int>{1, 1} << QList<double>{2, 2} << QList<double>{1, 6, 3, 4, 5} << 1;
   QTest::newRow("creates a tie -> lower id") << QList<int>{4} << QList<double>{-1} << QList<double>{1, 2, 3, 4, 4} << 3;
   QTest::newRow("ban all but one") << QList<int>{0, 2, 3, 4} << QList<double>{-inf, -inf, -inf, -inf}
                                    << QList<double>{-inf, 2, -inf, -inf, -inf} << 1;
@@ -543,7 +543,8 @@ void TestSampler::temperature() {
   QCOMPARE(last.data.size(), size_t{3});
   for (int id = 0; id < 3; ++id) {
     QVERIFY2(close(p_of_id(last, id), want_p[id]),
-             qPrintable(QString("id %1: p %2 want %3").arg(id).arg(p_of_id(last, id), 0, 'g', 9).arg(want_p[id], 0, 'g', 9)));
+             qPrintable(
+                 QString("id %1: p %2 want %3").arg(id).arg(p_of_id(last, id), 0, 'g', 9).arg(want_p[id], 0, 'g', 9)));
   }
 }
 
@@ -749,9 +750,8 @@ void TestSampler::dist_matches_softmax() {
   // Reference: softmax (in double) over the top_k best, or over everything.
   std::vector<int> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   if (top_k > 0) order.resize(static_cast<size_t>(top_k));
   std::vector<double> probs(logits.size(), 0.0);
   double z = 0;
@@ -871,9 +871,8 @@ void TestSampler::default_chain_matches_reference() {
 
   std::vector<int> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   order.resize(40);
   auto softmax = [&](const std::vector<int>& ids, double t) {
     std::vector<double> q;

@@ -64,9 +64,12 @@ class TestThreadPool : public QObject {
     engine::ThreadPool pool(2);
     QThread::msleep(50);
     std::vector<std::atomic<int>> hits(64);
-    pool.parallel_for(64, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
-    }, 1);
+    pool.parallel_for(
+        64,
+        [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        },
+        1);
     for (auto& h : hits) QCOMPARE(h.load(), 1);
   }
 

@@ -61,9 +61,7 @@ std::vector<Row> fixture_rows(const char* key) {
 }
 
 // JSON-quoted, with invalid UTF-8 replaced, for messages.
-std::string printable(const std::string& s) {
-  return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
-}
+std::string printable(const std::string& s) { return json(s).dump(-1, ' ', true, json::error_handler_t::replace); }
 
 bool valid_utf8(const std::string& s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -101,9 +99,14 @@ void check_rows(const Tokenizer& tok, const std::vector<Row>& rows, bool check_d
 // The GPT-2 files rewritten as an HF tokenizer.json (optionally with pair-style merges and the
 // ByteLevel pre-tokenizer inside a Sequence, as newer HF versions write them).
 std::string gpt2_as_tokenizer_json(bool pair_merges, bool sequence) {
-  json model = {{"type", "BPE"},        {"dropout", nullptr},   {"unk_token", nullptr},
-                {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}, {"fuse_unk", false},
-                {"byte_fallback", false}, {"ignore_merges", false}};
+  json model = {{"type", "BPE"},
+                {"dropout", nullptr},
+                {"unk_token", nullptr},
+                {"continuing_subword_prefix", ""},
+                {"end_of_word_suffix", ""},
+                {"fuse_unk", false},
+                {"byte_fallback", false},
+                {"ignore_merges", false}};
   model["vocab"] = json::parse(read_file(k_vocab_path));
   json merges = json::array();
   std::istringstream lines(read_file(k_merges_path));
@@ -119,11 +122,17 @@ std::string gpt2_as_tokenizer_json(bool pair_merges, bool sequence) {
   }
   model["merges"] = merges;
   json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-  json root = {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}, {"normalizer", nullptr},
-               {"post_processor", byte_level}, {"decoder", byte_level}};
-  root["added_tokens"] = json::array({{{"id", k_eot}, {"content", "<|endoftext|>"}, {"single_word", false},
-                                       {"lstrip", false}, {"rstrip", false}, {"normalized", true}, {"special", true}}});
-  root["pre_tokenizer"] = sequence ? json{{"type", "Sequence"}, {"pretokenizers", json::array({byte_level})}} : byte_level;
+  json root = {{"version", "1.0"},      {"truncation", nullptr},        {"padding", nullptr},
+               {"normalizer", nullptr}, {"post_processor", byte_level}, {"decoder", byte_level}};
+  root["added_tokens"] = json::array({{{"id", k_eot},
+                                       {"content", "<|endoftext|>"},
+                                       {"single_word", false},
+                                       {"lstrip", false},
+                                       {"rstrip", false},
+                                       {"normalized", true},
+                                       {"special", true}}});
+  root["pre_tokenizer"] =
+      sequence ? json{{"type", "Sequence"}, {"pretokenizers", json::array({byte_level})}} : byte_level;
   root["model"] = model;
   return root.dump();
 }
@@ -247,7 +256,7 @@ class TestTokenizer : public QObject {
     QCOMPARE(split("''s"), (V{"''", "s"}));
     QCOMPARE(split(" 's"), (V{" '", "s"}));
     QCOMPARE(split("x 123 ?!"), (V{"x", " 123", " ?!"}));
-    QCOMPARE(split("a\xFF\xFE b"), (V{"a", "\xFF\xFE", " b"}));   // invalid bytes group as "other"
+    QCOMPARE(split("a\xFF\xFE b"), (V{"a", "\xFF\xFE", " b"}));  // invalid bytes group as "other"
     QCOMPARE(split("\xE3\x80\x80\xE3\x80\x80x"), (V{"\xE3\x80\x80", "\xE3\x80\x80", "x"}));  // U+3000 is \s
     // Concatenation invariant on random bytes.
     std::mt19937 rng(123);
@@ -280,9 +289,9 @@ class TestTokenizer : public QObject {
       std::string s(rng() % 64, '\0');
       const int mode = i % 3;
       for (char& c : s) {
-        if (mode == 0) c = static_cast<char>(rng());                        // any byte
-        else if (mode == 1) c = static_cast<char>(0x80 + rng() % 0x80);     // high bytes only
-        else c = k_structured[rng() % (sizeof k_structured - 1)];  // structure-heavy
+        if (mode == 0) c = static_cast<char>(rng());                     // any byte
+        else if (mode == 1) c = static_cast<char>(0x80 + rng() % 0x80);  // high bytes only
+        else c = k_structured[rng() % (sizeof k_structured - 1)];        // structure-heavy
       }
       cases.push_back(std::move(s));
     }
@@ -476,58 +485,103 @@ class TestTokenizer : public QObject {
     row("duplicate key", R"({"model":{},"model":{}})", "duplicate key 'model'");
     row("no model", with([](json& j) { j.erase("model"); }), "missing \"model\"");
     row("model is a string", with([](json& j) { j["model"] = "BPE"; }), "model: expected an object, got a string");
-    row("WordPiece", with([](json& j) { j["model"]["type"] = "WordPiece"; }), "model type \"WordPiece\" is not supported");
+    row("WordPiece", with([](json& j) { j["model"]["type"] = "WordPiece"; }),
+        "model type \"WordPiece\" is not supported");
     row("Unigram", with([](json& j) { j["model"]["type"] = "Unigram"; }), "not supported (only BPE)");
     row("type not string", with([](json& j) { j["model"]["type"] = 3; }), "model.type: expected a string");
     row("no vocab", with([](json& j) { j["model"].erase("vocab"); }), "missing \"model.vocab\"");
     row("no merges", with([](json& j) { j["model"].erase("merges"); }), "missing \"model.merges\"");
-    row("vocab is array", with([](json& j) { j["model"]["vocab"] = json::array({"a"}); }), "model.vocab: expected an object");
+    row("vocab is array", with([](json& j) { j["model"]["vocab"] = json::array({"a"}); }),
+        "model.vocab: expected an object");
     row("vocab id string", with([](json& j) { j["model"]["vocab"]["a"] = "0"; }), "expected an integer token id");
     row("vocab duplicate id", with([](json& j) { j["model"]["vocab"]["c"] = 0; }), "given to two tokens");
-    row("merges is object", with([](json& j) { j["model"]["merges"] = json::object(); }), "model.merges: expected an array");
+    row("merges is object", with([](json& j) { j["model"]["merges"] = json::object(); }),
+        "model.merges: expected an array");
     row("merge is number", with([](json& j) { j["model"]["merges"][1] = 5; }), "model.merges[1]: expected a string");
     row("merge 3 fields", with([](json& j) { j["model"]["merges"][0] = "a b c"; }), "model.merges[0]: expected 2");
-    row("merge pair of 3", with([](json& j) { j["model"]["merges"][0] = json::array({"a", "b", "c"}); }), "expected a pair, got 3");
-    row("merge pair of 1", with([](json& j) { j["model"]["merges"][0] = json::array({"a"}); }), "expected a pair, got 1");
-    row("merge pair non-string", with([](json& j) { j["model"]["merges"][0] = json::array({"a", 1}); }), "expected a string, got an integer");
-    row("merge unknown part", with([](json& j) { j["model"]["merges"][1] = json::array({"q", "a"}); }), "model.merges[1]: merge part \"q\"");
+    row("merge pair of 3", with([](json& j) {
+          j["model"]["merges"][0] = json::array({"a", "b", "c"});
+        }),
+        "expected a pair, got 3");
+    row("merge pair of 1", with([](json& j) { j["model"]["merges"][0] = json::array({"a"}); }),
+        "expected a pair, got 1");
+    row("merge pair non-string", with([](json& j) {
+          j["model"]["merges"][0] = json::array({"a", 1});
+        }),
+        "expected a string, got an integer");
+    row("merge unknown part", with([](json& j) {
+          j["model"]["merges"][1] = json::array({"q", "a"});
+        }),
+        "model.merges[1]: merge part \"q\"");
     row("merge unknown result", with([](json& j) { j["model"]["merges"][1] = "b c"; }), "merge result \"bc\"");
-    row("added_tokens object", with([](json& j) { j["added_tokens"] = json::object(); }), "added_tokens: expected an array");
-    row("added token no id", with([](json& j) { j["added_tokens"][0].erase("id"); }), "added_tokens[0]: missing \"id\"");
-    row("added token id string", with([](json& j) { j["added_tokens"][0]["id"] = "6"; }), "added_tokens[0].id: expected an integer");
+    row("added_tokens object", with([](json& j) { j["added_tokens"] = json::object(); }),
+        "added_tokens: expected an array");
+    row("added token no id", with([](json& j) { j["added_tokens"][0].erase("id"); }),
+        "added_tokens[0]: missing \"id\"");
+    row("added token id string", with([](json& j) { j["added_tokens"][0]["id"] = "6"; }),
+        "added_tokens[0].id: expected an integer");
     row("added token negative id", with([](json& j) { j["added_tokens"][0]["id"] = -3; }), "outside [0, 2^31 - 1)");
     row("added token huge id", with([](json& j) { j["added_tokens"][0]["id"] = 2000000000; }), "unused ids");
     row("added token empty", with([](json& j) { j["added_tokens"][0]["content"] = ""; }), "empty content");
-    row("added token too long", with([](json& j) { j["added_tokens"][0]["content"] = std::string(300, 'x'); }), "more than the 256");
-    row("added token content number", with([](json& j) { j["added_tokens"][0]["content"] = 1; }), ".content: expected a string");
-    row("added token special not bool", with([](json& j) { j["added_tokens"][0]["special"] = "yes"; }), ".special: expected a boolean");
-    row("added token id mismatch", with([](json& j) { j["added_tokens"][0]["content"] = "ab"; }), "\"ab\" has id 6 but the vocabulary gives it id 2");
-    row("added token id collision", with([](json& j) { j["added_tokens"][0]["id"] = 3; }), "id 3 is given to two tokens");
-    row("added token twice", with([](json& j) { j["added_tokens"].push_back({{"id", 7}, {"content", "<|endoftext|>"}}); }), "has id 7 but the vocabulary gives it id 6");
-    row("added token lstrip", with([](json& j) { j["added_tokens"][0]["lstrip"] = true; }), "added_tokens[0]: \"<|endoftext|>\" has lstrip = true, which is not supported");
+    row("added token too long", with([](json& j) { j["added_tokens"][0]["content"] = std::string(300, 'x'); }),
+        "more than the 256");
+    row("added token content number", with([](json& j) { j["added_tokens"][0]["content"] = 1; }),
+        ".content: expected a string");
+    row("added token special not bool", with([](json& j) { j["added_tokens"][0]["special"] = "yes"; }),
+        ".special: expected a boolean");
+    row("added token id mismatch", with([](json& j) { j["added_tokens"][0]["content"] = "ab"; }),
+        "\"ab\" has id 6 but the vocabulary gives it id 2");
+    row("added token id collision", with([](json& j) { j["added_tokens"][0]["id"] = 3; }),
+        "id 3 is given to two tokens");
+    row("added token twice", with([](json& j) {
+          j["added_tokens"].push_back({{"id", 7}, {"content", "<|endoftext|>"}});
+        }),
+        "has id 7 but the vocabulary gives it id 6");
+    row("added token lstrip", with([](json& j) { j["added_tokens"][0]["lstrip"] = true; }),
+        "added_tokens[0]: \"<|endoftext|>\" has lstrip = true, which is not supported");
     row("added token rstrip", with([](json& j) { j["added_tokens"][0]["rstrip"] = true; }), "has rstrip = true");
-    row("added token single_word", with([](json& j) { j["added_tokens"][0]["single_word"] = true; }), "has single_word = true");
-    row("added token lstrip not bool", with([](json& j) { j["added_tokens"][0]["lstrip"] = 1; }), ".lstrip: expected a boolean");
+    row("added token single_word", with([](json& j) { j["added_tokens"][0]["single_word"] = true; }),
+        "has single_word = true");
+    row("added token lstrip not bool", with([](json& j) { j["added_tokens"][0]["lstrip"] = 1; }),
+        ".lstrip: expected a boolean");
     row("no pre_tokenizer", with([](json& j) { j["pre_tokenizer"] = nullptr; }), "pre_tokenizer is missing");
-    row("Metaspace", with([](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }), "pre_tokenizer type \"Metaspace\" is not supported");
+    row("Metaspace", with([](json& j) {
+          j["pre_tokenizer"] = {{"type", "Metaspace"}};
+        }),
+        "pre_tokenizer type \"Metaspace\" is not supported");
     // [Split, ByteLevel] is supported for the Llama-3 / Qwen2 patterns only (test_tokenizer_llama.cpp).
     row("Split + ByteLevel", with([](json& j) {
           j["pre_tokenizer"] = {{"type", "Sequence"},
-                                {"pretokenizers", json::array({{{"type", "Split"}, {"pattern", {{"Regex", "x"}}},
-                                                                {"behavior", "Isolated"}},
-                                                               {{"type", "ByteLevel"}, {"use_regex", false}}})}};
-        }), "pattern.Regex \"x\" is not a supported split pattern");
-    row("pre_tokenizer no type", with([](json& j) { j["pre_tokenizer"].erase("type"); }), "pre_tokenizer: missing \"type\"");
-    row("add_prefix_space string", with([](json& j) { j["pre_tokenizer"]["add_prefix_space"] = "no"; }), "add_prefix_space: expected a boolean");
-    row("normalizer NFKC", with([](json& j) { j["normalizer"] = {{"type", "NFKC"}}; }), "normalizer type \"NFKC\" is not supported (only NFC)");
+                                {"pretokenizers",
+                                 json::array(
+                                     {{{"type", "Split"}, {"pattern", {{"Regex", "x"}}}, {"behavior", "Isolated"}},
+                                      {{"type", "ByteLevel"}, {"use_regex", false}}})}};
+        }),
+        "pattern.Regex \"x\" is not a supported split pattern");
+    row("pre_tokenizer no type", with([](json& j) { j["pre_tokenizer"].erase("type"); }),
+        "pre_tokenizer: missing \"type\"");
+    row("add_prefix_space string", with([](json& j) { j["pre_tokenizer"]["add_prefix_space"] = "no"; }),
+        "add_prefix_space: expected a boolean");
+    row("normalizer NFKC", with([](json& j) {
+          j["normalizer"] = {{"type", "NFKC"}};
+        }),
+        "normalizer type \"NFKC\" is not supported (only NFC)");
     row("normalizer [NFC, Lowercase]", with([](json& j) {
-          j["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array({{{"type", "NFC"}}, {{"type", "Lowercase"}}})}};
-        }), "normalizer type \"Sequence\" is not supported");
-    row("decoder WordPiece", with([](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }), "decoder type \"WordPiece\"");
+          j["normalizer"] = {{"type", "Sequence"},
+                             {"normalizers", json::array({{{"type", "NFC"}}, {{"type", "Lowercase"}}})}};
+        }),
+        "normalizer type \"Sequence\" is not supported");
+    row("decoder WordPiece", with([](json& j) {
+          j["decoder"] = {{"type", "WordPiece"}};
+        }),
+        "decoder type \"WordPiece\"");
     row("byte_fallback", with([](json& j) { j["model"]["byte_fallback"] = true; }), "byte_fallback is not supported");
-    row("subword prefix", with([](json& j) { j["model"]["continuing_subword_prefix"] = "##"; }), "continuing_subword_prefix \"##\" is not supported");
-    row("unk not in vocab", with([](json& j) { j["model"]["unk_token"] = "<unk>"; }), "unk_token \"<unk>\" is not in the vocabulary");
-    row("unk not string", with([](json& j) { j["model"]["unk_token"] = 0; }), "model.unk_token: expected a string or null");
+    row("subword prefix", with([](json& j) { j["model"]["continuing_subword_prefix"] = "##"; }),
+        "continuing_subword_prefix \"##\" is not supported");
+    row("unk not in vocab", with([](json& j) { j["model"]["unk_token"] = "<unk>"; }),
+        "unk_token \"<unk>\" is not in the vocabulary");
+    row("unk not string", with([](json& j) { j["model"]["unk_token"] = 0; }),
+        "model.unk_token: expected a string or null");
     row("dropout string", with([](json& j) { j["model"]["dropout"] = "0.1"; }), "model.dropout: expected a number");
   }
   void corrupt_tokenizer_json() {
@@ -547,12 +601,14 @@ class TestTokenizer : public QObject {
 
   void file_errors_name_the_path() {
     const std::string missing = k_data + "/no/such/vocab.json";
-    QVERIFY(expect_error([&] { Tokenizer::from_gpt2_files(missing, k_merges_path); }).find(missing) != std::string::npos);
+    QVERIFY(expect_error([&] { Tokenizer::from_gpt2_files(missing, k_merges_path); }).find(missing) !=
+            std::string::npos);
     QVERIFY(expect_error([&] { Tokenizer::from_gpt2_files(k_vocab_path, k_data); }).find(k_data) != std::string::npos);
     QVERIFY(expect_error([&] { Tokenizer::from_tokenizer_json(missing); }).find("cannot open") != std::string::npos);
     // A merges file given as the vocab: the error names the file that was wrong.
-    QVERIFY(expect_error([&] { Tokenizer::from_gpt2_files(k_merges_path, k_merges_path); }).find(k_merges_path + ": invalid JSON") !=
-            std::string::npos);
+    QVERIFY(expect_error([&] {
+              Tokenizer::from_gpt2_files(k_merges_path, k_merges_path);
+            }).find(k_merges_path + ": invalid JSON") != std::string::npos);
   }
 };
 

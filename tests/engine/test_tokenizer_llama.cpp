@@ -247,7 +247,16 @@ class TestTokenizerLlama : public QObject {
 
   // Hand-made vocabularies pinning down the merge order and the fallbacks.
   void spm_merge_order() {
-    const std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab", "aa"};
+    const std::vector<std::string> tokens = {"<unk>",
+                                             "<s>",
+                                             "</s>",
+                                             "\xE2\x96\x81",
+                                             "a",
+                                             "b",
+                                             "\xE2\x96\x81"
+                                             "a",
+                                             "ab",
+                                             "aa"};
     const std::vector<int32_t> types = {2, 3, 3, 1, 1, 1, 1, 1, 1};
     auto make = [&](float score_space_a, float score_ab, std::optional<int32_t> unk) {
       const std::vector<float> scores = {0, 0, 0, -3, -4, -4, score_space_a, score_ab, -1};
@@ -263,7 +272,10 @@ class TestTokenizerLlama : public QObject {
     QCOMPARE(no_prefix->encode("aaa"), (std::vector<int32_t>{8, 4}));
     // No byte tokens: an unknown character is one unknown token (or nothing without one).
     QCOMPARE(make(-1, -2, 0)->encode("a\xC3\xA9"), (std::vector<int32_t>{6, 0}));
-    QCOMPARE(make(-1, -2, std::nullopt)->encode("a\xC3\xA9" "b"), (std::vector<int32_t>{6, 5}));
+    QCOMPARE(make(-1, -2, std::nullopt)
+                 ->encode("a\xC3\xA9"
+                          "b"),
+             (std::vector<int32_t>{6, 5}));
     // Control tokens never take part in merging, even when text spells them.
     QCOMPARE(make(-1, -2, 0)->encode("<s>"), (std::vector<int32_t>{3, 0, 0, 0}));
   }
@@ -337,8 +349,8 @@ class TestTokenizerLlama : public QObject {
   void corrupt_spm_vocab() {
     const SpmFixture good = spm_fixture();
     const int32_t n = static_cast<int32_t>(good.tokens.size());
-    const int32_t byte_index = static_cast<int32_t>(
-        std::find(good.types.begin(), good.types.end(), 6) - good.types.begin());
+    const int32_t byte_index =
+        static_cast<int32_t>(std::find(good.types.begin(), good.types.end(), 6) - good.types.begin());
     QVERIFY(byte_index < n);
     struct Case {
       const char* name;
@@ -346,7 +358,13 @@ class TestTokenizerLlama : public QObject {
       const char* expected;
     };
     const std::vector<Case> cases = {
-        {"empty", [](SpmFixture& f) { f.tokens.clear(); f.scores.clear(); f.types.clear(); f.bos = f.eos = f.unk = std::nullopt; },
+        {"empty",
+         [](SpmFixture& f) {
+           f.tokens.clear();
+           f.scores.clear();
+           f.types.clear();
+           f.bos = f.eos = f.unk = std::nullopt;
+         },
          "empty"},
         {"fewer scores", [](SpmFixture& f) { f.scores.pop_back(); }, "scores"},
         {"more types", [](SpmFixture& f) { f.types.push_back(1); }, "token types"},
@@ -375,8 +393,8 @@ class TestTokenizerLlama : public QObject {
     }
     // Accepted: lower-case hex, no bos / eos / unk at all, infinite scores.
     SpmFixture f = good;
-    const auto newline = static_cast<std::size_t>(
-        std::find(f.tokens.begin(), f.tokens.end(), std::string("<0x0A>")) - f.tokens.begin());
+    const auto newline =
+        static_cast<std::size_t>(std::find(f.tokens.begin(), f.tokens.end(), std::string("<0x0A>")) - f.tokens.begin());
     QVERIFY(newline < f.tokens.size());
     f.tokens[newline] = "<0x0a>";
     f.bos = f.eos = f.unk = std::nullopt;
@@ -395,7 +413,8 @@ class TestTokenizerLlama : public QObject {
     auto split = [](json& j) -> json& { return j["pre_tokenizer"]["pretokenizers"][0]; };
     auto byte_level = [](json& j) -> json& { return j["pre_tokenizer"]["pretokenizers"][1]; };
     const std::vector<Case> cases = {
-        {"unknown pattern", [&](json& j) { split(j)["pattern"]["Regex"] = "\\s+|\\S+"; }, "not a supported split pattern"},
+        {"unknown pattern", [&](json& j) { split(j)["pattern"]["Regex"] = "\\s+|\\S+"; },
+         "not a supported split pattern"},
         {"pattern with one char changed",
          [&](json& j) {
            std::string p = split(j)["pattern"]["Regex"];
@@ -403,7 +422,11 @@ class TestTokenizerLlama : public QObject {
            split(j)["pattern"]["Regex"] = p;
          },
          "not a supported split pattern"},
-        {"string pattern", [&](json& j) { split(j)["pattern"] = {{"String", " "}}; }, "Regex"},
+        {"string pattern",
+         [&](json& j) {
+           split(j)["pattern"] = {{"String", " "}};
+         },
+         "Regex"},
         {"pattern not object", [&](json& j) { split(j)["pattern"] = 5; }, "pattern"},
         {"regex not string", [&](json& j) { split(j)["pattern"]["Regex"] = json::array(); }, "Regex"},
         {"missing pattern", [&](json& j) { split(j).erase("pattern"); }, "missing \"pattern\""},
@@ -412,8 +435,8 @@ class TestTokenizerLlama : public QObject {
         {"invert", [&](json& j) { split(j)["invert"] = true; }, "invert"},
         {"byte level regex", [&](json& j) { byte_level(j)["use_regex"] = true; }, "use_regex"},
         {"byte level prefix", [&](json& j) { byte_level(j)["add_prefix_space"] = true; }, "add_prefix_space"},
-        {"split alone",
-         [&](json& j) { j["pre_tokenizer"]["pretokenizers"] = json::array({split(j)}); }, "not supported"},
+        {"split alone", [&](json& j) { j["pre_tokenizer"]["pretokenizers"] = json::array({split(j)}); },
+         "not supported"},
         {"reversed order",
          [&](json& j) {
            json s = split(j), b = byte_level(j);

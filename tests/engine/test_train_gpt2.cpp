@@ -225,7 +225,10 @@ class TestTrainGpt2 : public QObject {
         });
         QVERIFY2(std::abs(fd - t.grad[i]) < 2e-2 * std::abs(t.grad[i]) + 1e-4,
                  qPrintable(QString("%1[%2]: backward %3, finite differences %4")
-                                .arg(QString::fromStdString(t.name)).arg(i).arg(t.grad[i]).arg(fd)));
+                                .arg(QString::fromStdString(t.name))
+                                .arg(i)
+                                .arg(t.grad[i])
+                                .arg(fd)));
       }
     }
   }

@@ -41,7 +41,8 @@ class TestTrainLlama : public QObject {
     const size_t row = logits.size() / batch.B;
     for (int b = 0; b < batch.B; ++b) {
       std::vector<int32_t> seq(batch.inputs.begin() + b * batch.T, batch.inputs.begin() + (b + 1) * batch.T);
-      const double dl = max_abs_diff(std::span<const float>(logits).subspan(b * row, row), full_logits(*model, *m_be, seq));
+      const double dl =
+          max_abs_diff(std::span<const float>(logits).subspan(b * row, row), full_logits(*model, *m_be, seq));
       QVERIFY2(dl < 1e-5, qPrintable(QString::number(dl)));
     }
 
@@ -71,7 +72,8 @@ class TestTrainLlama : public QObject {
     for (size_t step = 0; step < curve.size(); ++step) {
       tm.zero_grads();
       const float l = tm.forward_backward(batch.view(), {});
-      QVERIFY2(std::abs(l - curve[step]) < 2e-5, qPrintable(QString("step %1: %2 vs %3").arg(step).arg(l).arg(curve[step])));
+      QVERIFY2(std::abs(l - curve[step]) < 2e-5,
+               qPrintable(QString("step %1: %2 vs %3").arg(step).arg(l).arg(curve[step])));
       opt.step(kFixtureLr);
     }
   }

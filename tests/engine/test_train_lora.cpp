@@ -27,7 +27,7 @@ LoraConfig all_linear(const Model& m, int rank = 4, float alpha = 8.0f) {
   c.alpha = alpha;
   c.targets = m.config().arch == Arch::GPT2
                   ? std::vector<std::string>{"h.qkv.weight", "h.attn_proj.weight", "h.fc.weight", "h.fc_proj.weight"}
-                  : std::vector<std::string>{"h.wq.weight", "h.wk.weight", "h.wv.weight", "h.wo.weight",
+                  : std::vector<std::string>{"h.wq.weight",     "h.wk.weight",   "h.wv.weight",    "h.wo.weight",
                                              "h.w_gate.weight", "h.w_up.weight", "h.w_down.weight"};
   return c;
 }
@@ -62,7 +62,8 @@ class TestTrainLora : public QObject {
 
     const auto logits = tm.logits(batch.inputs.data(), batch.B, batch.T);
     const auto want_logits = expected->read_f32(*expected->find("logits"));
-    QVERIFY2(max_diff(logits, want_logits.data()) < 2e-4, qPrintable(QString::number(max_diff(logits, want_logits.data()))));
+    QVERIFY2(max_diff(logits, want_logits.data()) < 2e-4,
+             qPrintable(QString::number(max_diff(logits, want_logits.data()))));
 
     const float loss = tm.forward_backward(batch.view(), {});
     const float want = expected->read_f32(*expected->find("loss"))[0];
@@ -159,7 +160,10 @@ class TestTrainLora : public QObject {
       const float g = t.grad[best];
       const double fd = central_difference(t.value[best], 1e-2f, [&] { return tm.forward_backward(batch.view(), o); });
       QVERIFY2(std::abs(fd - g) < 2e-2 * std::abs(g) + 1e-4,
-               qPrintable(QString("%1: backward %2, finite differences %3").arg(QString::fromStdString(t.name)).arg(g).arg(fd)));
+               qPrintable(QString("%1: backward %2, finite differences %3")
+                              .arg(QString::fromStdString(t.name))
+                              .arg(g)
+                              .arg(fd)));
     }
   }
 

@@ -156,7 +156,8 @@ class TestTrainer : public QObject {
     QCOMPARE(losses_b.size(), size_t(10));
     for (size_t i = 0; i < 10; ++i)
       QVERIFY2(std::memcmp(&losses_a[i], &losses_b[i], sizeof(float)) == 0,
-               qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(losses_a[i], 0, 'g', 9).arg(losses_b[i], 0, 'g', 9)));
+               qPrintable(
+                   QString("step %1: %2 vs %3").arg(i + 1).arg(losses_a[i], 0, 'g', 9).arg(losses_b[i], 0, 'g', 9)));
     QVERIFY(same_bits(params_of(*model_a), params_of(*model_b)));
     QVERIFY(losses_a[9] < losses_a[0]);  // and it did learn something
   }

@@ -14,10 +14,10 @@
 #include <random>
 #include <vector>
 
+#include "cpu/cpu_gemm_f32.h"
 #include "engine/dtype.h"
 #include "engine/quant.h"
 #include "engine/thread_pool.h"
-#include "cpu/cpu_gemm_f32.h"
 #include "support/random_quant.h"
 
 using namespace engine;
@@ -113,8 +113,11 @@ class TestPortableKernels : public QObject {
     struct Shape {
       int N, C, OC;
     };
-    for (const Shape s : {Shape{16, 16, 16}, Shape{17, 600, 50}, Shape{33, 1, 13}, Shape{300, 40, 100},
-                          Shape{40, 1100, 7}}) {
+    for (const Shape s : {Shape{16, 16, 16}, Shape{17, 600, 50}, Shape{33, 1, 13}, Shape{300, 40, 100}, Shape {
+                            40,
+                            1100,
+                            7
+                          }}) {
       std::vector<float> X(size_t(s.N) * s.C), W(size_t(s.OC) * s.C), b(s.OC), got(size_t(s.N) * s.OC, NAN);
       for (auto* v : {&X, &W, &b})
         for (float& e : *v) e = ud(rng);

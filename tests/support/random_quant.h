@@ -30,7 +30,8 @@ inline std::vector<uint8_t> random_weights(engine::DType t, int OC, int C, uint3
     for (size_t off = 0; off < out.size(); off += bytes) {
       if (t == DType::Q4_K) {
         // w = d*sc*q - dmin*m, sc, m <= 63, q <= 15: d = dmin ~ scale/500 keeps |w| below ~2*scale.
-        const uint16_t d = engine::f32_to_fp16(scale / 500.f * ud(rng)), dmin = engine::f32_to_fp16(scale / 1000.f * ud(rng));
+        const uint16_t d = engine::f32_to_fp16(scale / 500.f * ud(rng)),
+                       dmin = engine::f32_to_fp16(scale / 1000.f * ud(rng));
         std::memcpy(out.data() + off, &d, 2);
         std::memcpy(out.data() + off + 2, &dmin, 2);
       } else {

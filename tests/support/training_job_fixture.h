@@ -14,7 +14,8 @@
 inline void writeTinyGpt2WithTokenizer(const QString& dir) {
   engine::ModelConfig c;
   c.arch = engine::Arch::GPT2;
-  c.n_layer = 2, c.n_embd = 64, c.n_head = 4, c.n_kv_head = 4, c.ffn_dim = 256, c.vocab_size = 50257, c.max_seq_len = 64;
+  c.n_layer = 2, c.n_embd = 64, c.n_head = 4, c.n_kv_head = 4, c.ffn_dim = 256, c.vocab_size = 50257,
+  c.max_seq_len = 64;
   engine::Model model(c);
   model.init_random(3);
   engine::save_hf_directory(model, dir.toStdString(),

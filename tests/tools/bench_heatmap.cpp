@@ -99,7 +99,8 @@ class Bench {
 
     // Zoom: wheel notches around the centre, from the whole matrix to the 64x limit.
     m_map->resetView();
-    report("zoom (wheel, 1x to 64x)", [&](int) { wheel(centre, 120); }, 24);
+    report(
+        "zoom (wheel, 1x to 64x)", [&](int) { wheel(centre, 120); }, 24);
     // Pan: a drag across the matrix at 8x.
     m_map->resetView();
     m_map->setZoom(8);
@@ -128,7 +129,8 @@ class Bench {
     };
     time("one head: matrix + labels + image", {.layer = l1, .head = 5});
     time("mean of a layer's heads + image", {.layer = l1, .head = inspectview::kMeanOfHeads});
-    time("overlay (max) of 4 heads + image", {.overlay = {{0, 1}, {l1, 5}, {l2, 2}, {l3, 0}}, .overlayReduce = engine::HeadReduce::Max});
+    time("overlay (max) of 4 heads + image",
+         {.overlay = {{0, 1}, {l1, 5}, {l2, 2}, {l3, 0}}, .overlayReduce = engine::HeadReduce::Max});
     if (L * NH < 144) return;
     // The head grid: every head's thumbnail and entropy, on the thread pool.
     HeadGridModel grid;
@@ -161,7 +163,8 @@ class Bench {
   }
 
   void wheel(QPointF at, int delta) {
-    QWheelEvent e(at, m_window.mapToGlobal(at), QPoint(), QPoint(0, delta), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QWheelEvent e(at, m_window.mapToGlobal(at), QPoint(), QPoint(0, delta), Qt::NoButton, Qt::NoModifier,
+                  Qt::NoScrollPhase, false);
     QCoreApplication::sendEvent(m_map, &e);
   }
   void press(QPointF at) { mouse(QEvent::MouseButtonPress, at, Qt::LeftButton); }

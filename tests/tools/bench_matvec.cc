@@ -45,7 +45,8 @@ void bench(int OC, int C) {
   engine::quantize_row_q4_0(W.data(), W4.data(), (int64_t)W.size());
 
   // K types: random bytes are valid blocks once the f16 scales are sane.
-  std::vector<uint8_t> WK4((size_t)OC * C / 256 * engine::k_q4_K_bytes), WK6((size_t)OC * C / 256 * engine::k_q6_K_bytes);
+  std::vector<uint8_t> WK4((size_t)OC * C / 256 * engine::k_q4_K_bytes),
+      WK6((size_t)OC * C / 256 * engine::k_q6_K_bytes);
   for (auto& b : WK4) b = (uint8_t)rng();
   for (auto& b : WK6) b = (uint8_t)rng();
   const uint16_t dk = engine::f32_to_fp16(1e-3f);
@@ -53,16 +54,27 @@ void bench(int OC, int C) {
     std::memcpy(&WK4[s * engine::k_q4_K_bytes], &dk, 2);
     std::memcpy(&WK4[s * engine::k_q4_K_bytes + 2], &dk, 2);
   }
-  for (size_t s = 0; s < WK6.size() / engine::k_q6_K_bytes; ++s) std::memcpy(&WK6[s * engine::k_q6_K_bytes + 208], &dk, 2);
+  for (size_t s = 0; s < WK6.size() / engine::k_q6_K_bytes; ++s)
+    std::memcpy(&WK6[s * engine::k_q6_K_bytes + 208], &dk, 2);
 
-  struct Row { const char* name; double bytes; double s; };
+  struct Row {
+    const char* name;
+    double bytes;
+    double s;
+  };
   std::vector<Row> rows;
-  rows.push_back({"f32 matvec_rows", W.size() * 4.0, best_seconds([&] { engine::matvec_rows(out.data(), W.data(), x.data(), C, 0, OC); })});
-  rows.push_back({"f16", Wh.size() * 2.0, best_seconds([&] { engine::matvec_f16(out.data(), Wh.data(), x.data(), C, 0, OC); })});
-  rows.push_back({"q8_0", (double)W8.size(), best_seconds([&] { engine::matvec_q8_0(out.data(), W8.data(), x.data(), C, 0, OC); })});
-  rows.push_back({"q4_0", (double)W4.size(), best_seconds([&] { engine::matvec_q4_0(out.data(), W4.data(), x.data(), C, 0, OC); })});
-  rows.push_back({"q4_K", (double)WK4.size(), best_seconds([&] { engine::matvec_q4_K(out.data(), WK4.data(), x.data(), C, 0, OC); })});
-  rows.push_back({"q6_K", (double)WK6.size(), best_seconds([&] { engine::matvec_q6_K(out.data(), WK6.data(), x.data(), C, 0, OC); })});
+  rows.push_back({"f32 matvec_rows", W.size() * 4.0,
+                  best_seconds([&] { engine::matvec_rows(out.data(), W.data(), x.data(), C, 0, OC); })});
+  rows.push_back(
+      {"f16", Wh.size() * 2.0, best_seconds([&] { engine::matvec_f16(out.data(), Wh.data(), x.data(), C, 0, OC); })});
+  rows.push_back({"q8_0", (double)W8.size(),
+                  best_seconds([&] { engine::matvec_q8_0(out.data(), W8.data(), x.data(), C, 0, OC); })});
+  rows.push_back({"q4_0", (double)W4.size(),
+                  best_seconds([&] { engine::matvec_q4_0(out.data(), W4.data(), x.data(), C, 0, OC); })});
+  rows.push_back({"q4_K", (double)WK4.size(),
+                  best_seconds([&] { engine::matvec_q4_K(out.data(), WK4.data(), x.data(), C, 0, OC); })});
+  rows.push_back({"q6_K", (double)WK6.size(),
+                  best_seconds([&] { engine::matvec_q6_K(out.data(), WK6.data(), x.data(), C, 0, OC); })});
   std::printf("%d x %d\n", OC, C);
   for (const auto& r : rows)
     std::printf("  %-16s %8.2f MB  %8.3f ms  %7.2f GB/s  %6.2f Gweights/s\n", r.name, r.bytes / 1e6, r.s * 1e3,

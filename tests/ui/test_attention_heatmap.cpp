@@ -25,12 +25,13 @@
 namespace {
 
 // 3 x 3, causal like real attention, with values spread over the scale.
-const std::vector<float> kMatrix = {1.0f, 0.0f, 0.0f,  //
-                                    0.25f, 0.75f, 0.0f,  //
-                                    0.5f, 0.125f, 0.375f};
+const std::vector<float> kMatrix = {1.0f,  0.0f,   0.0f,  //
+                                    0.25f, 0.75f,  0.0f,  //
+                                    0.5f,  0.125f, 0.375f};
 
 bool near(QRgb a, QRgb b, int tol = 2) {
-  return std::abs(qRed(a) - qRed(b)) <= tol && std::abs(qGreen(a) - qGreen(b)) <= tol && std::abs(qBlue(a) - qBlue(b)) <= tol;
+  return std::abs(qRed(a) - qRed(b)) <= tol && std::abs(qGreen(a) - qGreen(b)) <= tol &&
+         std::abs(qBlue(a) - qBlue(b)) <= tol;
 }
 
 QString rgb(QRgb c) { return QStringLiteral("#%1").arg(c & 0xFFFFFF, 6, 16, QLatin1Char('0')); }
@@ -84,7 +85,8 @@ class TestAttentionHeatmap : public QObject {
     QCOMPARE(rgb(inspectview::colourOf(-3.0f)), QString("#440154"));  // clamped
     QCOMPARE(rgb(inspectview::colourOf(NAN)), QString("#440154"));
     // Between stops the scale is monotone in green (viridis' luminance carrier).
-    for (int i = 1; i <= 100; ++i) QVERIFY(qGreen(inspectview::colourOf(i / 100.0f)) >= qGreen(inspectview::colourOf((i - 1) / 100.0f)));
+    for (int i = 1; i <= 100; ++i)
+      QVERIFY(qGreen(inspectview::colourOf(i / 100.0f)) >= qGreen(inspectview::colourOf((i - 1) / 100.0f)));
   }
 
   void cells_have_their_colours() {
@@ -94,9 +96,15 @@ class TestAttentionHeatmap : public QObject {
       for (int k = 0; k < 3; ++k) {
         const QRgb want = inspectview::colourOf(kMatrix[q * 3 + k]);
         // The centre and a point near each corner of the 100 px cell.
-        for (QPoint p : {QPoint(k * 100 + 50, q * 100 + 50), QPoint(k * 100 + 3, q * 100 + 3), QPoint(k * 100 + 96, q * 100 + 96)}) {
+        for (QPoint p : {QPoint(k * 100 + 50, q * 100 + 50), QPoint(k * 100 + 3, q * 100 + 3),
+                         QPoint(k * 100 + 96, q * 100 + 96)}) {
           const QRgb got = img.pixel(p);
-          QVERIFY2(near(got, want), qPrintable(QString("cell (%1,%2) at %3,%4: %5, want %6").arg(q).arg(k).arg(p.x()).arg(p.y()).arg(rgb(got), rgb(want))));
+          QVERIFY2(near(got, want), qPrintable(QString("cell (%1,%2) at %3,%4: %5, want %6")
+                                                   .arg(q)
+                                                   .arg(k)
+                                                   .arg(p.x())
+                                                   .arg(p.y())
+                                                   .arg(rgb(got), rgb(want))));
         }
       }
   }
@@ -181,7 +189,7 @@ class TestAttentionHeatmap : public QObject {
     // Two layers of two heads; the overlay picks heads from both layers.
     auto in = twoByTwo();
     in->n_layer = 2;
-    in->attention.insert(in->attention.end(), {1, 0, 0.9f, 0.1f,     // layer 1 head 0
+    in->attention.insert(in->attention.end(), {1, 0, 0.9f, 0.1f,      // layer 1 head 0
                                                1, 0, 0.05f, 0.95f});  // layer 1 head 1
     m_map->setInspection(QVariant::fromValue(InspectionPtr(in)));
     showInspection(0, 0);

@@ -17,8 +17,8 @@ class TestFineTuneWizard : public QObject {
   QString m_model, m_data, m_text;
 
   QVariantMap pretrainSettings() const {
-    return {{"recipe", "pretrain"}, {"model", m_model}, {"data", m_text}, {"steps", 10}, {"batch", 2}, {"seq", 16},
-            {"val_fraction", 0.2},  {"threads", 1}};
+    return {{"recipe", "pretrain"}, {"model", m_model}, {"data", m_text},      {"steps", 10},
+            {"batch", 2},           {"seq", 16},        {"val_fraction", 0.2}, {"threads", 1}};
   }
 
  private slots:
@@ -27,8 +27,11 @@ class TestFineTuneWizard : public QObject {
     writeTinyTextModel(m_model, 3, 64);
     m_data = m_dir.filePath("chats.jsonl");
     std::ofstream f(m_data.toStdString(), std::ios::binary);
-    for (int i = 0; i < 20; ++i) f << R"({"messages":[{"role":"user","content":"abba"},{"role":"assistant","content":"cddc effe"}]})" "\n";
-    f << R"({"messages":[{"role":"user","content":"no answer"}]})" "\n";
+    for (int i = 0; i < 20; ++i)
+      f << R"({"messages":[{"role":"user","content":"abba"},{"role":"assistant","content":"cddc effe"}]})"
+           "\n";
+    f << R"({"messages":[{"role":"user","content":"no answer"}]})"
+         "\n";
     m_text = m_dir.filePath("text.txt");
     std::ofstream t(m_text.toStdString(), std::ios::binary);
     for (int i = 0; i < 200; ++i) t << "abba cddc effe ghhg abba cddc\n";
@@ -82,7 +85,7 @@ class TestFineTuneWizard : public QObject {
     QVERIFY(!done.at(0).at(1).toBool());
     QVERIFY(!w.busy());
     QVERIFY(w.error().isEmpty());  // a cancel is not an error
-    QTest::qWait(200);              // the cancelled work's late result must be dropped
+    QTest::qWait(200);             // the cancelled work's late result must be dropped
     QVERIFY(w.model().isEmpty());
 
     w.inspectDataset(m_data, QString(), 16, 0.1);  // replaced at once by the next task

@@ -148,7 +148,7 @@ class TestInspectModels : public QObject {
     QVERIFY(s.isSelected(1, 1) && s.isSelected(2, 3) && s.isSelected(1, 2) && !s.isSelected(0, 1));
     s.click(0, 0, Qt::ShiftModifier);  // the same anchor, a new rectangle replaces the old
     QCOMPARE(s.summary(), QString("L0 H0, L0 H1, L1 H0, L1 H1"));
-    s.click(4, 4, Qt::ControlModifier);                        // a new anchor...
+    s.click(4, 4, Qt::ControlModifier);                      // a new anchor...
     s.click(4, 5, Qt::ControlModifier | Qt::ShiftModifier);  // ...and Ctrl+Shift adds its range
     QCOMPARE(s.count(), 6);
     QVERIFY(s.isSelected(0, 0) && s.isSelected(4, 4) && s.isSelected(4, 5));
@@ -180,8 +180,10 @@ class TestInspectModels : public QObject {
         const int lr = in->lens_rows - 1 - row;
         QCOMPARE(m.data(i, LogitLensModel::TokenIdRole).toInt(), in->lens_id(lr, t, 0));
         QCOMPARE(m.data(i, LogitLensModel::ProbRole).toDouble(), double(in->lens_prob(lr, t, 0)));
-        QCOMPARE(m.data(i, LogitLensModel::ColourRole).value<QColor>(), inspectview::qcolourOf(in->lens_prob(lr, t, 0)));
-        QCOMPARE(m.data(i, LogitLensModel::CorrectRole).toBool(), t + 1 < int(ids.size()) && in->lens_id(lr, t, 0) == ids[t + 1]);
+        QCOMPARE(m.data(i, LogitLensModel::ColourRole).value<QColor>(),
+                 inspectview::qcolourOf(in->lens_prob(lr, t, 0)));
+        QCOMPARE(m.data(i, LogitLensModel::CorrectRole).toBool(),
+                 t + 1 < int(ids.size()) && in->lens_id(lr, t, 0) == ids[t + 1]);
         QCOMPARE(m.data(i, LogitLensModel::AlternativesRole).toString().count('\n'), in->top_k - 1);
       }
     // The output row equals the next-token distribution.

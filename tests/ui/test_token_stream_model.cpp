@@ -115,7 +115,8 @@ void TestTokenStreamModel::takesItsLaneFromTheSource() {
   b.setSource(&app);
   b.setLane(QStringLiteral("B"));
   QSignalSpy inserted(&a, &QAbstractItemModel::rowsInserted);
-  Q_EMIT app.tokensArrived(QStringLiteral("A"), {token(1, QStringLiteral("x"), -0.1), token(2, QStringLiteral("y"), -0.2)});
+  Q_EMIT app.tokensArrived(QStringLiteral("A"),
+                           {token(1, QStringLiteral("x"), -0.1), token(2, QStringLiteral("y"), -0.2)});
   Q_EMIT app.tokensArrived(QStringLiteral("B"), {token(3, QStringLiteral("z"), -0.3)});
   QCOMPARE(inserted.count(), 1);  // the batch stays one insert
   QCOMPARE(a.ids(), (QVariantList{1, 2}));

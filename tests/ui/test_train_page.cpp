@@ -3,9 +3,11 @@
 // training job; the dashboard then shows its curves (series filled from the stored rows), its
 // status, samples and stat tiles; the log-scale toggle keeps the curve; the Runs page overlays it.
 // Set WB_SCREENSHOT_DIR to keep PNGs of the pages.
+#include <QAbstractAxis>
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLegend>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickStyle>
@@ -15,19 +17,17 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QAbstractAxis>
-#include <QLegend>
 #include <QXYSeries>
 #include <QtQml/qqmlextensionplugin.h>
 
 #include <memory>
 
 #include "appsingleton.h"
-#include "support/training_job_fixture.h"
 #include "engine/model_loader.h"
 #include "metricsmodel.h"
 #include "services/appcontroller.h"
 #include "services/trainingjobs.h"
+#include "support/training_job_fixture.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -137,13 +137,15 @@ class TestTrainPage : public QObject {
     s[QStringLiteral("sample_tokens")] = 6;
     // Review: the command shown names the same run.
     const QString cli = findItem(setup, QStringLiteral("setupCli"))->property("text").toString();
-    QVERIFY2(cli.contains(QStringLiteral("--recipe pretrain --model ") + m_model + QStringLiteral(" --data ") + m_data), qPrintable(cli));
+    QVERIFY2(cli.contains(QStringLiteral("--recipe pretrain --model ") + m_model + QStringLiteral(" --data ") + m_data),
+             qPrintable(cli));
     QVERIFY2(cli.contains(QStringLiteral("--steps 12")) && cli.contains(QStringLiteral("--lr 0.003")), qPrintable(cli));
     QVERIFY(findItem(setup, QStringLiteral("startButton"))->property("enabled").toBool());
 
     // Start (with the smaller shapes of this test; the form's own start() is the same call).
     QSignalSpy finished(m_controller->training(), &TrainingJobs::runFinished);
-    QVERIFY(QMetaObject::invokeMethod(setup, "startRequested", Q_ARG(QString, QStringLiteral("walk-through")), Q_ARG(QVariant, s)));
+    QVERIFY(QMetaObject::invokeMethod(setup, "startRequested", Q_ARG(QString, QStringLiteral("walk-through")),
+                                      Q_ARG(QVariant, s)));
     QVERIFY(m_controller->training()->busy());
     const qint64 id = m_controller->training()->activeRunId();
     QTRY_COMPARE(findItem(page, QStringLiteral("runStatus"))->property("text").toString(), QStringLiteral("running"));
@@ -179,7 +181,8 @@ class TestTrainPage : public QObject {
     const auto axisOf = [chart, &firstSeries](const char* which) {
       QAbstractAxis* a = nullptr;
       QAbstractSeries* series = firstSeries();
-      if (series) QMetaObject::invokeMethod(chart, which, Q_RETURN_ARG(QAbstractAxis*, a), Q_ARG(QAbstractSeries*, series));
+      if (series)
+        QMetaObject::invokeMethod(chart, which, Q_RETURN_ARG(QAbstractAxis*, a), Q_ARG(QAbstractSeries*, series));
       return a;
     };
     const auto chartColoursAre = [&](const QColor& label, const QColor& line, const QColor& grid) {

@@ -54,8 +54,9 @@ class Setup : public QObject {
     m_fixture.dataPath = m_dir.filePath(QStringLiteral("good.txt"));
     writeFile(m_fixture.dataPath, text);
     m_fixture.badDataPath = m_dir.filePath(QStringLiteral("bad.jsonl"));
-    writeFile(m_fixture.badDataPath, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"hello\"}]}\n"
-                                     "{\"messages\": [\n");
+    writeFile(m_fixture.badDataPath,
+              "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"hello\"}]}\n"
+              "{\"messages\": [\n");
     m_fixture.exportDir = m_dir.filePath(QStringLiteral("exports"));
     m_fixture.screenshotDir = qEnvironmentVariable("WB_SCREENSHOT_DIR");
     m_controller = std::make_unique<AppController>();

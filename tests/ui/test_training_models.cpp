@@ -82,7 +82,8 @@ class TestTrainingModels : public QObject {
         last = last * w + (1 - w) * loss[i];
         const double expected = w > 0 ? last / (1 - std::pow(w, i + 1)) : loss[i];
         const double got = model.data(model.index(i), MetricsModel::SmoothedLossRole).toDouble();
-        QVERIFY2(std::abs(got - expected) < 1e-12, qPrintable(QStringLiteral("w %1 step %2: %3 vs %4").arg(w).arg(i + 1).arg(got).arg(expected)));
+        QVERIFY2(std::abs(got - expected) < 1e-12,
+                 qPrintable(QStringLiteral("w %1 step %2: %3 vs %4").arg(w).arg(i + 1).arg(got).arg(expected)));
       }
     }
     // Outliers: above 3x the median of up to 25 steps before, with at least 8 of them.
@@ -126,7 +127,8 @@ class TestTrainingModels : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
     QCOMPARE(lines.size(), 1 + 27);
-    QCOMPARE(lines[0], QByteArray("step,loss,smoothed_loss,val_loss,lr,grad_norm,grad_norm_outlier,tokens_per_s,elapsed_s,skipped"));
+    QCOMPARE(lines[0], QByteArray("step,loss,smoothed_loss,val_loss,lr,grad_norm,grad_norm_outlier,tokens_per_s,"
+                                  "elapsed_s,skipped"));
     QVERIFY2(lines[1].startsWith("1,5,"), lines[1].constData());
     QCOMPARE(lines[1].split(',')[3], QByteArray());
     QCOMPARE(lines[2].split(',')[3], QByteArray("4.5"));
@@ -149,8 +151,10 @@ class TestTrainingModels : public QObject {
     StoredRun run;
     run.recipe = QStringLiteral("sft");
     run.modelPath = QStringLiteral("/m");
-    run.settings = {{QStringLiteral("model"), QStringLiteral("/m")}, {QStringLiteral("data"), QStringLiteral("/d.jsonl")},
-                    {QStringLiteral("recipe"), QStringLiteral("sft")}, {QStringLiteral("steps"), 7}};
+    run.settings = {{QStringLiteral("model"), QStringLiteral("/m")},
+                    {QStringLiteral("data"), QStringLiteral("/d.jsonl")},
+                    {QStringLiteral("recipe"), QStringLiteral("sft")},
+                    {QStringLiteral("steps"), 7}};
     run.name = QStringLiteral("first");
     const qint64 a = store.createRun(run);
     run.name = QStringLiteral("second");
@@ -159,7 +163,9 @@ class TestTrainingModels : public QObject {
     QCOMPARE(model.data(model.index(0), RunListModel::RunIdRole).toLongLong(), b);  // newest first
     QCOMPARE(model.data(model.index(1), RunListModel::NameRole).toString(), QStringLiteral("first"));
     QCOMPARE(model.data(model.index(1), RunListModel::StatusRole).toString(), QStringLiteral("queued"));
-    QVERIFY(model.data(model.index(1), RunListModel::CommandRole).toString().contains(QStringLiteral("--recipe sft --model /m --data /d.jsonl")));
+    QVERIFY(model.data(model.index(1), RunListModel::CommandRole)
+                .toString()
+                .contains(QStringLiteral("--recipe sft --model /m --data /d.jsonl")));
     QVERIFY(model.data(model.index(1), RunListModel::CommandRole).toString().contains(QStringLiteral("--steps 7")));
     QVERIFY(store.setRunStatus(a, QStringLiteral("cancelled")));
     QCOMPARE(model.data(model.index(model.rowOf(a)), RunListModel::StatusRole).toString(), QStringLiteral("cancelled"));

@@ -5,8 +5,8 @@
 #include <QFile>
 #include <QGuiApplication>
 #include <QImage>
-#include <QQmlComponent>
 #include <QQmlApplicationEngine>
+#include <QQmlComponent>
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
@@ -28,10 +28,10 @@
 #include "engine/model_loader.h"
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
-#include "support/tiny_tokenizer.h"
-#include "tokenstreammodel.h"
 #include "services/chatcontroller.h"
 #include "services/inspectiontypes.h"
+#include "support/tiny_tokenizer.h"
+#include "tokenstreammodel.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
 
@@ -254,12 +254,14 @@ void TestUiSmoke::fileDialogsOpen() {
   // that module, open() dereferences a null implementation and crashes. Fail readably instead.
   QQmlComponent probe(m_engine.get());
   probe.setData("import Qt.labs.folderlistmodel\nimport QtQml\nQtObject {}", QUrl());
-  QVERIFY2(probe.isReady(), "QML module Qt.labs.folderlistmodel is missing (Debian: qml6-module-qt-labs-folderlistmodel); "
-                            "the file dialogs need it");
+  QVERIFY2(probe.isReady(),
+           "QML module Qt.labs.folderlistmodel is missing (Debian: qml6-module-qt-labs-folderlistmodel); "
+           "the file dialogs need it");
   for (const char* name : {"modelFileDialog", "modelFolderDialog"}) {
     QObject* dialog = m_window->findChild<QObject*>(QLatin1String(name));
     QVERIFY2(dialog, name);
-    QVERIFY(QMetaObject::invokeMethod(m_window, std::strcmp(name, "modelFileDialog") == 0 ? "openModelFile" : "openModelFolder"));
+    QVERIFY(QMetaObject::invokeMethod(m_window,
+                                      std::strcmp(name, "modelFileDialog") == 0 ? "openModelFile" : "openModelFolder"));
     QTRY_VERIFY(dialog->property("visible").toBool());
     grab(QLatin1String(name));
     QVERIFY(QMetaObject::invokeMethod(dialog, "reject"));
@@ -387,12 +389,16 @@ void TestUiSmoke::playgroundShowsTokens() {
   QTRY_VERIFY_WITH_TIMEOUT(!m_controller->generating() && !playground->property("pendingB").toBool() &&
                                tokensB->count() > 0 && !m_controller->generating(),
                            30000);
-  QTRY_VERIFY_WITH_TIMEOUT(findItem(playground, QStringLiteral("generationStatsB"))->property("text").toString().contains(
-                               QStringLiteral("tok/s")), 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(findItem(playground, QStringLiteral("generationStatsB"))
+                               ->property("text")
+                               .toString()
+                               .contains(QStringLiteral("tok/s")),
+                           30000);
   QCOMPARE(tokensB->ids(), tokensA->ids());
   QTest::qWait(400);
   image = grab(QStringLiteral("playground-compare"));
-  QVERIFY(distinctColoursIn(image, findItem(playground, QStringLiteral("outputTokensB")), m_window->devicePixelRatio()) >= 12);
+  QVERIFY(distinctColoursIn(image, findItem(playground, QStringLiteral("outputTokensB")),
+                            m_window->devicePixelRatio()) >= 12);
 
   // Ctrl+Enter in the prompt generates (the Shortcut wins over the text area's Return).
   QSignalSpy done(m_controller.get(), &AppController::generationDone);
@@ -402,7 +408,7 @@ void TestUiSmoke::playgroundShowsTokens() {
   QTRY_VERIFY(promptArea->hasActiveFocus());
   const QString promptBefore = playground->property("promptText").toString();
   QTest::keyClick(m_window, Qt::Key_Return, Qt::ControlModifier);
-  QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2, 30000);  // A, then B
+  QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2, 30000);                     // A, then B
   QCOMPARE(playground->property("promptText").toString(), promptBefore);  // no newline typed
 
   m_controller->settings()->setTheme(QStringLiteral("dark"));
@@ -433,7 +439,8 @@ void TestUiSmoke::playgroundChatMode() {
   QVERIFY(!playground->property("canGenerate").toBool());  // no user message yet
 
   auto message = [](const char* role, const char* content) {
-    return QVariantMap{{QStringLiteral("role"), QString::fromLatin1(role)}, {QStringLiteral("content"), QString::fromLatin1(content)}};
+    return QVariantMap{{QStringLiteral("role"), QString::fromLatin1(role)},
+                       {QStringLiteral("content"), QString::fromLatin1(content)}};
   };
   const QVariantList messages{message("user", "abc def"), message("assistant", "cab fed"), message("user", "a cab")};
   QVERIFY(QMetaObject::invokeMethod(playground, "setChat", Q_ARG(QVariant, QStringLiteral("Answer in few words.")),
@@ -462,10 +469,14 @@ void TestUiSmoke::playgroundChatMode() {
   QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 30000);
   QVERIFY2(done.first().at(2).toString().isEmpty(), qPrintable(done.first().at(2).toString()));
   // The prompt was the rendered chat, not the raw text of the messages.
-  QCOMPARE(done.first().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(), int(m_controller->promptTokens().size()));
+  QCOMPARE(done.first().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(),
+           int(m_controller->promptTokens().size()));
   QTRY_VERIFY(tokensA->count() > 0);
   QVERIFY(!tokensA->get(0).value(QStringLiteral("alternatives")).toList().isEmpty());
-  QTRY_VERIFY(findItem(playground, QStringLiteral("generationStatsA"))->property("text").toString().contains(QStringLiteral("tok/s")));
+  QTRY_VERIFY(findItem(playground, QStringLiteral("generationStatsA"))
+                  ->property("text")
+                  .toString()
+                  .contains(QStringLiteral("tok/s")));
   QTest::qWait(400);
   grab(QStringLiteral("playground-chat"));
 
@@ -474,11 +485,12 @@ void TestUiSmoke::playgroundChatMode() {
     const QVariantList alts = tokensA->get(1).value(QStringLiteral("alternatives")).toList();
     QVERIFY(alts.size() >= 2);
     const int forcedId = alts.at(1).toMap().value(QStringLiteral("id")).toInt();
-    QVERIFY(QMetaObject::invokeMethod(playground, "forceAlternative", Q_ARG(QVariant, QStringLiteral("A")), Q_ARG(QVariant, 1),
-                                      Q_ARG(QVariant, 1)));
+    QVERIFY(QMetaObject::invokeMethod(playground, "forceAlternative", Q_ARG(QVariant, QStringLiteral("A")),
+                                      Q_ARG(QVariant, 1), Q_ARG(QVariant, 1)));
     QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, 30000);
     QVERIFY(done.last().at(2).toString().isEmpty());
-    QCOMPARE(done.last().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(), int(m_controller->promptTokens().size()));
+    QCOMPARE(done.last().at(1).toMap().value(QStringLiteral("promptTokens")).toInt(),
+             int(m_controller->promptTokens().size()));
     QCOMPARE(tokensA->get(1).value(QStringLiteral("id")).toInt(), forcedId);
   }
 
@@ -489,7 +501,8 @@ void TestUiSmoke::playgroundChatMode() {
   QVERIFY(QMetaObject::invokeMethod(playground, "generate"));
   QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2 && !m_controller->generating(), 30000);
   QCOMPARE(done.at(1).at(0).toString(), QStringLiteral("B"));
-  QCOMPARE(done.at(1).at(1).toMap().value(QStringLiteral("promptTokens")), done.at(0).at(1).toMap().value(QStringLiteral("promptTokens")));
+  QCOMPARE(done.at(1).at(1).toMap().value(QStringLiteral("promptTokens")),
+           done.at(0).at(1).toMap().value(QStringLiteral("promptTokens")));
   QCOMPARE(tokensB->ids(), tokensA->ids());  // identical settings, identical replies
   QTest::qWait(400);
   grab(QStringLiteral("playground-chat-compare"));
@@ -589,7 +602,8 @@ void TestUiSmoke::inspectPageShowsAnInspection() {
   const InspectionPtr in = inspectionFrom(m_controller->inspection());
   QVERIFY(in && in->n_layer * in->n_head >= 2);
   const engine::HeadRef first{0, 0}, second{in->n_layer - 1, in->n_head - 1};
-  QVERIFY(QMetaObject::invokeMethod(inspect, "clickHead", Q_ARG(QVariant, first.layer), Q_ARG(QVariant, first.head), Q_ARG(QVariant, 0)));
+  QVERIFY(QMetaObject::invokeMethod(inspect, "clickHead", Q_ARG(QVariant, first.layer), Q_ARG(QVariant, first.head),
+                                    Q_ARG(QVariant, 0)));
   QCOMPARE(inspect->property("currentView").toInt(), 0);  // opened
   QVERIFY(inspect->setProperty("currentView", 1));
   QVERIFY(QMetaObject::invokeMethod(inspect, "clickHead", Q_ARG(QVariant, second.layer), Q_ARG(QVariant, second.head),
@@ -615,7 +629,9 @@ void TestUiSmoke::inspectPageShowsAnInspection() {
   grab(QStringLiteral("inspect-heads-picked"));
   QVERIFY(inspect->setProperty("currentView", 0));
   QVERIFY(inspect->setProperty("overlayMode", 1));  // AttentionHeatmap.OverlayMax
-  QTRY_VERIFY_WITH_TIMEOUT(!heatmap->property("busy").toBool() && std::abs(shown(in->T - 1, 0) - overlaid(in->T - 1, 0, true)) < 1e-6, 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(!heatmap->property("busy").toBool() &&
+                               std::abs(shown(in->T - 1, 0) - overlaid(in->T - 1, 0, true)) < 1e-6,
+                           30000);
   legendTitle = findVisibleItem(inspect, QStringLiteral("overlayLegendTitle"));
   QVERIFY(legendTitle);
   QCOMPARE(legendTitle->property("text").toString(), QStringLiteral("Max of 2 heads:"));
@@ -735,7 +751,8 @@ void TestUiSmoke::chatPageConverses() {
   QCOMPARE(controller->messages()->rowCount(), 2);
   QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
   QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
-  const QString stats = controller->messages()->data(controller->messages()->index(1), ChatMessageModel::StatsTextRole).toString();
+  const QString stats =
+      controller->messages()->data(controller->messages()->index(1), ChatMessageModel::StatsTextRole).toString();
   QVERIFY2(stats.contains(QStringLiteral("tok/s")), qPrintable(stats));
   QCOMPARE(controller->currentTitle(), QStringLiteral("Hello there"));
   // The context meter counts the rendered chat.
@@ -747,7 +764,8 @@ void TestUiSmoke::chatPageConverses() {
 
   // Markdown and a code block with its copy button, as an assistant reply renders them.
   const qint64 reply = controller->messages()->rowAt(1).message.id;
-  QVERIFY(controller->editMessage(reply, QStringLiteral("Here is **bold** text and code:\n\n```python\nprint(\"hi\")\n```\n\nDone.")));
+  QVERIFY(controller->editMessage(reply, QStringLiteral("Here is **bold** text and "
+                                                        "code:\n\n```python\nprint(\"hi\")\n```\n\nDone.")));
   QTRY_VERIFY(findItem(chat, QStringLiteral("codeCopyButton")) != nullptr);
   auto branchLabel = [&]() -> QString {
     QQuickItem* label = findVisibleItem(chat, QStringLiteral("branchLabel"));
@@ -796,8 +814,9 @@ void TestUiSmoke::chatPageConverses() {
   const bool slowModel = m_controller->modelName() == QLatin1String("starter");
   if (slowModel) QCOMPARE(lastReason(), QStringLiteral("cancelled"));
   // The reply keeps the settings it was made with: greedy, from the popup.
-  QCOMPARE(controller->messages()->data(controller->messages()->index(controller->messages()->rowCount() - 1),
-                                        ChatMessageModel::SettingsTextRole)
+  QCOMPARE(controller->messages()
+               ->data(controller->messages()->index(controller->messages()->rowCount() - 1),
+                      ChatMessageModel::SettingsTextRole)
                .toString()
                .left(6),
            QStringLiteral("greedy"));
@@ -828,7 +847,10 @@ void TestUiSmoke::chatPageConverses() {
   QVERIFY(search && search->setProperty("text", QStringLiteral("bold")));
   QTRY_COMPARE(controller->searchText(), QStringLiteral("bold"));
   QTRY_COMPARE(controller->chats()->rowCount(), 1);
-  QVERIFY(controller->chats()->data(controller->chats()->index(0), ChatListModel::SnippetRole).toString().contains(QStringLiteral("[bold]")));
+  QVERIFY(controller->chats()
+              ->data(controller->chats()->index(0), ChatListModel::SnippetRole)
+              .toString()
+              .contains(QStringLiteral("[bold]")));
   QTest::qWait(200);
   grab(QStringLiteral("chat-search"));
   QVERIFY(search->setProperty("text", QString()));
@@ -849,7 +871,8 @@ void TestUiSmoke::presetsAndRecentModels() {
   QQuickItem* box = findItem(playground, QStringLiteral("presetBox"));
   QVERIFY(box);
   const int before = box->property("count").toInt();
-  QVERIFY(m_controller->savePreset(QStringLiteral("Exact"), {{QStringLiteral("temperature"), 0.0}, {QStringLiteral("topK"), 1}}));
+  QVERIFY(m_controller->savePreset(QStringLiteral("Exact"),
+                                   {{QStringLiteral("temperature"), 0.0}, {QStringLiteral("topK"), 1}}));
   QTRY_COMPARE(box->property("count").toInt(), before + 1);
   QQuickItem* temperature = findItem(playground, QStringLiteral("temperatureSlider"));
   QVERIFY(temperature);
@@ -902,14 +925,16 @@ void TestUiSmoke::chatSearchTagsAndMessageUndo() {
   QTRY_VERIFY(controller->chats()->rowCount() >= 1);
   int hitRow = -1;
   for (int i = 0; i < controller->chats()->rowCount() && hitRow < 0; ++i)
-    if (controller->chats()->data(controller->chats()->index(i), ChatListModel::MessageIdRole).toLongLong() != 0) hitRow = i;
+    if (controller->chats()->data(controller->chats()->index(i), ChatListModel::MessageIdRole).toLongLong() != 0)
+      hitRow = i;
   QVERIFY(hitRow >= 0);
   QTest::qWait(200);
   // Click the hit in the sidebar, as the user does.
   QQuickItem* row = nullptr;
   QVERIFY(QMetaObject::invokeMethod(chatList, "itemAtIndex", Q_RETURN_ARG(QQuickItem*, row), Q_ARG(int, hitRow)));
   QVERIFY(row);
-  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, row->mapToScene(QPointF(row->width() / 3, row->height() / 2)).toPoint());
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    row->mapToScene(QPointF(row->width() / 3, row->height() / 2)).toPoint());
   QTRY_COMPARE(controller->currentChatId(), birds);
   QCOMPARE(controller->highlightedRow(), 0);
   // The list shows the first message (scrolled up from the end), highlighted.
@@ -917,7 +942,8 @@ void TestUiSmoke::chatSearchTagsAndMessageUndo() {
   QQuickItem* highlight = findVisibleItem(list, QStringLiteral("searchHighlight"));
   const QRectF inList = highlight->mapRectToItem(list, QRectF(0, 0, highlight->width(), highlight->height()));
   QVERIFY2(inList.bottom() > 0 && inList.top() < list->height(),
-           qPrintable(QStringLiteral("highlight at %1..%2 of %3").arg(inList.top()).arg(inList.bottom()).arg(list->height())));
+           qPrintable(
+               QStringLiteral("highlight at %1..%2 of %3").arg(inList.top()).arg(inList.bottom()).arg(list->height())));
   QTest::qWait(300);
   grab(QStringLiteral("chat-search-hit"));
   QVERIFY(search->setProperty("text", QString()));
@@ -928,14 +954,16 @@ void TestUiSmoke::chatSearchTagsAndMessageUndo() {
   QTRY_VERIFY((chip = findItem(chat, QStringLiteral("tagChip_birds"))) && chip->isVisible());
   QTest::qWait(200);  // laid out after the search field cleared
   const int allChats = controller->chats()->rowCount();
-  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2)).toPoint());
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2)).toPoint());
   QTRY_COMPARE(controller->tagFilter(), QStringLiteral("birds"));
   QCOMPARE(controller->chats()->rowCount(), 1);
   QTest::qWait(200);
   grab(QStringLiteral("chat-tag-filter"));
   auto* clear = findItem(chat, QStringLiteral("clearTagFilter"));
   QVERIFY(clear && clear->isVisible());
-  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, clear->mapToScene(QPointF(clear->width() / 2, clear->height() / 2)).toPoint());
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    clear->mapToScene(QPointF(clear->width() / 2, clear->height() / 2)).toPoint());
   QTRY_VERIFY(controller->tagFilter().isEmpty());
   QCOMPARE(controller->chats()->rowCount(), allChats);
 
@@ -946,7 +974,10 @@ void TestUiSmoke::chatSearchTagsAndMessageUndo() {
   QCOMPARE(controller->messages()->rowCount(), count - 2);
   auto* undo = findItem(chat, QStringLiteral("undoBanner"));
   QTRY_VERIFY(undo->isVisible());
-  QVERIFY(findItem(chat, QStringLiteral("undoText"))->property("text").toString().startsWith(QStringLiteral("Deleted a message")));
+  QVERIFY(findItem(chat, QStringLiteral("undoText"))
+              ->property("text")
+              .toString()
+              .startsWith(QStringLiteral("Deleted a message")));
   grab(QStringLiteral("chat-message-undo"));
   m_window->requestActivate();
   chat->forceActiveFocus();

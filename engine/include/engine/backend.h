@@ -31,8 +31,8 @@ class Backend {
   virtual int threads() const { return 1; }
 
   // out (T,C) = wte[tokens[t]] + wpe[pos0 + t]; wpe may be null (rotary models).
-  virtual void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                               int pos0, int T, int C) = 0;
+  virtual void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int pos0, int T,
+                               int C) = 0;
 
   // The same with wte in any encoding: only the T rows asked for are widened (a quantized embedding
   // table is never expanded as a whole).
@@ -40,8 +40,8 @@ class Backend {
                                      int pos0, int T, int C);
 
   // out (N,C) = (inp - mean) * rstd * weight + bias per row; mean/rstd (N) may be null.
-  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                                 const float* weight, const float* bias, int N, int C, float eps) = 0;
+  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                                 const float* bias, int N, int C, float eps) = 0;
 
   // out (N,C) = inp * rstd * weight per row, rstd = 1/sqrt(mean(inp^2) + eps); rstd (N) may be null.
   // out may alias inp.
@@ -59,8 +59,8 @@ class Backend {
   virtual void swiglu_forward(float* out, const float* gate, const float* up, int64_t n) = 0;
 
   // out (N,OC) = inp (N,C) @ weight(OC,C)^T + bias (OC); bias may be null.
-  virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                              int N, int C, int OC) = 0;
+  virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
+                              int OC) = 0;
 
   // The same with the weight in any encoding. f32 weights must give exactly matmul_forward's result
   // (every backend's override keeps that, so f32 models compute bit for bit as before). Quantized
@@ -73,9 +73,8 @@ class Backend {
   // values including the new ones; out (T, NH*HS). Query head h reads key/value head h / (NH/KVH).
   // att_probs, when not null, receives the post-softmax probabilities (NH, T, P+T), zero above the
   // causal diagonal.
-  virtual void attention_forward(float* out, const float* q, int q_stride, const float* k_cache,
-                                 const float* v_cache, int P, int T, int NH, int KVH, int HS,
-                                 float* att_probs) = 0;
+  virtual void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,
+                                 int P, int T, int NH, int KVH, int HS, float* att_probs) = 0;
 
   // GPT-2's tanh approximation of GELU, elementwise over n values.
   virtual void gelu_forward(float* out, const float* inp, int64_t n) = 0;
@@ -107,8 +106,8 @@ class Backend {
                                   const float* weight, const float* mean, const float* rstd, int N, int C);
 
   // Gradient of rmsnorm_forward. dinp (N,C), dweight (C; may be null); dout, inp (N,C); rstd (N) from the forward.
-  virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                                const float* weight, const float* rstd, int N, int C);
+  virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                                const float* rstd, int N, int C);
 
   // Gradient of matmul_forward: dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp;
   // dbias (OC) += column sums of dout. dinp, dweight and dbias may each be null (not wanted).
@@ -185,9 +184,9 @@ std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 struct CudaProbe {
   bool compiled_in = false;  // built with WB_WITH_CUDA and nvcc
   int device_count = 0;
-  bool usable = false;       // a device exists and a cuBLAS handle could be created on it
+  bool usable = false;  // a device exists and a cuBLAS handle could be created on it
   std::string device_name;
-  std::string detail;        // why not usable, when it is not
+  std::string detail;  // why not usable, when it is not
 };
 CudaProbe probe_cuda();
 

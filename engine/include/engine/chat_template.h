@@ -61,7 +61,7 @@ struct RenderedChat {
 
 class ChatTemplate {
  public:
-  ChatTemplate() = default;  // Plain
+  ChatTemplate() = default;                      // Plain
   explicit ChatTemplate(ChatTemplateKind kind);  // the family with its usual bos / eos texts
 
   // Recognises a Jinja template source; nullopt when it matches no family we render.
@@ -108,9 +108,9 @@ class ChatTemplate {
   // Llama-3.1 and later: a system block always opens the chat with this knowledge-cutoff line
   // ("Cutting Knowledge Date: December 2023\n") and "Today Date: <m_date>\n\n"; empty for Llama-3.0.
   std::string m_knowledge_line;
-  std::string m_date;        // the template's fixed date_string; empty with m_today_date
-  bool m_today_date = false; // the template asks strftime_now("%d %b %Y"): today's date (UTC)
-  bool m_alpaca_bos = false; // the Alpaca template starts with bos_token
+  std::string m_date;         // the template's fixed date_string; empty with m_today_date
+  bool m_today_date = false;  // the template asks strftime_now("%d %b %Y"): today's date (UTC)
+  bool m_alpaca_bos = false;  // the Alpaca template starts with bos_token
 };
 
 // Token ids of a rendered chat. Markup is encoded with special tokens allowed, content without.

@@ -36,7 +36,8 @@ inline uint64_t checked_align_up(uint64_t value, uint64_t alignment, const char*
 template <typename To, typename From>
 To checked_cast(From v, const char* what) {
   if (v < 0 && !std::numeric_limits<To>::is_signed) throw Error(std::string(what) + ": negative value");
-  if (static_cast<std::make_unsigned_t<From>>(v < 0 ? 0 : v) > static_cast<std::make_unsigned_t<To>>(std::numeric_limits<To>::max()))
+  if (static_cast<std::make_unsigned_t<From>>(v < 0 ? 0 : v) >
+      static_cast<std::make_unsigned_t<To>>(std::numeric_limits<To>::max()))
     throw Error(std::string(what) + ": value out of range");
   if constexpr (std::numeric_limits<To>::is_signed && std::numeric_limits<From>::is_signed) {
     if (v < std::numeric_limits<To>::min()) throw Error(std::string(what) + ": value out of range");

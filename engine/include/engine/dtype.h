@@ -34,7 +34,10 @@ inline float fp16_to_f32(uint16_t h) {
       bits = sign;
     } else {  // subnormal: renormalise
       int e = -1;
-      do { mant <<= 1; ++e; } while ((mant & 0x400u) == 0);
+      do {
+        mant <<= 1;
+        ++e;
+      } while ((mant & 0x400u) == 0);
       mant &= 0x3ffu;
       bits = sign | (uint32_t)(127 - 15 - e) << 23 | mant << 13;
     }
@@ -55,7 +58,7 @@ inline uint16_t f32_to_fp16(float f) {
   const uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
   if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // rounds to >= 65520: overflow to inf
-  if (absx < 0x38800000u) {  // result is subnormal or zero
+  if (absx < 0x38800000u) {                                    // result is subnormal or zero
     if (absx < 0x33000000u) return (uint16_t)sign;
     const uint32_t e = absx >> 23;
     uint32_t mant = (absx & 0x7fffffu) | 0x800000u;

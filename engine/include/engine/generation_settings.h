@@ -35,21 +35,21 @@ struct GenerationSettings {
   // One "id:bias" or "text:bias" per line (the app's form; text keys need the tokenizer, so the
   // caller turns it into SamplerParams::logit_bias).
   std::string logit_bias;
-  int64_t seed = -1;               // < 0: a fresh random seed per request
-  std::vector<std::string> stop;   // generation ends before the first of these that appears
-  int64_t top_logprobs = 0;        // alternatives reported per generated token (0: none)
+  int64_t seed = -1;              // < 0: a fresh random seed per request
+  std::vector<std::string> stop;  // generation ends before the first of these that appears
+  int64_t top_logprobs = 0;       // alternatives reported per generated token (0: none)
 };
 
 enum class SettingKind {
-  Integer,    // an int64_t member
-  Real,       // a double member
-  Text,       // a std::string member
-  TextList,   // a std::vector<std::string> member; one line each where text is typed
+  Integer,   // an int64_t member
+  Real,      // a double member
+  Text,      // a std::string member
+  TextList,  // a std::vector<std::string> member; one line each where text is typed
 };
 
 struct GenerationSettingField {
-  const char* key;    // JSON / QML key, e.g. "topK" (stored in databases: never rename)
-  const char* flag;   // CLI flag without "--", e.g. "top-k" (DESIGN.md §5: never rename)
+  const char* key;   // JSON / QML key, e.g. "topK" (stored in databases: never rename)
+  const char* flag;  // CLI flag without "--", e.g. "top-k" (DESIGN.md §5: never rename)
   SettingKind kind;
   // Exactly one of these is set, matching `kind`.
   int64_t GenerationSettings::*integer = nullptr;

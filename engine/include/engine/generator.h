@@ -35,7 +35,7 @@ struct TokenLogprob {
 
 struct GeneratedToken {
   int32_t id = -1;
-  std::string bytes;   // the token's raw bytes (may be a partial UTF-8 character)
+  std::string bytes;  // the token's raw bytes (may be a partial UTF-8 character)
   float logprob = 0.f;
   std::vector<TokenLogprob> top;  // the top_logprobs most likely tokens at this position
 };
@@ -45,14 +45,16 @@ const char* finish_reason_name(FinishReason r);
 
 struct GenerationStats {
   int prompt_tokens = 0;
-  int prefill_tokens = 0;     // prompt tokens actually computed (the rest came from the cache)
+  int prefill_tokens = 0;  // prompt tokens actually computed (the rest came from the cache)
   int generated_tokens = 0;
-  int decode_steps = 0;       // single-token forwards run after the prefill
+  int decode_steps = 0;                            // single-token forwards run after the prefill
   double prefill_seconds = 0, decode_seconds = 0;  // decode: from the first token to the end
   double time_to_first_token_ms = 0;
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0; }
   // Decode speed counts the single-token forwards (the first token comes from the prefill logits).
-  double decode_tokens_per_s() const { return decode_seconds > 0 && decode_steps > 0 ? decode_steps / decode_seconds : 0; }
+  double decode_tokens_per_s() const {
+    return decode_seconds > 0 && decode_steps > 0 ? decode_steps / decode_seconds : 0;
+  }
 };
 
 struct GenerationResult {
@@ -76,7 +78,10 @@ class Generator {
                             const TokenCallback& on_token = {});
 
   // Forgets the cached prefix.
-  void reset() { m_cache.clear(); m_cached.clear(); }
+  void reset() {
+    m_cache.clear();
+    m_cached.clear();
+  }
   int capacity() const { return m_cache.capacity(); }
   Runner& runner() { return m_runner; }
 

@@ -13,11 +13,10 @@
 // Exception: linear-weight groups named at construction as "external" (a GGUF file's f16 / q8_0 /
 // q4_0 / q4_K / q6_K weights, and f32 ones, used in place from the memory map) take no arena space;
 // each layer's matrix is a WeightRef into memory the Model keeps alive (keep_alive), and param_data()
-// on such a group throws (f32_weight widens one layer for readers that need f32). The forward pass reads every linear weight through weight(name, layer), which
-// works for both kinds.
-// The transformer is written once against Backend (engine/src/model/block.h) and run by Runner (inference)
-// and TrainModel (training); the architecture is a small description (ArchSpec, derived from ModelConfig):
-// which norm, which positions, which MLP, which biases, which head.
+// on such a group throws (f32_weight widens one layer for readers that need f32). The forward pass reads every linear
+// weight through weight(name, layer), which works for both kinds. The transformer is written once against Backend
+// (engine/src/model/block.h) and run by Runner (inference) and TrainModel (training); the architecture is a small
+// description (ArchSpec, derived from ModelConfig): which norm, which positions, which MLP, which biases, which head.
 //
 // Parameter groups per architecture (GPT-2's names and order are llm.c's and must not change: the
 // llm.c checkpoint loader copies tensors by index):
@@ -60,12 +59,12 @@ struct ModelConfig {
   int ffn_dim = 0;      // F
   float norm_eps = 1e-5f;
   // Llama family only (GPT-2 requires the defaults below except rope_*, which it ignores):
-  float rope_theta = 10000.0f;    // rotary base: pair i turns by pos * theta^(-2i/HS)
+  float rope_theta = 10000.0f;  // rotary base: pair i turns by pos * theta^(-2i/HS)
   // false: HF layout, pair i is (x[i], x[i + HS/2]) ("rotate half"); true: pair i is (x[2i], x[2i+1]),
   // the layout GGUF files store q/k weights in (llama.cpp permutes the rows on conversion).
   bool rope_interleaved = false;
-  bool tie_embeddings = true;     // logits through wte (else a separate lm_head.weight)
-  bool qkv_bias = false;          // Qwen2: q/k/v projections have biases (GPT-2 always has them)
+  bool tie_embeddings = true;  // logits through wte (else a separate lm_head.weight)
+  bool qkv_bias = false;       // Qwen2: q/k/v projections have biases (GPT-2 always has them)
 
   int head_size() const { return n_embd / n_head; }
   int kv_width() const { return n_kv_head * head_size(); }  // KVW
@@ -79,9 +78,9 @@ struct ArchSpec {
   enum class Norm { LayerNorm, RMSNorm } norm = Norm::LayerNorm;
   enum class Positions { Learned, Rope } positions = Positions::Learned;
   enum class Mlp { Gelu, SwiGLU } mlp = Mlp::Gelu;
-  bool fused_qkv = true;     // one (3C, C) matmul (GPT-2) or three separate ones (Llama: KVW may be < C)
+  bool fused_qkv = true;  // one (3C, C) matmul (GPT-2) or three separate ones (Llama: KVW may be < C)
   bool qkv_bias = true;
-  bool linear_bias = true;   // biases on attention output and MLP projections and norm biases (GPT-2)
+  bool linear_bias = true;  // biases on attention output and MLP projections and norm biases (GPT-2)
   bool tied_head = true;
 };
 ArchSpec arch_spec(const ModelConfig& c);
@@ -92,7 +91,7 @@ struct ParamTensor {
   std::vector<int64_t> shape;  // including the leading L for per-layer groups
   uint64_t offset = 0;         // in floats into the arena (unused when external)
   uint64_t numel = 0;
-  bool external = false;       // stored outside the arena, in a file encoding (see QuantWeight)
+  bool external = false;  // stored outside the arena, in a file encoding (see QuantWeight)
 };
 
 // A linear-weight group kept in the encoding of the file it came from: one matrix per layer for the
@@ -106,7 +105,7 @@ class KVCache;
 namespace block {
 struct CachedSequence;  // engine/src/model/block.h
 struct Weights;
-}
+}  // namespace block
 
 class Model {
  public:
@@ -180,9 +179,9 @@ class Model {
 
 // Optional outputs of a forward step.
 struct ForwardOptions {
-  bool all_logits = false;           // logits for every new position (else only the last)
-  bool capture_attention = false;    // post-softmax probabilities per layer x head
-  bool capture_residual = false;     // the residual stream after the embeddings and after each layer
+  bool all_logits = false;         // logits for every new position (else only the last)
+  bool capture_attention = false;  // post-softmax probabilities per layer x head
+  bool capture_residual = false;   // the residual stream after the embeddings and after each layer
 };
 
 // One sequence's part of a batched step (Runner::forward_batch): its new tokens and its own cache.
@@ -228,7 +227,8 @@ class Runner {
   void check_step(std::span<const int32_t> tokens, const KVCache& cache) const;
   // The embedding and every layer over the stacked rows of `seqs` (N in all); the residual stream after the
   // last layer is left in m_residual.
-  void run_layers(const int32_t* tokens, std::span<const block::CachedSequence> seqs, int N, const ForwardOptions& opts);
+  void run_layers(const int32_t* tokens, std::span<const block::CachedSequence> seqs, int N,
+                  const ForwardOptions& opts);
 
   const Model& m_model;
   Backend& m_backend;

@@ -65,8 +65,8 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& dire
 
 // Writes our native HF directory: config.json, model.safetensors and workbench.json (provenance).
 // GPT-2: HF GPT-2 names, Conv1D layout. Llama family: HF Llama names (model_type "qwen2" when the model
-// has q/k/v biases), q/k rows in HF's rotate-half order even when the model's are interleaved. Tokenizer files are copied from `tokenizer_source_dir` when given.
-// Each file is written atomically.
+// has q/k/v biases), q/k rows in HF's rotate-half order even when the model's are interleaved. Tokenizer files are
+// copied from `tokenizer_source_dir` when given. Each file is written atomically.
 void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
                        const std::string& provenance_json);
 

@@ -22,13 +22,13 @@
 namespace engine {
 
 struct PerplexityResult {
-  uint64_t n = 0;           // predicted tokens
-  double nll = 0;           // mean negative log-likelihood (nats per token)
-  double perplexity = 0;    // exp(nll)
+  uint64_t n = 0;         // predicted tokens
+  double nll = 0;         // mean negative log-likelihood (nats per token)
+  double perplexity = 0;  // exp(nll)
   int windows = 0;
   // With a reference model (same vocabulary), over the same n positions:
-  std::optional<double> kl_vs_reference;    // mean KL(reference || model) in nats
-  std::optional<double> top1_agreement;     // fraction of positions where the argmax tokens agree
+  std::optional<double> kl_vs_reference;  // mean KL(reference || model) in nats
+  std::optional<double> top1_agreement;   // fraction of positions where the argmax tokens agree
   std::optional<double> reference_perplexity;
 };
 

@@ -26,8 +26,8 @@
 
 namespace engine {
 
-inline constexpr int k_qblock = 32;    // weights per q8_0 / q4_0 block
-inline constexpr int k_kblock = 256;   // weights per q4_K / q6_K super-block
+inline constexpr int k_qblock = 32;   // weights per q8_0 / q4_0 block
+inline constexpr int k_kblock = 256;  // weights per q4_K / q6_K super-block
 inline constexpr size_t k_q8_0_bytes = 34;
 inline constexpr size_t k_q4_0_bytes = 18;
 inline constexpr size_t k_q4_K_bytes = 144;

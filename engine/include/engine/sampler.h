@@ -22,14 +22,14 @@
 namespace engine {
 
 struct SamplerParams {
-  float temperature = 0.8f;      // <= 0: greedy
-  int32_t top_k = 40;            // <= 0: off
-  float top_p = 0.95f;           // >= 1: off
-  float min_p = 0.05f;           // <= 0: off; keep tokens with p >= min_p * p_max
-  float repeat_penalty = 1.0f;   // 1: off; divides positive logits, multiplies negative ones (CTRL paper)
-  int32_t repeat_last_n = 64;    // window for all three penalties; 0: off, -1: whole history
-  float frequency_penalty = 0.f; // subtracts count * frequency_penalty (OpenAI semantics)
-  float presence_penalty = 0.f;  // subtracts presence_penalty once a token appeared
+  float temperature = 0.8f;       // <= 0: greedy
+  int32_t top_k = 40;             // <= 0: off
+  float top_p = 0.95f;            // >= 1: off
+  float min_p = 0.05f;            // <= 0: off; keep tokens with p >= min_p * p_max
+  float repeat_penalty = 1.0f;    // 1: off; divides positive logits, multiplies negative ones (CTRL paper)
+  int32_t repeat_last_n = 64;     // window for all three penalties; 0: off, -1: whole history
+  float frequency_penalty = 0.f;  // subtracts count * frequency_penalty (OpenAI semantics)
+  float presence_penalty = 0.f;   // subtracts presence_penalty once a token appeared
   uint64_t seed = 0;
   std::vector<std::pair<int32_t, float>> logit_bias;  // added to the logit; -inf bans a token
 };
@@ -42,7 +42,7 @@ struct Candidate {
 
 struct Candidates {
   std::vector<Candidate> data;
-  bool sorted = false;  // sorted by logit, descending
+  bool sorted = false;    // sorted by logit, descending
   int32_t selected = -1;  // index into data, set by the final stage
   // Builds the full candidate list from raw logits.
   void reset_from_logits(std::span<const float> logits);

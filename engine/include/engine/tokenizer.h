@@ -33,16 +33,17 @@ namespace engine {
 struct TokenizerVocabExport {
   enum class Kind { ByteLevelBpe, SentencePiece };
   Kind kind = Kind::ByteLevelBpe;
-  std::vector<std::string> pieces;   // id -> the vocabulary's spelling ("" for an id with no token)
-  std::vector<int32_t> token_types;  // id -> GGUF type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-  std::vector<std::string> merges;   // byte-level BPE: "left right" in rank order
-  std::vector<float> scores;         // SentencePiece: id -> merge score
+  std::vector<std::string> pieces;  // id -> the vocabulary's spelling ("" for an id with no token)
+  std::vector<int32_t>
+      token_types;                  // id -> GGUF type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<std::string> merges;  // byte-level BPE: "left right" in rank order
+  std::vector<float> scores;        // SentencePiece: id -> merge score
   // Byte-level BPE: the split pattern as GGUF's tokenizer.ggml.pre names it ("gpt-2", "llama-bpe",
   // "qwen2"), or "" when it has no GGUF name (ByteLevel without a regex).
   std::string pre_tokenizer;
-  bool add_space_prefix = false;     // SentencePiece: one U+2581 is prepended to the text
-  bool add_prefix_space = false;     // byte-level BPE: HF's ByteLevel add_prefix_space (GGUF cannot say it)
-  bool nfc = false;                  // byte-level BPE: tokenizer.json's NFC normalizer (GGUF cannot say it)
+  bool add_space_prefix = false;  // SentencePiece: one U+2581 is prepended to the text
+  bool add_prefix_space = false;  // byte-level BPE: HF's ByteLevel add_prefix_space (GGUF cannot say it)
+  bool nfc = false;               // byte-level BPE: tokenizer.json's NFC normalizer (GGUF cannot say it)
   std::optional<int32_t> bos, eos, unk;
 };
 
@@ -81,10 +82,11 @@ class Tokenizer {
   // pre_tokenizer: tokenizer.ggml.pre -- "gpt-2" / "default" (GPT-2 pattern), "llama-bpe" / "llama3"
   // (Llama-3), "qwen2" (Qwen2); anything else is refused. bos / eos override the family defaults.
   // Throws engine::Error for inconsistent input (lengths, duplicate tokens, merges not in the vocabulary).
-  static std::unique_ptr<Tokenizer> from_bpe_vocab(std::vector<std::string> tokens, const std::vector<std::string>& merges,
+  static std::unique_ptr<Tokenizer> from_bpe_vocab(std::vector<std::string> tokens,
+                                                   const std::vector<std::string>& merges,
                                                    const std::string& pre_tokenizer,
-                                                   const std::vector<int32_t>& token_types,
-                                                   std::optional<int32_t> bos, std::optional<int32_t> eos);
+                                                   const std::vector<int32_t>& token_types, std::optional<int32_t> bos,
+                                                   std::optional<int32_t> eos);
 
   virtual std::vector<int32_t> encode(std::string_view text, bool allow_special = false) const = 0;
   // Encodes `text` as encode(text, true) would, except that a special token is recognised only where

@@ -39,8 +39,9 @@ BackendChoice choose_backend(BackendPreference pref, int threads) {
     choice.reason = "CPU: chosen in settings";
   }
 #else
-  choice.reason = pref == BackendPreference::Cpu ? "CPU: chosen in settings"
-                                                 : "CPU: this build has no CUDA backend (built with WB_WITH_CUDA=OFF or no nvcc)";
+  choice.reason = pref == BackendPreference::Cpu
+                      ? "CPU: chosen in settings"
+                      : "CPU: this build has no CUDA backend (built with WB_WITH_CUDA=OFF or no nvcc)";
 #endif
   choice.backend = make_cpu_backend(threads);
   return choice;

@@ -40,8 +40,8 @@ void Backend::dropout_forward(float*, const float*, int64_t, float, uint64_t) {
 void Backend::dropout_backward(float*, const float*, int64_t, float, uint64_t) {
   no_training_op(*this, "dropout_backward");
 }
-void Backend::attention_train_forward(float*, float*, const float*, int, const float*, const float*, int, int, int,
-                                      int, int, int, float, uint64_t) {
+void Backend::attention_train_forward(float*, float*, const float*, int, const float*, const float*, int, int, int, int,
+                                      int, int, float, uint64_t) {
   no_training_op(*this, "attention_train_forward");
 }
 void Backend::attention_backward(float*, float*, float*, const float*, const float*, const float*, int, const float*,

@@ -9,8 +9,8 @@
 
 namespace engine {
 
-void Backend::encoder_forward_typed(float* out, const int32_t* tokens, const WeightRef& wte, const float* wpe,
-                                    int pos0, int T, int C) {
+void Backend::encoder_forward_typed(float* out, const int32_t* tokens, const WeightRef& wte, const float* wpe, int pos0,
+                                    int T, int C) {
   if (const float* f = wte.f32()) return encoder_forward(out, tokens, f, wpe, pos0, T, C);
   for (int t = 0; t < T; ++t) {
     float* o = out + static_cast<int64_t>(t) * C;

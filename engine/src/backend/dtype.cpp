@@ -25,9 +25,9 @@ struct DTypeFormat {
 };
 
 constexpr DTypeFormat k_formats[] = {
-    {"f32", 1, 4, "f32 tensor size"},          {"f16", 1, 2, "f16 tensor size"},
-    {"bf16", 1, 2, "bf16 tensor size"},        {"q8_0", 32, 34, "q8_0 tensor size"},
-    {"q4_0", 32, 18, "q4_0 tensor size"},      {"q4_K", 256, 144, "q4_K tensor size"},
+    {"f32", 1, 4, "f32 tensor size"},       {"f16", 1, 2, "f16 tensor size"},
+    {"bf16", 1, 2, "bf16 tensor size"},     {"q8_0", 32, 34, "q8_0 tensor size"},
+    {"q4_0", 32, 18, "q4_0 tensor size"},   {"q4_K", 256, 144, "q4_K tensor size"},
     {"q6_K", 256, 210, "q6_K tensor size"},
 };
 static_assert(static_cast<int>(DType::F32) == 0 && static_cast<int>(DType::F16) == 1 &&

@@ -91,7 +91,8 @@ void render_llama3(const ChatTemplate& t, const std::vector<ChatMessage>& m, boo
   if (gen) markup(out, "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
-void render_llama2(const ChatTemplate& t, const std::vector<ChatMessage>& m, bool /*gen*/, std::vector<ChatPiece>& out) {
+void render_llama2(const ChatTemplate& t, const std::vector<ChatMessage>& m, bool /*gen*/,
+                   std::vector<ChatPiece>& out) {
   // The reference template has no generation prompt: a chat ending in a user turn already ends with
   // " [/INST]", after which the model answers.
   const bool has_system = !m.empty() && role_of(m[0]) == Role::System;

@@ -26,8 +26,7 @@ ChatTemplate::ChatTemplate(ChatTemplateKind kind) : m_kind(kind) {
       m_eos = "</s>";
       break;
     case ChatTemplateKind::ChatML:
-    case ChatTemplateKind::Plain:
-      break;
+    case ChatTemplateKind::Plain: break;
   }
 }
 

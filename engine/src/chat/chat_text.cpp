@@ -16,8 +16,7 @@ namespace engine::chat {
 bool is_python_space(uint32_t cp) {
   // str.isspace(): bidirectional class WS, B or S, or general category Zs.
   return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 std::string_view lstrip(std::string_view s) {
@@ -102,7 +101,9 @@ std::size_t parse_literal(std::string_view s, std::size_t start, std::string& va
       case '\'': value += '\''; break;
       case '"': value += '"'; break;
       case '\n': break;  // a backslash-newline continues the literal
-      case 'x': case 'u': case 'U': {
+      case 'x':
+      case 'u':
+      case 'U': {
         const int digits = e == 'x' ? 2 : (e == 'u' ? 4 : 8);
         const long cp = hex_run(s, i, digits);
         if (cp < 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {

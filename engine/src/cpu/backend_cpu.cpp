@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_matmul_typed.h"
+#include "cpu/cpu_ops.h"
 #include "engine/backend.h"
 #include "engine/blas_core.h"
 #include "engine/thread_pool.h"
-#include "cpu/cpu_matmul_typed.h"
-#include "cpu/cpu_ops.h"
 
 extern "C" {
 // Declared by OpenBLAS; not in every cblas.h.
@@ -54,8 +54,8 @@ class CpuBackend final : public Backend {
   }
 
   // ---- norms (ops_norm.cpp) ----
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                         const float* bias, int N, int C, float eps) override {
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                         int N, int C, float eps) override {
     cpu::layernorm_forward(m_pool, out, mean, rstd, inp, weight, bias, N, C, eps);
   }
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
@@ -87,8 +87,8 @@ class CpuBackend final : public Backend {
   }
 
   // ---- attention (ops_attention.cpp) ----
-  void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache,
-                         int P, int T, int NH, int KVH, int HS, float* att_probs) override {
+  void attention_forward(float* out, const float* q, int q_stride, const float* k_cache, const float* v_cache, int P,
+                         int T, int NH, int KVH, int HS, float* att_probs) override {
     cpu::attention_forward(m_pool, out, q, q_stride, k_cache, v_cache, P, T, NH, KVH, HS, att_probs);
   }
   void attention_train_forward(float* out, float* att, const float* q, int q_stride, const float* k, const float* v,
@@ -156,7 +156,7 @@ class CpuBackend final : public Backend {
 
  private:
   ThreadPool m_pool;
-  q8_act m_act;                    // decode's int8 activations, reused so a token allocates nothing
+  q8_act m_act;                   // decode's int8 activations, reused so a token allocates nothing
   std::vector<float> m_x_panels;  // prefill's X in 16-token panels (cpu_gemm_f32.h), reused
 };
 

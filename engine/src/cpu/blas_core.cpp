@@ -28,13 +28,15 @@ struct Core {
 // OpenBLAS's x86-64 core names (driver/others/dynamic.c) by the widest vectors their sgemm uses.
 // Steamroller's kernels are AVX + FMA3 without AVX2, so they count as AVX here.
 constexpr std::array k_cores = {
-    Core{"Katmai", 0},      Core{"Coppermine", 0},   Core{"Northwood", 0},   Core{"Prescott", 0},
-    Core{"Banias", 0},      Core{"Atom", 0},         Core{"Core2", 0},       Core{"Penryn", 0},
-    Core{"Dunnington", 0},  Core{"Nehalem", 0},      Core{"Athlon", 0},      Core{"Opteron", 0},
-    Core{"Opteron_SSE3", 0}, Core{"Barcelona", 0},   Core{"Nano", 0},        Core{"Bobcat", 0},
-    Core{"Sandybridge", 1}, Core{"Bulldozer", 1},    Core{"Piledriver", 1},  Core{"Steamroller", 1},
-    Core{"Haswell", 2},     Core{"Zen", 2},          Core{"Excavator", 2},   Core{"SkylakeX", 3},
-    Core{"Cooperlake", 3},  Core{"SapphireRapids", 3},
+    Core{"Katmai", 0},       Core{"Coppermine", 0},     Core{"Northwood", 0},
+    Core{"Prescott", 0},     Core{"Banias", 0},         Core{"Atom", 0},
+    Core{"Core2", 0},        Core{"Penryn", 0},         Core{"Dunnington", 0},
+    Core{"Nehalem", 0},      Core{"Athlon", 0},         Core{"Opteron", 0},
+    Core{"Opteron_SSE3", 0}, Core{"Barcelona", 0},      Core{"Nano", 0},
+    Core{"Bobcat", 0},       Core{"Sandybridge", 1},    Core{"Bulldozer", 1},
+    Core{"Piledriver", 1},   Core{"Steamroller", 1},    Core{"Haswell", 2},
+    Core{"Zen", 2},          Core{"Excavator", 2},      Core{"SkylakeX", 3},
+    Core{"Cooperlake", 3},   Core{"SapphireRapids", 3},
 };
 
 // The core we ask for at each level: the kernels every CPU of that level runs.
@@ -54,8 +56,8 @@ int cpu_vector_level() {
 #if defined(__x86_64__)
   // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
     return 3;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 2;
   if (__builtin_cpu_supports("avx")) return 1;

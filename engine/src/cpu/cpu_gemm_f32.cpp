@@ -88,7 +88,8 @@ void rows_block(float* out, const float* panels, const float* W, const float* bi
         float* t = scratch.data() + (o - o0) * ld;
 #if defined(WB_PANEL_TILE_AVX512)
         for (int64_t p = b0; p < b1; p += 2)
-          (p + 2 <= b1 ? sweep512<float, 2> : sweep512<float, 1>)(t + p * k_lanes, ld, panels + p * panel_stride + k0 * k_lanes,
+          (p + 2 <= b1 ? sweep512<float, 2> : sweep512<float, 1>)(t + p * k_lanes, ld,
+                                                                  panels + p * panel_stride + k0 * k_lanes,
                                                                   panel_stride, rows, C, count, kc, k0 == 0);
 #else
         for (int64_t p = b0; p < b1; ++p)
@@ -129,7 +130,8 @@ void gemm_f32_panels(ThreadPool& pool, std::vector<float>& x_panels, float* out,
 
 bool gemm_f32_panels_available() { return false; }
 
-void gemm_f32_panels(ThreadPool&, std::vector<float>&, float*, const float*, const float*, const float*, int, int, int) {
+void gemm_f32_panels(ThreadPool&, std::vector<float>&, float*, const float*, const float*, const float*, int, int,
+                     int) {
   throw Error("gemm_f32_panels: this build has no AVX2 + FMA + F16C tiles");
 }
 

@@ -30,8 +30,8 @@ void add_bias(float* out, const float* bias, int64_t n_rows, int64_t OC, int64_t
 // Weights with an x8 copy: X is rounded to int8 once (all N rows), threads take whole 16-row
 // units of the packed groups, and the last OC % 8 rows (only the vocabulary of some heads) come
 // from the file layout: the int8 matvec per token, so every row sees the same rounded activations.
-void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w,
-                    const float* bias, int N, int C, int OC) {
+void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp, const WeightRef& w, const float* bias,
+                    int N, int C, int OC) {
   if (N == 1) {
     quantize_act_q8(inp, C, act);
   } else {
@@ -49,11 +49,14 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
   const int64_t groups = OC / k_x8_rows;
   constexpr int64_t k_groups_per_unit = k_rows_per_unit / k_x8_rows;
   const int64_t units = (groups + k_groups_per_unit - 1) / k_groups_per_unit;
-  pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
-    const int64_t gb = ub * k_groups_per_unit, ge = std::min(ue * k_groups_per_unit, groups);
-    matmul_x8(w.dtype, out, w.packed, act, N, OC, gb, ge);
-    add_bias(out, bias, N, OC, gb * k_x8_rows, ge * k_x8_rows);
-  }, /*chunks_per_thread=*/4);
+  pool.parallel_for(
+      units,
+      [&](int64_t ub, int64_t ue) {
+        const int64_t gb = ub * k_groups_per_unit, ge = std::min(ue * k_groups_per_unit, groups);
+        matmul_x8(w.dtype, out, w.packed, act, N, OC, gb, ge);
+        add_bias(out, bias, N, OC, gb * k_x8_rows, ge * k_x8_rows);
+      },
+      /*chunks_per_thread=*/4);
   const int64_t tail = groups * k_x8_rows;
   if (tail == OC) return;
   thread_local q8_act one;
@@ -80,10 +83,13 @@ void matmul_x8_rows(ThreadPool& pool, q8_act& act, float* out, const float* inp,
 void matmul_panel_rows(ThreadPool& pool, float* out, const float* inp, const WeightRef& w,
                        const quant_detail::PanelTraits& panel, const float* bias, int N, int C, int OC) {
   const int64_t panels = OC / k_panel_rows;
-  pool.parallel_for(panels, [&](int64_t pb, int64_t pe) {
-    panel.matmul(out, w.packed, inp, N, C, OC, pb, pe);
-    add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
-  }, /*chunks_per_thread=*/4);
+  pool.parallel_for(
+      panels,
+      [&](int64_t pb, int64_t pe) {
+        panel.matmul(out, w.packed, inp, N, C, OC, pb, pe);
+        add_bias(out, bias, N, OC, pb * k_panel_rows, pe * k_panel_rows);
+      },
+      /*chunks_per_thread=*/4);
   const int64_t tail = panels * k_panel_rows;
   if (tail == OC) return;
   for (int n = 0; n < N; ++n)
@@ -133,11 +139,14 @@ void cpu_matmul_typed(ThreadPool& pool, q8_act& act, float* out, const float* in
   }
   // One contiguous row range per thread: each widens its rows tile by tile (the tile stays in its
   // own cache) and runs sgemm on them.
-  pool.parallel_for(units, [&](int64_t ub, int64_t ue) {
-    const auto [b, e] = rows_of(ub, ue);
-    matmul_typed(out, w.dtype, w.data, inp, N, C, OC, b, e);
-    add_bias(out, bias, N, OC, b, e);
-  }, /*chunks_per_thread=*/1);
+  pool.parallel_for(
+      units,
+      [&](int64_t ub, int64_t ue) {
+        const auto [b, e] = rows_of(ub, ue);
+        matmul_typed(out, w.dtype, w.data, inp, N, C, OC, b, e);
+        add_bias(out, bias, N, OC, b, e);
+      },
+      /*chunks_per_thread=*/1);
 }
 
 }  // namespace engine

@@ -65,8 +65,8 @@ void attention_backward(ThreadPool& pool, float* dq, float* dk, float* dv, const
 void gelu_forward(ThreadPool& pool, float* out, const float* inp, int64_t n);
 void gelu_backward(ThreadPool& pool, float* dinp, const float* inp, const float* dout, int64_t n);
 void swiglu_forward(ThreadPool& pool, float* out, const float* gate, const float* up, int64_t n);
-void swiglu_backward(ThreadPool& pool, float* dgate, float* dup, const float* dout, const float* gate,
-                     const float* up, int64_t n);
+void swiglu_backward(ThreadPool& pool, float* dgate, float* dup, const float* dout, const float* gate, const float* up,
+                     int64_t n);
 
 // ops_dropout.cpp: out = inp * mask(seed) / (1 - p), the forward and (with dout) the backward.
 void dropout_apply(ThreadPool& pool, float* out, const float* inp, int64_t n, float p, uint64_t seed);

@@ -36,7 +36,8 @@ void swiglu_forward(ThreadPool& pool, float* out, const float* gate, const float
 #if defined(__AVX2__) && defined(__FMA__)
     for (; i + 8 <= end; i += 8) {
       const __m256 g = _mm256_loadu_ps(gate + i);
-      const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), fast_expf8(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+      const __m256 silu =
+          _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), fast_expf8(_mm256_sub_ps(_mm256_setzero_ps(), g))));
       _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
     }
 #endif
@@ -47,8 +48,8 @@ void swiglu_forward(ThreadPool& pool, float* out, const float* gate, const float
   });
 }
 
-void swiglu_backward(ThreadPool& pool, float* dgate, float* dup, const float* dout, const float* gate,
-                     const float* up, int64_t n) {
+void swiglu_backward(ThreadPool& pool, float* dgate, float* dup, const float* dout, const float* gate, const float* up,
+                     int64_t n) {
   // silu(g) = g sigma(g), silu'(g) = sigma(g) (1 + g (1 - sigma(g))).
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {

@@ -11,8 +11,8 @@
 
 namespace engine::cpu {
 
-void encoder_forward(ThreadPool&, float* out, const int32_t* tokens, const float* wte, const float* wpe, int pos0, int T,
-                     int C) {
+void encoder_forward(ThreadPool&, float* out, const int32_t* tokens, const float* wte, const float* wpe, int pos0,
+                     int T, int C) {
   for (int t = 0; t < T; ++t) {
     const float* te = wte + static_cast<int64_t>(tokens[t]) * C;
     float* o = out + static_cast<int64_t>(t) * C;

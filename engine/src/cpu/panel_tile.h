@@ -67,8 +67,8 @@ template <class E>
 void sweep256(float* out, int64_t ld, const E* panel, const float* rows, int64_t row_stride, int count, int kc,
               bool first) {
   constexpr int tile_rows = 6;
-  const int whole = count % tile_rows != 0 && count % tile_rows <= 2 && count > tile_rows ? count / tile_rows - 1
-                                                                                           : count / tile_rows;
+  const int whole =
+      count % tile_rows != 0 && count % tile_rows <= 2 && count > tile_rows ? count / tile_rows - 1 : count / tile_rows;
   int r = 0;
   const auto at = [&](auto tile) { tile(out + r * ld, ld, panel, rows + r * row_stride, row_stride, kc, first); };
   for (; r < whole * tile_rows; r += tile_rows) at(tile256<E, tile_rows>);
@@ -137,10 +137,10 @@ void sweep512(float* out, int64_t ld, const E* panel, int64_t panel_stride, cons
   for (; r + k_tile_rows512 <= count; r += k_tile_rows512)
     tile512<E, RP, k_tile_rows512>(out + r * ld, ld, panel, panel_stride, rows + r * row_stride, row_stride, kc, first);
   using Tile = void (*)(float*, int64_t, const E*, int64_t, const float*, int64_t, int, bool);
-  static constexpr Tile rest[k_tile_rows512] = {nullptr,          tile512<E, RP, 1>, tile512<E, RP, 2>,
-                                                tile512<E, RP, 3>,  tile512<E, RP, 4>, tile512<E, RP, 5>,
-                                                tile512<E, RP, 6>,  tile512<E, RP, 7>, tile512<E, RP, 8>,
-                                                tile512<E, RP, 9>,  tile512<E, RP, 10>, tile512<E, RP, 11>};
+  static constexpr Tile rest[k_tile_rows512] = {nullptr,           tile512<E, RP, 1>,  tile512<E, RP, 2>,
+                                                tile512<E, RP, 3>, tile512<E, RP, 4>,  tile512<E, RP, 5>,
+                                                tile512<E, RP, 6>, tile512<E, RP, 7>,  tile512<E, RP, 8>,
+                                                tile512<E, RP, 9>, tile512<E, RP, 10>, tile512<E, RP, 11>};
   if (count > r) rest[count - r](out + r * ld, ld, panel, panel_stride, rows + r * row_stride, row_stride, kc, first);
 }
 #endif

@@ -86,8 +86,8 @@ void ThreadPool::work_on(uint32_t generation) {
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int chunks_per_thread) {
   if (n <= 0) return;
-  const int64_t n_chunks = std::min<int64_t>(
-      {n, static_cast<int64_t>(m_n_threads) * std::max(1, chunks_per_thread), int64_t{k_max_chunks}});
+  const int64_t n_chunks =
+      std::min<int64_t>({n, static_cast<int64_t>(m_n_threads) * std::max(1, chunks_per_thread), int64_t{k_max_chunks}});
   if (m_n_threads == 1 || n_chunks == 1) {
     fn(0, n);
     return;

@@ -8,8 +8,8 @@ namespace engine {
 namespace {
 
 // matplotlib viridis at t = i/8 (its standard hex stops #440154 ... #fde725).
-constexpr Rgb kStops[9] = {{68, 1, 84},    {71, 45, 123},  {59, 82, 139},  {44, 114, 142}, {33, 145, 140},
-                           {40, 174, 128}, {94, 201, 98},  {173, 220, 48}, {253, 231, 37}};
+constexpr Rgb kStops[9] = {{68, 1, 84},    {71, 45, 123}, {59, 82, 139},  {44, 114, 142}, {33, 145, 140},
+                           {40, 174, 128}, {94, 201, 98}, {173, 220, 48}, {253, 231, 37}};
 
 uint8_t lerp(uint8_t a, uint8_t b, float f) {
   return static_cast<uint8_t>(std::lround(static_cast<float>(a) + (static_cast<float>(b) - static_cast<float>(a)) * f));

@@ -69,7 +69,7 @@ Inspection inspect_prompt(const Model& model, Backend& backend, std::span<const 
   fo.capture_attention = options.attention;
   fo.capture_residual = options.lens;
   const std::span<const float> logits = runner.forward(ids, cache, fo);  // validates the ids
-  if (options.attention) in.attention = runner.attention();  // (L, NH, T, 0+T): the cache was empty
+  if (options.attention) in.attention = runner.attention();              // (L, NH, T, 0+T): the cache was empty
 
   in.lens_ids.resize(static_cast<size_t>(in.lens_rows) * T * K);
   in.lens_probs.resize(in.lens_ids.size());
@@ -122,7 +122,8 @@ std::vector<float> reduce_heads(const Inspection& in, std::span<const HeadRef> h
   if (heads.empty()) throw Error("reduce_heads: no heads to reduce");
   for (const HeadRef& r : heads)
     if (r.layer < 0 || r.layer >= in.n_layer || r.head < 0 || r.head >= in.n_head)
-      throw Error("reduce_heads: layer " + std::to_string(r.layer) + " head " + std::to_string(r.head) + " out of range");
+      throw Error("reduce_heads: layer " + std::to_string(r.layer) + " head " + std::to_string(r.head) +
+                  " out of range");
   const size_t TT = static_cast<size_t>(in.T) * in.T;
   std::vector<float> out(TT, 0.0f);
   for (const HeadRef& r : heads) {

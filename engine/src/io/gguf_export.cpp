@@ -146,8 +146,8 @@ void add_tokenizer_metadata(const Model& model, GgufMetadata& md) {
   TokenizerVocabExport e = tok->export_vocab();
   const size_t V = static_cast<size_t>(model.config().vocab_size);
   if (e.pieces.size() > V)
-    throw Error("gguf export: the tokenizer has " + std::to_string(e.pieces.size()) + " tokens, more than the model's " +
-                std::to_string(V) + " embedding rows");
+    throw Error("gguf export: the tokenizer has " + std::to_string(e.pieces.size()) +
+                " tokens, more than the model's " + std::to_string(V) + " embedding rows");
   // Ids without a token (gaps, and rows past the tokenizer in a padded vocabulary) need a unique
   // placeholder: llama.cpp wants one token per row and our reader refuses duplicate pieces.
   e.token_types.resize(V, 5);
@@ -162,8 +162,9 @@ void add_tokenizer_metadata(const Model& model, GgufMetadata& md) {
     if (e.pre_tokenizer.empty())
       throw Error("gguf export: the tokenizer's pre-tokenizer (ByteLevel without a split pattern) has no GGUF name");
     if (e.add_prefix_space)
-      throw Error("gguf export: the tokenizer adds a prefix space (ByteLevel add_prefix_space), which GGUF 'gpt2' "
-                  "vocabularies cannot express");
+      throw Error(
+          "gguf export: the tokenizer adds a prefix space (ByteLevel add_prefix_space), which GGUF 'gpt2' "
+          "vocabularies cannot express");
     md.emplace_back("tokenizer.ggml.model", GgufValue("gpt2"));
     md.emplace_back("tokenizer.ggml.pre", GgufValue(e.pre_tokenizer));
     md.emplace_back("tokenizer.ggml.tokens", GgufValue::array(e.pieces));

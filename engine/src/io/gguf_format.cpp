@@ -22,11 +22,19 @@ bool is_known_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufTyp
 
 uint64_t value_type_size(GgufType t) {
   switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    case GgufType::STRING: case GgufType::ARRAY: return 0;
+    case GgufType::UINT8:
+    case GgufType::INT8:
+    case GgufType::BOOL: return 1;
+    case GgufType::UINT16:
+    case GgufType::INT16: return 2;
+    case GgufType::UINT32:
+    case GgufType::INT32:
+    case GgufType::FLOAT32: return 4;
+    case GgufType::UINT64:
+    case GgufType::INT64:
+    case GgufType::FLOAT64: return 8;
+    case GgufType::STRING:
+    case GgufType::ARRAY: return 0;
   }
   return 0;
 }
@@ -35,16 +43,45 @@ namespace {
 // Every ggml type number up to 39, so an unsupported one is refused by name. block_elems == 0
 // marks types we do not read (other quantizations) or that ggml removed (4, 5, 31-33, 36-38).
 constexpr GgmlTypeInfo k_ggml_types[] = {
-    {0, "F32", 1, 4},        {1, "F16", 1, 2},          {2, "Q4_0", 32, 18},        {3, "Q4_1", 0, 0},
-    {4, "removed Q4_2", 0, 0}, {5, "removed Q4_3", 0, 0}, {6, "Q5_0", 0, 0},         {7, "Q5_1", 0, 0},
-    {8, "Q8_0", 32, 34},     {9, "Q8_1", 0, 0},         {10, "Q2_K", 0, 0},         {11, "Q3_K", 0, 0},
-    {12, "Q4_K", 256, 144},  {13, "Q5_K", 0, 0},        {14, "Q6_K", 256, 210},     {15, "Q8_K", 0, 0},
-    {16, "IQ2_XXS", 0, 0},   {17, "IQ2_XS", 0, 0},      {18, "IQ3_XXS", 0, 0},      {19, "IQ1_S", 0, 0},
-    {20, "IQ4_NL", 0, 0},    {21, "IQ3_S", 0, 0},       {22, "IQ2_S", 0, 0},        {23, "IQ4_XS", 0, 0},
-    {24, "I8", 1, 1},        {25, "I16", 1, 2},         {26, "I32", 1, 4},          {27, "I64", 1, 8},
-    {28, "F64", 1, 8},       {29, "IQ1_M", 0, 0},       {30, "BF16", 1, 2},         {31, "removed Q4_0_4_4", 0, 0},
-    {32, "removed Q4_0_4_8", 0, 0}, {33, "removed Q4_0_8_8", 0, 0}, {34, "TQ1_0", 0, 0}, {35, "TQ2_0", 0, 0},
-    {36, "removed IQ4_NL_4_4", 0, 0}, {37, "removed IQ4_NL_4_8", 0, 0}, {38, "removed IQ4_NL_8_8", 0, 0},
+    {0, "F32", 1, 4},
+    {1, "F16", 1, 2},
+    {2, "Q4_0", 32, 18},
+    {3, "Q4_1", 0, 0},
+    {4, "removed Q4_2", 0, 0},
+    {5, "removed Q4_3", 0, 0},
+    {6, "Q5_0", 0, 0},
+    {7, "Q5_1", 0, 0},
+    {8, "Q8_0", 32, 34},
+    {9, "Q8_1", 0, 0},
+    {10, "Q2_K", 0, 0},
+    {11, "Q3_K", 0, 0},
+    {12, "Q4_K", 256, 144},
+    {13, "Q5_K", 0, 0},
+    {14, "Q6_K", 256, 210},
+    {15, "Q8_K", 0, 0},
+    {16, "IQ2_XXS", 0, 0},
+    {17, "IQ2_XS", 0, 0},
+    {18, "IQ3_XXS", 0, 0},
+    {19, "IQ1_S", 0, 0},
+    {20, "IQ4_NL", 0, 0},
+    {21, "IQ3_S", 0, 0},
+    {22, "IQ2_S", 0, 0},
+    {23, "IQ4_XS", 0, 0},
+    {24, "I8", 1, 1},
+    {25, "I16", 1, 2},
+    {26, "I32", 1, 4},
+    {27, "I64", 1, 8},
+    {28, "F64", 1, 8},
+    {29, "IQ1_M", 0, 0},
+    {30, "BF16", 1, 2},
+    {31, "removed Q4_0_4_4", 0, 0},
+    {32, "removed Q4_0_4_8", 0, 0},
+    {33, "removed Q4_0_8_8", 0, 0},
+    {34, "TQ1_0", 0, 0},
+    {35, "TQ2_0", 0, 0},
+    {36, "removed IQ4_NL_4_4", 0, 0},
+    {37, "removed IQ4_NL_4_8", 0, 0},
+    {38, "removed IQ4_NL_8_8", 0, 0},
     {39, "MXFP4", 0, 0},
 };
 }  // namespace
@@ -257,7 +294,8 @@ const std::string& GgufValue::string(const std::string& what) const {
 template <class T>
 std::vector<T> GgufValue::array_of(const std::string& what) const {
   constexpr GgufType want = type_of<T>();
-  if (m_type != GgufType::ARRAY || m_elem != want) wrong_type(what, "array of " + std::string(gguf_type_name(want)), *this);
+  if (m_type != GgufType::ARRAY || m_elem != want)
+    wrong_type(what, "array of " + std::string(gguf_type_name(want)), *this);
   if (m_raw.size() != m_count * sizeof(T)) throw Error(what + ": array payload size does not match its length");
   std::vector<T> out(m_count);
   if constexpr (std::is_same_v<T, bool>) {
@@ -281,8 +319,8 @@ std::vector<bool> GgufValue::bool_array_of(const std::string& what) const {
   return out;
 }
 
-#define WB_GGUF_INSTANTIATE(T)                                     \
-  template T GgufValue::scalar<T>(const std::string&) const;      \
+#define WB_GGUF_INSTANTIATE(T)                               \
+  template T GgufValue::scalar<T>(const std::string&) const; \
   template std::vector<T> GgufValue::array_of<T>(const std::string&) const;
 WB_GGUF_INSTANTIATE(uint8_t)
 WB_GGUF_INSTANTIATE(int8_t)

@@ -24,7 +24,7 @@ constexpr uint32_t k_max_dims = 4;                    // spec ("currently at mos
 constexpr uint64_t k_max_dim = uint64_t(1) << 62;     // refuses int64-negative values and stride wrap
 
 // Per-item minimum sizes in the file, used to bound counts by the bytes remaining before allocating.
-constexpr uint64_t k_min_kv_bytes = 8 + 1 + 4 + 1;              // key len, 1-byte key, type, u8 value
+constexpr uint64_t k_min_kv_bytes = 8 + 1 + 4 + 1;                   // key len, 1-byte key, type, u8 value
 constexpr uint64_t k_min_tensor_info_bytes = 8 + 1 + 4 + 8 + 4 + 8;  // name len, 1-byte name, n_dims, ne0, type, offset
 
 bool is_known_value_type(uint32_t t);

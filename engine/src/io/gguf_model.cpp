@@ -90,7 +90,8 @@ const GgufTensor& checked_tensor(const GgufFile& f, const std::string& name, con
   if (block > 1 && want[0] % block != 0)
     throw Error(f.path() + ": tensor " + name + ": rows of " + std::to_string(want[0]) + " are not whole " +
                 std::string(ggml_type_name(t->type)) + " blocks");
-  if (t->nbytes != ggml_type_bytes(t->type, t->numel)) throw Error(f.path() + ": tensor " + name + " has the wrong byte size");
+  if (t->nbytes != ggml_type_bytes(t->type, t->numel))
+    throw Error(f.path() + ": tensor " + name + " has the wrong byte size");
   if (!ggml_to_dtype(t->type))
     throw Error(f.path() + ": tensor " + name + " has type " + std::string(ggml_type_name(t->type)) +
                 ", which is not supported for model weights");
@@ -113,8 +114,8 @@ void read_into(const GgufFile& f, const std::string& name, const std::vector<uin
   const GgufTensor& t = checked_tensor(f, name, want);
   const uint64_t n = t.numel;
   std::shared_ptr<std::vector<uint64_t>> copy;
-  dequantize_rows(*ggml_to_dtype(t.type), aligned_data(t, copy), static_cast<int>(want[0]),
-                  0, static_cast<int64_t>(n / want[0]), dst);
+  dequantize_rows(*ggml_to_dtype(t.type), aligned_data(t, copy), static_cast<int>(want[0]), 0,
+                  static_cast<int64_t>(n / want[0]), dst);
   if (const int64_t bad = first_nonfinite(DType::F32, dst, static_cast<int64_t>(n)); bad >= 0)
     throw Error(f.path() + ": tensor " + name + " has a non-finite value at " + std::to_string(bad));
   f.release(t);
@@ -208,7 +209,8 @@ void check_tied_copy(const GgufFile& f, const Model& model, uint64_t C, uint64_t
     }
   }
   if (max_d > 0.02 * max_w)
-    throw Error(f.path() + ": output.weight differs from token_embd.weight (an untied output head is not supported "
+    throw Error(f.path() +
+                ": output.weight differs from token_embd.weight (an untied output head is not supported "
                 "for GPT-2)");
   f.release(h);  // never read again: the head is wte
   // wte's own pages came back for the comparison; its kernels read the x8 copy (when there is one)
@@ -235,8 +237,10 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
       std::vector<float> scores = f.get_f32_array("tokenizer.ggml.scores");
       if (types.empty()) throw Error("tokenizer.ggml.token_type is missing");
       const std::optional<int32_t> unk = meta_token_id(f, "tokenizer.ggml.unknown_token_id");
-      const bool add_space = f.has("tokenizer.ggml.add_space_prefix") ? f.get_bool("tokenizer.ggml.add_space_prefix") : true;
-      return Tokenizer::from_spm_vocab(std::move(tokens), std::move(scores), std::move(types), bos, eos, unk, add_space);
+      const bool add_space =
+          f.has("tokenizer.ggml.add_space_prefix") ? f.get_bool("tokenizer.ggml.add_space_prefix") : true;
+      return Tokenizer::from_spm_vocab(std::move(tokens), std::move(scores), std::move(types), bos, eos, unk,
+                                       add_space);
     }
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -299,9 +303,11 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   const GgufTensor* embd = f.find("token_embd.weight");
   if (!embd) throw Error(path + ": tensor token_embd.weight is missing");
   if (embd->shape.size() != 2)
-    throw Error(path + ": tensor token_embd.weight has shape " + gguf_shape_str(embd->shape) + ", expected 2 dimensions");
+    throw Error(path + ": tensor token_embd.weight has shape " + gguf_shape_str(embd->shape) +
+                ", expected 2 dimensions");
   if (embd->shape[1] < 1 || embd->shape[1] > (1u << 22))
-    throw Error(path + ": tensor token_embd.weight has " + std::to_string(embd->shape[1]) + " rows, outside [1, 4194304]");
+    throw Error(path + ": tensor token_embd.weight has " + std::to_string(embd->shape[1]) +
+                " rows, outside [1, 4194304]");
   c.vocab_size = static_cast<int>(embd->shape[1]);
   if (f.has(a + "vocab_size")) {
     const int v = meta_int(f, a + "vocab_size", 1, 1 << 22);
@@ -340,7 +346,9 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
                                    {"h.w_down.weight", "ffn_down.weight", true, {F, C}}});
     if (!c.tie_embeddings) linears.push_back({"lm_head.weight", "output.weight", false, {C, V}});
   }
-  auto gguf_name = [&](const Linear& g, int l) { return g.per_layer ? "blk." + std::to_string(l) + "." + g.gguf : g.gguf; };
+  auto gguf_name = [&](const Linear& g, int l) {
+    return g.per_layer ? "blk." + std::to_string(l) + "." + g.gguf : g.gguf;
+  };
   std::vector<std::string> external;
   if (!options.dequantize)
     for (const Linear& g : linears)
@@ -407,7 +415,8 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
         read_into(f, b + "attn_v.bias", {KVW}, model->param_data("h.wv.bias") + L * KVW);
       } else {
         for (const char* bias : {"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias"})
-          if (f.find(b + bias)) throw Error(path + ": tensor " + b + bias + ": attention biases are not supported for " + arch);
+          if (f.find(b + bias))
+            throw Error(path + ": tensor " + b + bias + ": attention biases are not supported for " + arch);
       }
       linear("h.wo.weight", l);
       read_into(f, b + "ffn_norm.weight", {C}, model->param_data("h.ffn_norm.weight") + L * C);

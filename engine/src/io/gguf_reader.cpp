@@ -101,15 +101,14 @@ std::vector<uint8_t> read_fixed(Cursor& c, GgufType type, uint64_t count, bool i
   const uint64_t at = c.pos();
   if (!is_array) c.need(esize, field);
   if (count > c.remaining() / esize)  // division, so count × esize cannot wrap
-    c.fail(field + ": " + std::to_string(count) + " elements of " + std::string(gguf_type_name(type)) + " need more than the " +
-               std::to_string(c.remaining()) + " bytes left",
+    c.fail(field + ": " + std::to_string(count) + " elements of " + std::string(gguf_type_name(type)) +
+               " need more than the " + std::to_string(c.remaining()) + " bytes left",
            at);
   const uint64_t n = count * esize;
   const uint8_t* p = c.take(n, field);
   if (type == GgufType::BOOL)
     for (uint64_t i = 0; i < n; ++i)
-      if (p[i] > 1)
-      {
+      if (p[i] > 1) {
         std::string where = field;  // built by append: GCC 12 warns falsely on "[" + std::string
         if (is_array) where.append("[").append(std::to_string(i)).append("]");
         c.fail(where + ": bool byte is " + std::to_string(p[i]) + ", must be 0 or 1", at + i);
@@ -119,24 +118,28 @@ std::vector<uint8_t> read_fixed(Cursor& c, GgufType type, uint64_t count, bool i
 
 GgufValue read_value(Cursor& c, const std::string& field) {
   const GgufType type = read_value_type(c, field + " value type");
-  if (type == GgufType::STRING) return GgufValue::from_parts(type, GgufType::UINT8, 0, {}, {c.string(field, k_max_string_bytes)});
-  if (type != GgufType::ARRAY) return GgufValue::from_parts(type, GgufType::UINT8, 0, read_fixed(c, type, 1, false, field), {});
+  if (type == GgufType::STRING)
+    return GgufValue::from_parts(type, GgufType::UINT8, 0, {}, {c.string(field, k_max_string_bytes)});
+  if (type != GgufType::ARRAY)
+    return GgufValue::from_parts(type, GgufType::UINT8, 0, read_fixed(c, type, 1, false, field), {});
 
   const uint64_t elem_at = c.pos();
   const GgufType elem = read_value_type(c, field + " array element type");
   if (elem == GgufType::ARRAY) c.fail(field + ": nested arrays are not supported", elem_at);
   const uint64_t count_at = c.pos();
   const uint64_t count = c.u64(field + " array length");
-  if (elem != GgufType::STRING) return GgufValue::from_parts(type, elem, count, read_fixed(c, elem, count, true, field), {});
+  if (elem != GgufType::STRING)
+    return GgufValue::from_parts(type, elem, count, read_fixed(c, elem, count, true, field), {});
 
   // Every string takes at least its 8-byte length, which bounds the count before reserving.
   if (count > c.remaining() / 8)
-    c.fail(field + ": array of " + std::to_string(count) + " strings cannot fit in the " + std::to_string(c.remaining()) +
-               " bytes left",
+    c.fail(field + ": array of " + std::to_string(count) + " strings cannot fit in the " +
+               std::to_string(c.remaining()) + " bytes left",
            count_at);
   std::vector<std::string> strings;
   strings.reserve(static_cast<size_t>(count));
-  for (uint64_t i = 0; i < count; ++i) strings.push_back(c.string(field + "[" + std::to_string(i) + "]", k_max_string_bytes));
+  for (uint64_t i = 0; i < count; ++i)
+    strings.push_back(c.string(field + "[" + std::to_string(i) + "]", k_max_string_bytes));
   return GgufValue::from_parts(type, elem, count, {}, std::move(strings));
 }
 
@@ -225,7 +228,8 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
     ta.info_at = c.pos();
     const std::string nfield = "tensor #" + std::to_string(i) + " name";
     ta.t.name = c.string(nfield, k_max_tensor_name_bytes);
-    if (auto problem = tensor_name_problem(ta.t.name)) c.fail(nfield + " " + printable(ta.t.name) + " " + *problem, ta.info_at);
+    if (auto problem = tensor_name_problem(ta.t.name))
+      c.fail(nfield + " " + printable(ta.t.name) + " " + *problem, ta.info_at);
     if (g->m_tensor_index.count(ta.t.name)) c.fail("duplicate tensor name " + printable(ta.t.name), ta.info_at);
     const std::string ctx = "tensor " + printable(ta.t.name);
 
@@ -257,8 +261,8 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
     if (info == nullptr) c.fail(ctx + ": " + unsupported_type_text(type), type_at);
     ta.t.type = static_cast<GgmlType>(type);
     if (ta.t.shape[0] % info->block_elems != 0)
-      c.fail(ctx + ": ne[0] = " + std::to_string(ta.t.shape[0]) + " is not a multiple of the " + info->name + " block size " +
-                 std::to_string(info->block_elems),
+      c.fail(ctx + ": ne[0] = " + std::to_string(ta.t.shape[0]) + " is not a multiple of the " + info->name +
+                 " block size " + std::to_string(info->block_elems),
              dims_at + 4);
     uint64_t nbytes;
     if (__builtin_mul_overflow(numel / info->block_elems, info->block_bytes, &nbytes) || nbytes > uint64_t(INT64_MAX))
@@ -268,7 +272,8 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
     ta.offset_at = c.pos();
     ta.t.offset = c.u64(ctx + " offset");
     if (ta.t.offset % align != 0)
-      c.fail(ctx + ": offset " + std::to_string(ta.t.offset) + " is not a multiple of the alignment " + std::to_string(align),
+      c.fail(ctx + ": offset " + std::to_string(ta.t.offset) + " is not a multiple of the alignment " +
+                 std::to_string(align),
              ta.offset_at);
     g->m_tensor_index.emplace(ta.t.name, infos.size());
     infos.push_back(std::move(ta));
@@ -280,8 +285,8 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
   if (__builtin_add_overflow(header_end, align - 1, &data_start)) c.fail("data section start overflows", header_end);
   data_start &= ~(align - 1);
   if (data_start > size && !infos.empty())
-    c.fail("data section would start at " + std::to_string(data_start) + " (header end padded to " + std::to_string(align) +
-               "), past the end of the " + std::to_string(size) + "-byte file",
+    c.fail("data section would start at " + std::to_string(data_start) + " (header end padded to " +
+               std::to_string(align) + "), past the end of the " + std::to_string(size) + "-byte file",
            header_end);
   g->m_data_offset = std::min(data_start, size);
   const uint64_t data_size = size - g->m_data_offset;
@@ -297,9 +302,10 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
     uint64_t end;
     if (__builtin_add_overflow(ta.t.offset, ta.t.nbytes, &end)) c.fail(ctx + ": offset + size overflows", ta.offset_at);
     if (end > data_size)
-      c.fail(ctx + ": data [" + std::to_string(ta.t.offset) + ", " + std::to_string(end) + ") of the data section (file bytes " +
-                 std::to_string(g->m_data_offset + ta.t.offset) + ".." + std::to_string(g->m_data_offset + end) +
-                 ") runs past the end of the " + std::to_string(size) + "-byte file",
+      c.fail(ctx + ": data [" + std::to_string(ta.t.offset) + ", " + std::to_string(end) +
+                 ") of the data section (file bytes " + std::to_string(g->m_data_offset + ta.t.offset) + ".." +
+                 std::to_string(g->m_data_offset + end) + ") runs past the end of the " + std::to_string(size) +
+                 "-byte file",
              ta.offset_at);
     // end <= data_size <= 2^64 - 1 - align is not guaranteed, so pad with a check.
     if (__builtin_add_overflow(end, align - 1, &expected)) c.fail(ctx + ": padded end overflows", ta.offset_at);
@@ -335,12 +341,18 @@ namespace {
 std::string what_of(const std::string& label, const std::string& key) { return label + ": metadata " + printable(key); }
 }  // namespace
 
-uint32_t GgufFile::get_u32(const std::string& key) const { return require(key).scalar<uint32_t>(what_of(m_label, key)); }
+uint32_t GgufFile::get_u32(const std::string& key) const {
+  return require(key).scalar<uint32_t>(what_of(m_label, key));
+}
 int32_t GgufFile::get_i32(const std::string& key) const { return require(key).scalar<int32_t>(what_of(m_label, key)); }
-uint64_t GgufFile::get_u64(const std::string& key) const { return require(key).scalar<uint64_t>(what_of(m_label, key)); }
+uint64_t GgufFile::get_u64(const std::string& key) const {
+  return require(key).scalar<uint64_t>(what_of(m_label, key));
+}
 float GgufFile::get_f32(const std::string& key) const { return require(key).scalar<float>(what_of(m_label, key)); }
 bool GgufFile::get_bool(const std::string& key) const { return require(key).scalar<bool>(what_of(m_label, key)); }
-const std::string& GgufFile::get_string(const std::string& key) const { return require(key).string(what_of(m_label, key)); }
+const std::string& GgufFile::get_string(const std::string& key) const {
+  return require(key).string(what_of(m_label, key));
+}
 const std::vector<std::string>& GgufFile::get_string_array(const std::string& key) const {
   return require(key).string_array(what_of(m_label, key));
 }

@@ -97,7 +97,8 @@ Encoded encode_header(const std::string& label, const GgufMetadata& metadata,
       if (value.type() != GgufType::UINT32)
         throw Error(label + ": metadata 'general.alignment' must be UINT32, given " + value.type_text());
       if (value.scalar<uint32_t>("general.alignment") != alignment)
-        throw Error(label + ": metadata 'general.alignment' = " + std::to_string(value.scalar<uint32_t>("general.alignment")) +
+        throw Error(label +
+                    ": metadata 'general.alignment' = " + std::to_string(value.scalar<uint32_t>("general.alignment")) +
                     " disagrees with the requested alignment " + std::to_string(alignment));
       has_alignment = true;
     }
@@ -117,7 +118,8 @@ Encoded encode_header(const std::string& label, const GgufMetadata& metadata,
   uint64_t offset = 0;
   for (const GgufTensorToWrite& t : tensors) {
     const std::string ctx = label + ": tensor " + printable(t.name);
-    if (auto problem = tensor_name_problem(t.name)) throw Error(label + ": tensor name " + printable(t.name) + " " + *problem);
+    if (auto problem = tensor_name_problem(t.name))
+      throw Error(label + ": tensor name " + printable(t.name) + " " + *problem);
     if (!names.insert(t.name).second) throw Error(label + ": duplicate tensor name " + printable(t.name));
     if (t.shape.empty() || t.shape.size() > k_max_dims)
       throw Error(ctx + ": " + std::to_string(t.shape.size()) + " dims, must be 1.." + std::to_string(k_max_dims));
@@ -158,7 +160,8 @@ std::vector<uint8_t> encode_gguf(const GgufMetadata& metadata, const std::vector
   const Encoded enc = encode_header("encode_gguf", metadata, tensors, alignment);
   uint64_t total = enc.header.size();
   for (size_t i = 0; i < tensors.size(); ++i)
-    total = checked_add(total, checked_add(enc.tensor_bytes[i], enc.tensor_pad[i], "encode_gguf size"), "encode_gguf size");
+    total =
+        checked_add(total, checked_add(enc.tensor_bytes[i], enc.tensor_pad[i], "encode_gguf size"), "encode_gguf size");
   std::vector<uint8_t> out;
   out.reserve(checked_cast<size_t>(total, "encode_gguf size"));
   out.insert(out.end(), enc.header.begin(), enc.header.end());

@@ -27,7 +27,8 @@ void read_tensor_into(const SafetensorsFile& f, const std::string& name, const s
   const StTensor* t = find_hf_tensor(f, name);
   if (!t) throw Error(f.path() + ": missing tensor '" + name + "'");
   if (t->shape != want)
-    throw Error(f.path() + ": tensor '" + t->name + "' has shape " + shape_str(t->shape) + ", expected " + shape_str(want));
+    throw Error(f.path() + ": tensor '" + t->name + "' has shape " + shape_str(t->shape) + ", expected " +
+                shape_str(want));
   const std::vector<float> v = f.read_f32(*t);
   f.release(*t);  // copied: its file pages need not stay resident
   if (!transpose) {
@@ -65,7 +66,8 @@ void write_hf_side_files(const Model& model, const std::string& directory, json 
 
   bool template_written = false;
   if (!tokenizer_source_dir.empty()) {
-    for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "chat_template.jinja"}) {
+    for (const char* name :
+         {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "chat_template.jinja"}) {
       const fs::path src = fs::path(tokenizer_source_dir) / name;
       if (!fs::exists(src)) continue;
       const std::string bytes = read_small_file(src.string());

@@ -61,7 +61,8 @@ ModelFileInfo detect_model_format(const std::string& path) {
   // The error_code overloads throughout: a permission error must become an engine::Error too.
   if (!fs::exists(p, ec)) throw Error(path + ": no such file or directory" + (ec ? " (" + ec.message() + ")" : ""));
   if (fs::is_directory(p, ec)) {
-    if (!fs::exists(p / "config.json", ec)) throw Error(path + ": directory has no config.json (not a Hugging Face model directory)");
+    if (!fs::exists(p / "config.json", ec))
+      throw Error(path + ": directory has no config.json (not a Hugging Face model directory)");
     if (!fs::exists(p / "model.safetensors", ec)) {
       if (fs::exists(p / "model.safetensors.index.json", ec))
         throw Error(path + ": sharded safetensors checkpoints are not supported yet");
@@ -83,7 +84,8 @@ ModelFileInfo detect_model_format(const std::string& path) {
     return {ModelFormat::LlmcCheckpoint, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
   if (got4 && std::memcmp(&magic, "GGUF", 4) == 0)
     return {ModelFormat::Gguf, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
-  throw Error(path + ": unknown model format (expected a Hugging Face directory, a .safetensors file, an llm.c .bin "
+  throw Error(path +
+              ": unknown model format (expected a Hugging Face directory, a .safetensors file, an llm.c .bin "
               "or a .gguf file)");
 }
 
@@ -101,7 +103,8 @@ ModelConfig io::parse_hf_model_config(const io::json& cfg, const std::string& pa
   const std::string model_type = io::json_get_string_opt(cfg, "model_type", path).value_or("gpt2");
   if (io::is_llama_family_type(model_type)) return io::parse_llama_config(cfg, path);
   if (model_type != "gpt2")
-    throw Error(path + ": model_type '" + model_type + "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
+    throw Error(path + ": model_type '" + model_type +
+                "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
   return parse_gpt2_config(cfg, path);
 }
 
@@ -116,7 +119,8 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   const std::string model_type = io::json_get_string_opt(cfg, "model_type", cfg_path).value_or("gpt2");
   if (io::is_llama_family_type(model_type)) return io::load_hf_llama(info, progress);
   if (model_type != "gpt2")
-    throw Error(cfg_path + ": model_type '" + model_type + "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
+    throw Error(cfg_path + ": model_type '" + model_type +
+                "' is not supported yet (supported: gpt2, llama, mistral, qwen2)");
   const ModelConfig c = parse_gpt2_config(cfg, cfg_path);
   report(0.02f, "mapping " + info.weights_path);
   auto file = io::SafetensorsFile::open(info.weights_path);
@@ -145,8 +149,10 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   read_into(*file, "ln_f.bias", {C}, false, model->param_data("lnf.bias"));
   // A stored lm_head must be the tied copy of wte (HF writes it for some GPT-2 checkpoints).
   if (const io::StTensor* head = file->find("lm_head.weight")) {
-    if (head->shape != std::vector<uint64_t>{V, C} || file->read_f32(*head) != std::vector<float>(model->param_data("wte"), model->param_data("wte") + V * C))
-      throw Error(info.weights_path + ": lm_head.weight differs from wte.weight (an untied output head is not supported for GPT-2)");
+    if (head->shape != std::vector<uint64_t>{V, C} ||
+        file->read_f32(*head) != std::vector<float>(model->param_data("wte"), model->param_data("wte") + V * C))
+      throw Error(info.weights_path +
+                  ": lm_head.weight differs from wte.weight (an untied output head is not supported for GPT-2)");
   }
   report(0.97f, "loading tokenizer");
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
@@ -179,7 +185,8 @@ std::unique_ptr<Model> load_llmc(const ModelFileInfo& info, const LoadProgress& 
     if (i == 0) {
       std::copy(src.begin(), src.begin() + static_cast<int64_t>(c.vocab_size) * c.n_embd, dst);
     } else {
-      if (src.size() != params[i].numel) throw Error(info.weights_path + ": tensor " + params[i].name + " has the wrong size");
+      if (src.size() != params[i].numel)
+        throw Error(info.weights_path + ": tensor " + params[i].name + " has the wrong size");
       std::copy(src.begin(), src.end(), dst);
     }
   }

@@ -137,7 +137,8 @@ std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgre
     // Tied, yet stored: it must be the copy of the embedding, else the config is lying about tying.
     const float* wte = model->param_data("wte");
     if (head->shape != std::vector<uint64_t>{V, C} || file->read_f32(*head) != std::vector<float>(wte, wte + V * C))
-      throw Error(info.weights_path + ": lm_head.weight differs from model.embed_tokens.weight although "
+      throw Error(info.weights_path +
+                  ": lm_head.weight differs from model.embed_tokens.weight although "
                   "tie_word_embeddings is true");
   }
   report_progress(progress, 0.97f, "loading tokenizer");
@@ -154,8 +155,7 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) throw Error(directory + ": cannot create directory: " + ec.message());
-  const uint64_t C = c.n_embd, L = c.n_layer, F = c.ffn_dim, KVW = c.kv_width(), HS = c.head_size(),
-                 V = c.vocab_size;
+  const uint64_t C = c.n_embd, L = c.n_layer, F = c.ffn_dim, KVW = c.kv_width(), HS = c.head_size(), V = c.vocab_size;
 
   // Permuted q/k copies (interleaved models only); reserved so pointers into it stay valid.
   std::vector<std::vector<float>> permuted;
@@ -211,10 +211,8 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
               {"rope_scaling", nullptr},
               {"hidden_act", "silu"},
               {"tie_word_embeddings", c.tie_embeddings}};
-  if (qwen2)
-    cfg["use_sliding_window"] = false;
-  else
-    cfg["attention_bias"] = false, cfg["mlp_bias"] = false;
+  if (qwen2) cfg["use_sliding_window"] = false;
+  else cfg["attention_bias"] = false, cfg["mlp_bias"] = false;
   write_hf_side_files(model, directory, std::move(cfg), tokenizer_source_dir, provenance_json);
 }
 

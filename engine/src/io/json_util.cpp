@@ -147,10 +147,8 @@ class CheckedDomBuilder {
     std::string path;
     for (size_t i = 0; i + 1 < m_stack.size(); ++i) {
       path += '/';
-      if (m_stack[i]->is_array())
-        path += std::to_string(m_stack[i]->size() - 1);
-      else
-        path += m_keys[i];
+      if (m_stack[i]->is_array()) path += std::to_string(m_stack[i]->size() - 1);
+      else path += m_keys[i];
     }
     return "in object at " + path;
   }
@@ -237,10 +235,8 @@ json parse_json_checked(std::string_view text, const std::string& label, int max
         throw Error(label + ": invalid JSON " + where_in_text(text, i, base_offset) +
                     ": raw NUL byte (JSON text may not contain one)");
       if (in_string) {
-        if (c == '\\')
-          ++i;
-        else if (c == '"')
-          in_string = false;
+        if (c == '\\') ++i;
+        else if (c == '"') in_string = false;
       } else if (c == '"') {
         in_string = true;
       } else if (c == '[' || c == '{') {
@@ -254,8 +250,9 @@ json parse_json_checked(std::string_view text, const std::string& label, int max
   }
 
   CheckedDomBuilder builder(static_cast<size_t>(max_depth));
-  const bool ok = json::sax_parse(text.data(), text.data() + text.size(), &builder, nlohmann::detail::input_format_t::json,
-                                  /*strict=*/true, /*ignore_comments=*/false);
+  const bool ok =
+      json::sax_parse(text.data(), text.data() + text.size(), &builder, nlohmann::detail::input_format_t::json,
+                      /*strict=*/true, /*ignore_comments=*/false);
   if (!ok) {
     if (builder.is_parse_error()) {
       // nlohmann reports the count of bytes read; the offending byte is the last one read.
@@ -291,10 +288,8 @@ std::string json_describe(const json& value) {
       return json(s.substr(0, cut)).dump(-1, ' ', false, json::error_handler_t::replace) + "... (" +
              std::to_string(s.size()) + " bytes)";
     }
-    case json::value_t::discarded:
-      return "nothing";
-    default:
-      return value.dump(-1, ' ', false, json::error_handler_t::replace);
+    case json::value_t::discarded: return "nothing";
+    default: return value.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }
 
@@ -313,8 +308,7 @@ int64_t json_as_int(const json& value, const std::string& label, std::string_vie
   return v;
 }
 
-uint64_t json_as_uint(const json& value, const std::string& label, std::string_view what, uint64_t min,
-                      uint64_t max) {
+uint64_t json_as_uint(const json& value, const std::string& label, std::string_view what, uint64_t min, uint64_t max) {
   const std::string expected = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (!value.is_number_integer()) fail_value(label, what, expected, value);
   if (!value.is_number_unsigned() && value.get<int64_t>() < 0) fail_value(label, what, expected, value);
@@ -362,8 +356,8 @@ int64_t json_get_int(const json& obj, std::string_view key, const std::string& l
   return json_as_int(json_require(obj, key, label), label, field_name(key), min, max);
 }
 
-std::optional<int64_t> json_get_int_opt(const json& obj, std::string_view key, const std::string& label,
-                                        int64_t min, int64_t max) {
+std::optional<int64_t> json_get_int_opt(const json& obj, std::string_view key, const std::string& label, int64_t min,
+                                        int64_t max) {
   const json* v = find_present(obj, key, label);
   if (v == nullptr) return std::nullopt;
   return json_as_int(*v, label, field_name(key), min, max);
@@ -373,8 +367,8 @@ uint64_t json_get_uint(const json& obj, std::string_view key, const std::string&
   return json_as_uint(json_require(obj, key, label), label, field_name(key), min, max);
 }
 
-std::optional<uint64_t> json_get_uint_opt(const json& obj, std::string_view key, const std::string& label,
-                                          uint64_t min, uint64_t max) {
+std::optional<uint64_t> json_get_uint_opt(const json& obj, std::string_view key, const std::string& label, uint64_t min,
+                                          uint64_t max) {
   const json* v = find_present(obj, key, label);
   if (v == nullptr) return std::nullopt;
   return json_as_uint(*v, label, field_name(key), min, max);
@@ -384,8 +378,8 @@ double json_get_number(const json& obj, std::string_view key, const std::string&
   return json_as_number(json_require(obj, key, label), label, field_name(key), min, max);
 }
 
-std::optional<double> json_get_number_opt(const json& obj, std::string_view key, const std::string& label,
-                                          double min, double max) {
+std::optional<double> json_get_number_opt(const json& obj, std::string_view key, const std::string& label, double min,
+                                          double max) {
   const json* v = find_present(obj, key, label);
   if (v == nullptr) return std::nullopt;
   return json_as_number(*v, label, field_name(key), min, max);

@@ -34,8 +34,7 @@ std::optional<size_t> find_invalid_utf8(std::string_view text);
 // Parses `text` as one JSON value with the invariants above. Errors read
 // "<label>: <what> at byte <base_offset + offset> ...". `base_offset` lets a caller whose JSON sits
 // inside a larger file (a safetensors header starts at byte 8) report file offsets.
-json parse_json_checked(std::string_view text, const std::string& label, int max_depth = 64,
-                        uint64_t base_offset = 0);
+json parse_json_checked(std::string_view text, const std::string& label, int max_depth = 64, uint64_t base_offset = 0);
 
 // Reads a whole file (refusing files larger than max_bytes before reading them) and parses it.
 // The label in errors is the path.
@@ -59,14 +58,14 @@ const json* json_find(const json& obj, std::string_view key, const std::string& 
 const json& json_require(const json& obj, std::string_view key, const std::string& label);
 
 int64_t json_get_int(const json& obj, std::string_view key, const std::string& label, int64_t min, int64_t max);
-std::optional<int64_t> json_get_int_opt(const json& obj, std::string_view key, const std::string& label,
-                                        int64_t min, int64_t max);
+std::optional<int64_t> json_get_int_opt(const json& obj, std::string_view key, const std::string& label, int64_t min,
+                                        int64_t max);
 uint64_t json_get_uint(const json& obj, std::string_view key, const std::string& label, uint64_t min, uint64_t max);
-std::optional<uint64_t> json_get_uint_opt(const json& obj, std::string_view key, const std::string& label,
-                                          uint64_t min, uint64_t max);
+std::optional<uint64_t> json_get_uint_opt(const json& obj, std::string_view key, const std::string& label, uint64_t min,
+                                          uint64_t max);
 double json_get_number(const json& obj, std::string_view key, const std::string& label, double min, double max);
-std::optional<double> json_get_number_opt(const json& obj, std::string_view key, const std::string& label,
-                                          double min, double max);
+std::optional<double> json_get_number_opt(const json& obj, std::string_view key, const std::string& label, double min,
+                                          double max);
 std::string json_get_string(const json& obj, std::string_view key, const std::string& label,
                             size_t max_bytes = 1u << 20);
 std::optional<std::string> json_get_string_opt(const json& obj, std::string_view key, const std::string& label,

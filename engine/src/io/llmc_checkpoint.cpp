@@ -52,19 +52,19 @@ std::array<uint64_t, 16> tensor_sizes(const std::string& label, const Shape& s) 
       throw Error(label + ": header[" + std::to_string(f.index) + "] " + f.name + " = " + std::to_string(f.value) +
                   " (byte " + std::to_string(f.index * 4) + ") must be in [1, " + std::to_string(k_max_dim) + "]");
   if (s.channels % s.num_heads != 0)
-    throw Error(label + ": channels = " + std::to_string(s.channels) + " is not divisible by num_heads = " +
-                std::to_string(s.num_heads));
+    throw Error(label + ": channels = " + std::to_string(s.channels) +
+                " is not divisible by num_heads = " + std::to_string(s.num_heads));
   if (s.padded_vocab_size < s.vocab_size)
-    throw Error(label + ": padded_vocab_size = " + std::to_string(s.padded_vocab_size) + " is smaller than vocab_size = " +
-                std::to_string(s.vocab_size));
+    throw Error(label + ": padded_vocab_size = " + std::to_string(s.padded_vocab_size) +
+                " is smaller than vocab_size = " + std::to_string(s.vocab_size));
 
   const uint64_t Vp = s.padded_vocab_size, C = s.channels, T = s.max_seq_len, L = s.num_layers;
   const std::string what = label + ": parameter count";
   auto mul = [&](uint64_t a, uint64_t b) { return checked_mul(a, b, what.c_str()); };
   const uint64_t C3 = mul(3, C), C4 = mul(4, C);
-  return {mul(Vp, C),          mul(T, C),  mul(L, C),          mul(L, C),  mul(mul(L, C3), C), mul(L, C3),
-          mul(mul(L, C), C),   mul(L, C),  mul(L, C),          mul(L, C),  mul(mul(L, C4), C), mul(L, C4),
-          mul(mul(L, C), C4),  mul(L, C),  C,                  C};
+  return {mul(Vp, C),         mul(T, C), mul(L, C), mul(L, C), mul(mul(L, C3), C), mul(L, C3),
+          mul(mul(L, C), C),  mul(L, C), mul(L, C), mul(L, C), mul(mul(L, C4), C), mul(L, C4),
+          mul(mul(L, C), C4), mul(L, C), C,         C};
 }
 
 int32_t read_i32_le(const uint8_t* p) {
@@ -84,8 +84,8 @@ LlmcCheckpoint read_llmc_checkpoint(const std::string& path) {
 
   const int32_t magic = read_i32_le(bytes);
   if (magic != k_magic)
-    throw Error(path + ": header[0] magic = " + std::to_string(magic) + " (byte 0), expected " + std::to_string(k_magic) +
-                ": not an llm.c GPT-2 checkpoint");
+    throw Error(path + ": header[0] magic = " + std::to_string(magic) + " (byte 0), expected " +
+                std::to_string(k_magic) + ": not an llm.c GPT-2 checkpoint");
   const int32_t version = read_i32_le(bytes + 4);
   if (version != k_version_fp32 && version != k_version_bf16)
     throw Error(path + ": header[1] version = " + std::to_string(version) +

@@ -65,12 +65,11 @@ int create_temp_beside(const std::string& path, std::string& temp_path) {
   const uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 100; ++attempt) {
     const uint64_t n = counter.fetch_add(1) ^ (salt << 8);
-    temp_path = (dir == "/" ? std::string("/") : dir + "/") + "." + base + ".tmp-" + std::to_string(::getpid()) +
-                "-" + std::to_string(n);
+    temp_path = (dir == "/" ? std::string("/") : dir + "/") + "." + base + ".tmp-" + std::to_string(::getpid()) + "-" +
+                std::to_string(n);
     const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
-    if (errno != EEXIST)
-      throw Error(path + ": cannot create temporary file '" + temp_path + "': " + errno_text(errno));
+    if (errno != EEXIST) throw Error(path + ": cannot create temporary file '" + temp_path + "': " + errno_text(errno));
   }
   throw Error(path + ": cannot create a unique temporary file in '" + dir + "'");
 }
@@ -136,7 +135,8 @@ void write_file_atomic(const std::string& path, const std::vector<WritePart>& pa
   FdGuard fd(create_temp_beside(path, temp_path));
   try {
     if (had_old) (void)::fchmod(fd.get(), old_st.st_mode & 07777);  // best effort: not worth failing over
-    for (const WritePart& part : parts) write_all(fd.get(), static_cast<const uint8_t*>(part.data), part.size, path, temp_path);
+    for (const WritePart& part : parts)
+      write_all(fd.get(), static_cast<const uint8_t*>(part.data), part.size, path, temp_path);
     if (::fsync(fd.get()) != 0)
       throw Error(path + ": fsync of temporary file '" + temp_path + "' failed: " + errno_text(errno));
     // close() can report deferred write errors (NFS, quota); only a clean close may replace the file.
@@ -153,7 +153,8 @@ void write_file_atomic(const std::string& path, const std::vector<WritePart>& pa
   // directory (EINVAL); there is nothing more to do there.
   const std::string dir = split_dir_base(path).first;
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) throw Error(path + ": written, but cannot open directory '" + dir + "' to sync it: " + errno_text(errno));
+  if (dfd < 0)
+    throw Error(path + ": written, but cannot open directory '" + dir + "' to sync it: " + errno_text(errno));
   FdGuard dir_fd(dfd);
   if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != ENOTSUP)
     throw Error(path + ": written, but syncing directory '" + dir + "' failed: " + errno_text(errno));

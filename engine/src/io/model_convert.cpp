@@ -26,7 +26,8 @@ std::unique_ptr<Model> load_model_to_convert(const std::string& path, const Load
 
 ConvertTarget infer_convert_target(const std::string& out_path) {
   std::string ext = fs::path(out_path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return ext == ".gguf" ? ConvertTarget::Gguf : ConvertTarget::Hf;
 }
 
@@ -59,7 +60,10 @@ bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
   if (e.kind != TokenizerVocabExport::Kind::ByteLevelBpe) return false;
   json pre;
   if (e.pre_tokenizer == "gpt-2") {
-    pre = {{"type", "ByteLevel"}, {"add_prefix_space", e.add_prefix_space}, {"trim_offsets", true}, {"use_regex", true}};
+    pre = {{"type", "ByteLevel"},
+           {"add_prefix_space", e.add_prefix_space},
+           {"trim_offsets", true},
+           {"use_regex", true}};
   } else if (e.pre_tokenizer == "llama-bpe" || e.pre_tokenizer == "qwen2") {
     if (e.add_prefix_space) return false;
     const char* pattern = e.pre_tokenizer == "qwen2" ? k_qwen2_split : k_llama3_split;
@@ -76,10 +80,14 @@ bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
     if (e.pieces[id].empty()) continue;
     const int32_t type = e.token_types[id];
     if (type == 3 || type == 4)
-      added.push_back({{"id", id}, {"content", e.pieces[id]}, {"special", type == 3}, {"single_word", false},
-                       {"lstrip", false}, {"rstrip", false}, {"normalized", type == 4}});
-    else
-      vocab[e.pieces[id]] = id;
+      added.push_back({{"id", id},
+                       {"content", e.pieces[id]},
+                       {"special", type == 3},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", type == 4}});
+    else vocab[e.pieces[id]] = id;
   }
   // Added tokens are listed in the vocabulary too, as HF writes them.
   for (const auto& a : added) vocab[a["content"].get<std::string>()] = a["id"];
@@ -90,11 +98,19 @@ bool write_tokenizer_json(const Tokenizer& tok, const std::string& directory) {
                     {"normalizer", e.nfc ? json{{"type", "NFC"}} : json(nullptr)},
                     {"pre_tokenizer", pre},
                     {"post_processor", nullptr},
-                    {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+                    {"decoder",
+                     {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
                     {"model",
-                     {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-                      {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-                      {"ignore_merges", false}, {"vocab", vocab}, {"merges", e.merges}}}};
+                     {{"type", "BPE"},
+                      {"dropout", nullptr},
+                      {"unk_token", nullptr},
+                      {"continuing_subword_prefix", nullptr},
+                      {"end_of_word_suffix", nullptr},
+                      {"fuse_unk", false},
+                      {"byte_fallback", false},
+                      {"ignore_merges", false},
+                      {"vocab", vocab},
+                      {"merges", e.merges}}}};
   const std::string text = doc.dump() + "\n";
   write_file_atomic((fs::path(directory) / "tokenizer.json").string(), text.data(), text.size());
   return true;
@@ -164,11 +180,13 @@ bool check_hf_destination(const std::string& out) {
   const fs::path p(out);
   if (!fs::exists(p, ec)) {
     const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-    if (!fs::is_directory(parent, ec)) throw Error(out + ": the parent directory " + parent.string() + " does not exist");
+    if (!fs::is_directory(parent, ec))
+      throw Error(out + ": the parent directory " + parent.string() + " does not exist");
     return false;
   }
   if (!fs::is_directory(p, ec)) throw Error(out + ": exists and is not a directory (an HF output is a directory)");
-  if (!fs::is_empty(p, ec) || ec) throw Error(out + ": directory exists and is not empty; remove it or choose another --out");
+  if (!fs::is_empty(p, ec) || ec)
+    throw Error(out + ": directory exists and is not empty; remove it or choose another --out");
   return true;
 }
 

@@ -40,8 +40,8 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo k_dtypes[] = {
-    {StDType::F64, "F64", 8}, {StDType::F32, "F32", 4}, {StDType::F16, "F16", 2}, {StDType::BF16, "BF16", 2},
-    {StDType::I64, "I64", 8}, {StDType::I32, "I32", 4}, {StDType::I16, "I16", 2}, {StDType::I8, "I8", 1},
+    {StDType::F64, "F64", 8}, {StDType::F32, "F32", 4},   {StDType::F16, "F16", 2}, {StDType::BF16, "BF16", 2},
+    {StDType::I64, "I64", 8}, {StDType::I32, "I32", 4},   {StDType::I16, "I16", 2}, {StDType::I8, "I8", 1},
     {StDType::U8, "U8", 1},   {StDType::BOOL, "BOOL", 1},
 };
 
@@ -61,10 +61,8 @@ uint64_t read_u64_le(const uint8_t* p) {
 std::string printable_name(const std::string& name) {
   std::string out;
   for (size_t i = 0; i < name.size() && i < 80; ++i) {
-    if (name[i] == '\0')
-      out += "\\0";
-    else
-      out += name[i];
+    if (name[i] == '\0') out += "\\0";
+    else out += name[i];
   }
   if (name.size() > 80) out += "...";
   return "'" + out + "'";
@@ -117,10 +115,13 @@ ParsedTensor parse_tensor_entry(const std::string& label, const std::string& nam
   const json& shape = json_get_array(entry, "shape", ctx);
   p.tensor.shape.reserve(shape.size());
   for (size_t i = 0; i < shape.size(); ++i)
-    p.tensor.shape.push_back(json_as_uint(shape[i], ctx, "shape[" + std::to_string(i) + "]", 0,
-                                          std::numeric_limits<uint64_t>::max()));
-  const uint64_t numel = element_count(p.tensor.shape, ctx + ": shape " + shape_text(p.tensor.shape) + " element count");
-  p.tensor.nbytes = checked_mul(numel, info->size, (ctx + ": byte size of " + std::to_string(numel) + " " + info->name + " elements").c_str());
+    p.tensor.shape.push_back(
+        json_as_uint(shape[i], ctx, "shape[" + std::to_string(i) + "]", 0, std::numeric_limits<uint64_t>::max()));
+  const uint64_t numel =
+      element_count(p.tensor.shape, ctx + ": shape " + shape_text(p.tensor.shape) + " element count");
+  p.tensor.nbytes =
+      checked_mul(numel, info->size,
+                  (ctx + ": byte size of " + std::to_string(numel) + " " + info->name + " elements").c_str());
 
   const json& offsets = json_get_array(entry, "data_offsets", ctx);
   if (offsets.size() != 2)
@@ -254,9 +255,8 @@ const StTensor* SafetensorsFile::find(const std::string& name) const {
 
 std::vector<float> SafetensorsFile::read_f32(const StTensor& t) const {
   // Accept only a tensor of this file (or an identical copy of one), so data/nbytes can be trusted.
-  const StTensor* own = (!m_tensors.empty() && &t >= m_tensors.data() && &t < m_tensors.data() + m_tensors.size())
-                            ? &t
-                            : find(t.name);
+  const StTensor* own =
+      (!m_tensors.empty() && &t >= m_tensors.data() && &t < m_tensors.data() + m_tensors.size()) ? &t : find(t.name);
   if (own == nullptr || own->data != t.data || own->nbytes != t.nbytes || own->dtype != t.dtype ||
       own->shape != t.shape)
     throw Error(m_label + ": read_f32: tensor " + printable_name(t.name) + " does not belong to this file");
@@ -294,8 +294,7 @@ std::vector<float> SafetensorsFile::read_f32(const StTensor& t) const {
         // Out-of-range double -> float conversion is undefined in C++; saturate to +-inf explicitly.
         if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max()))
           out[i] = d > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
-        else
-          out[i] = static_cast<float>(d);
+        else out[i] = static_cast<float>(d);
       }
       break;
     default:

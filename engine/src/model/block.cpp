@@ -19,18 +19,14 @@ namespace {
 enum Site : uint64_t { kSiteAttnProbs = 0, kSiteAttnOut = 1, kSiteMlpOut = 2, kSiteLora = 3 };
 
 void norm_fwd(const Pass& p, float* out, float* mean, float* rstd, const float* inp, const Norm& n, int N) {
-  if (p.spec.norm == ArchSpec::Norm::RMSNorm)
-    p.be.rmsnorm_forward(out, rstd, inp, n.w, N, p.c.n_embd, p.c.norm_eps);
-  else
-    p.be.layernorm_forward(out, mean, rstd, inp, n.w, n.b, N, p.c.n_embd, p.c.norm_eps);
+  if (p.spec.norm == ArchSpec::Norm::RMSNorm) p.be.rmsnorm_forward(out, rstd, inp, n.w, N, p.c.n_embd, p.c.norm_eps);
+  else p.be.layernorm_forward(out, mean, rstd, inp, n.w, n.b, N, p.c.n_embd, p.c.norm_eps);
 }
 
 void norm_bwd(const Pass& p, float* dinp, const Norm& n, const float* dout, const float* inp, const float* mean,
               const float* rstd, int N) {
-  if (p.spec.norm == ArchSpec::Norm::RMSNorm)
-    p.be.rmsnorm_backward(dinp, n.dw, dout, inp, n.w, rstd, N, p.c.n_embd);
-  else
-    p.be.layernorm_backward(dinp, n.dw, n.db, dout, inp, n.w, mean, rstd, N, p.c.n_embd);
+  if (p.spec.norm == ArchSpec::Norm::RMSNorm) p.be.rmsnorm_backward(dinp, n.dw, dout, inp, n.w, rstd, N, p.c.n_embd);
+  else p.be.layernorm_backward(dinp, n.dw, n.db, dout, inp, n.w, mean, rstd, N, p.c.n_embd);
 }
 
 // Dropout in place; at p = 0 it is the identity, so nothing runs.
@@ -232,13 +228,13 @@ Weights bind(const Model& m, float* grads, const LoraAdapters* adapters) {
 
 void linear_forward(const Pass& p, const Linear& x, float* out, const float* inp, int N) {
   p.be.matmul_forward_typed(out, inp, x.w, x.b, N, x.C, x.OC);
-  if (x.adapter >= 0)
-    p.adapters->forward(p.be, x.adapter, x.layer, out, inp, N, p.lora_dropout, lora_seed(p, x));
+  if (x.adapter >= 0) p.adapters->forward(p.be, x.adapter, x.layer, out, inp, N, p.lora_dropout, lora_seed(p, x));
 }
 
 void linear_backward(const Pass& p, const Linear& x, float* dinp, const float* dout, const float* inp, int N) {
   const float* w = x.w.f32();
-  if (!w) throw Error("backward through a " + std::string(dtype_name(x.w.dtype)) + " weight: training needs f32 weights");
+  if (!w)
+    throw Error("backward through a " + std::string(dtype_name(x.w.dtype)) + " weight: training needs f32 weights");
   p.be.matmul_backward(dinp, x.dw, x.db, dout, inp, w, N, x.C, x.OC);
   if (x.adapter >= 0)
     p.adapters->backward(p.be, x.adapter, x.layer, dinp, dout, inp, N, p.lora_dropout, lora_seed(p, x));
@@ -250,8 +246,8 @@ void embed_forward(const Pass& p, const Weights& w, const int32_t* tokens, float
     p.be.encoder_forward_typed(x + static_cast<int64_t>(s.row0) * C, tokens + s.row0, w.wte, w.wpe, s.P, s.T, C);
   if (p.sequences.empty())
     for (int b = 0; b < p.B; ++b)
-      p.be.encoder_forward_typed(x + static_cast<int64_t>(b) * p.T * C, tokens + static_cast<int64_t>(b) * p.T,
-                                 w.wte, w.wpe, 0, p.T, C);
+      p.be.encoder_forward_typed(x + static_cast<int64_t>(b) * p.T * C, tokens + static_cast<int64_t>(b) * p.T, w.wte,
+                                 w.wpe, 0, p.T, C);
   dropout_fwd(p, x, static_cast<int64_t>(p.N()) * C, dropout_site_seed(p.seed, p.c.n_layer, 0));
 }
 
@@ -267,10 +263,8 @@ void layer_forward(const Pass& p, int l, const Layer& w, const LayerActs& a, con
   const int64_t NC = static_cast<int64_t>(N) * p.c.n_embd, NF = static_cast<int64_t>(N) * p.c.ffn_dim;
   // attention block: x_mid = x_in + dropout(o(attention(rope(qkv(norm1(x_in))))))
   norm_fwd(p, a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.n1, N);
-  if (!p.sequences.empty())
-    attention_cached(p, l, w, a);
-  else
-    attention_sequences(p, l, w, a);
+  if (!p.sequences.empty()) attention_cached(p, l, w, a);
+  else attention_sequences(p, l, w, a);
   linear_forward(p, w.o, a.branch, a.atty, N);
   dropout_fwd(p, a.branch, NC, dropout_site_seed(p.seed, l, kSiteAttnOut));
   p.be.residual_forward(a.x_mid, x_in, a.branch, NC);

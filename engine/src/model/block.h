@@ -120,10 +120,10 @@ struct Pass {
   // Inference: the sequences this step extends (consecutive rows; B = 1 and T = their total). Training:
   // empty, B sequences of T tokens at positions 0..T-1.
   std::span<const CachedSequence> sequences;
-  int B = 1, T = 0;  // N = B*T rows
-  float dropout = 0.0f;      // on attention probabilities, block outputs and the embedding (training)
+  int B = 1, T = 0;      // N = B*T rows
+  float dropout = 0.0f;  // on attention probabilities, block outputs and the embedding (training)
   float lora_dropout = 0.0f;
-  uint64_t seed = 0;         // dropout masks are functions of (seed, layer, site)
+  uint64_t seed = 0;  // dropout masks are functions of (seed, layer, site)
 
   int N() const { return B * T; }
   int qkv_width() const { return c.n_embd + 2 * c.kv_width(); }
@@ -143,7 +143,8 @@ void layer_backward(const Pass& p, int l, const Layer& w, const LayerActs& a, co
                     BackwardScratch& s);
 
 // The final norm over `rows` rows (mean / rstd may be null).
-void final_norm_forward(const Pass& p, const Weights& w, float* out, float* mean, float* rstd, const float* x, int rows);
+void final_norm_forward(const Pass& p, const Weights& w, float* out, float* mean, float* rstd, const float* x,
+                        int rows);
 void final_norm_backward(const Pass& p, const Weights& w, float* dx, const float* dout, const float* x,
                          const float* mean, const float* rstd, int rows);
 

@@ -18,7 +18,8 @@ KVCache::KVCache(const ModelConfig& config, int capacity) {
 }
 
 void KVCache::truncate(int n) {
-  if (n < 0 || n > m_size) throw Error("KV cache truncate to " + std::to_string(n) + " outside [0, " + std::to_string(m_size) + "]");
+  if (n < 0 || n > m_size)
+    throw Error("KV cache truncate to " + std::to_string(n) + " outside [0, " + std::to_string(m_size) + "]");
   m_size = n;
 }
 

@@ -24,9 +24,12 @@ struct Candidate {
 std::vector<Candidate> candidates(const ModelConfig& c) {
   const int C = c.n_embd, F = c.ffn_dim, KVW = c.kv_width();
   if (c.arch == Arch::GPT2)
-    return {{"h.qkv.weight", C, 3 * C}, {"h.attn_proj.weight", C, C}, {"h.fc.weight", C, F}, {"h.fc_proj.weight", F, C}};
-  return {{"h.wq.weight", C, C},     {"h.wk.weight", C, KVW},   {"h.wv.weight", C, KVW},    {"h.wo.weight", C, C},
-          {"h.w_gate.weight", C, F}, {"h.w_up.weight", C, F},   {"h.w_down.weight", F, C}};
+    return {{"h.qkv.weight", C, 3 * C},
+            {"h.attn_proj.weight", C, C},
+            {"h.fc.weight", C, F},
+            {"h.fc_proj.weight", F, C}};
+  return {{"h.wq.weight", C, C},     {"h.wk.weight", C, KVW}, {"h.wv.weight", C, KVW},  {"h.wo.weight", C, C},
+          {"h.w_gate.weight", C, F}, {"h.w_up.weight", C, F}, {"h.w_down.weight", F, C}};
 }
 
 }  // namespace
@@ -50,8 +53,8 @@ LoraAdapters::LoraAdapters(const Model& model, const LoraConfig& config) {
     if (it == all.end()) {
       std::string names;
       for (const auto& x : all) names += std::string(names.empty() ? "" : ", ") + x.group;
-      throw Error("LoRA target '" + g + "' is not a linear layer of this " + arch_name(c.arch) + " model (one of: " +
-                  names + ")");
+      throw Error("LoRA target '" + g + "' is not a linear layer of this " + arch_name(c.arch) +
+                  " model (one of: " + names + ")");
     }
     if (find(g) >= 0) throw Error("LoRA target '" + g + "' is listed twice");
     LoraTarget t;
@@ -89,10 +92,18 @@ std::vector<TrainableTensor> LoraAdapters::trainable() {
   std::vector<TrainableTensor> out;
   for (const LoraTarget& t : m_targets) {
     const std::string base = "lora." + t.group.substr(0, t.group.size() - std::string(".weight").size());
-    out.push_back({base + ".A", {m_rank, t.C}, m_values.data() + t.a_offset, m_grads.data() + t.a_offset,
-                   t.a_stride * m_layers, true});
-    out.push_back({base + ".B", {t.OC, m_rank}, m_values.data() + t.b_offset, m_grads.data() + t.b_offset,
-                   t.b_stride * m_layers, true});
+    out.push_back({base + ".A",
+                   {m_rank, t.C},
+                   m_values.data() + t.a_offset,
+                   m_grads.data() + t.a_offset,
+                   t.a_stride * m_layers,
+                   true});
+    out.push_back({base + ".B",
+                   {t.OC, m_rank},
+                   m_values.data() + t.b_offset,
+                   m_grads.data() + t.b_offset,
+                   t.b_stride * m_layers,
+                   true});
   }
   return out;
 }

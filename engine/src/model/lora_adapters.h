@@ -18,8 +18,8 @@
 namespace engine {
 
 struct LoraTarget {
-  std::string group;  // our group name, e.g. "h.qkv.weight"
-  int C = 0, OC = 0;  // the base weight is (OC, C)
+  std::string group;                    // our group name, e.g. "h.qkv.weight"
+  int C = 0, OC = 0;                    // the base weight is (OC, C)
   uint64_t a_offset = 0, b_offset = 0;  // of layer 0's A and B in the arena; layers follow at a/b_stride
   uint64_t a_stride = 0, b_stride = 0;
 };
@@ -63,8 +63,9 @@ class LoraAdapters {
   int m_rank = 0, m_layers = 0;
   float m_scale = 1.0f;
   std::vector<float> m_values, m_grads;
-  std::vector<float> m_xa;                  // (targets, L, N, r): x A^T of the last forward
-  std::vector<float> m_xd, m_dxd, m_tmp, m_dxa;  // scratch: dropped input and its gradient (N, maxC), (N, maxOC), (N, r)
+  std::vector<float> m_xa;  // (targets, L, N, r): x A^T of the last forward
+  std::vector<float> m_xd, m_dxd, m_tmp,
+      m_dxa;  // scratch: dropped input and its gradient (N, maxC), (N, maxOC), (N, r)
 };
 
 }  // namespace engine

@@ -44,8 +44,8 @@ void ModelConfig::validate(const std::string& source) const {
   require(n_layer >= 1 && n_layer <= 1024, "n_layer must be in [1, 1024], got " + std::to_string(n_layer));
   require(n_embd >= 1 && n_embd <= 65536, "n_embd must be in [1, 65536], got " + std::to_string(n_embd));
   require(n_head >= 1 && n_head <= 1024, "n_head must be in [1, 1024], got " + std::to_string(n_head));
-  require(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" +
-                                    std::to_string(n_head) + ")");
+  require(n_embd % n_head == 0,
+          "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
   require(arch == Arch::GPT2 || arch == Arch::Llama, "unknown architecture");
   require(n_kv_head >= 1 && n_kv_head <= n_head && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
   // GPT-2's fused qkv layout is 3C wide: every query head has its own key/value head.
@@ -53,11 +53,13 @@ void ModelConfig::validate(const std::string& source) const {
   // GPT-2 reads logits through wte and always has (only) its own biases.
   require(arch != Arch::GPT2 || (tie_embeddings && !qkv_bias), "GPT-2 needs tie_embeddings and no separate qkv_bias");
   // Rotary pairs need an even head size.
-  require(arch != Arch::Llama || head_size() % 2 == 0, "rotary positions need an even head size, got " +
-                                                           std::to_string(head_size()));
+  require(arch != Arch::Llama || head_size() % 2 == 0,
+          "rotary positions need an even head size, got " + std::to_string(head_size()));
   require(std::isfinite(rope_theta) && rope_theta > 1.0f && rope_theta <= 1e12f, "rope_theta must be in (1, 1e12]");
-  require(vocab_size >= 1 && vocab_size <= (1 << 22), "vocab_size must be in [1, 4194304], got " + std::to_string(vocab_size));
-  require(max_seq_len >= 1 && max_seq_len <= (1 << 20), "context length must be in [1, 1048576], got " + std::to_string(max_seq_len));
+  require(vocab_size >= 1 && vocab_size <= (1 << 22),
+          "vocab_size must be in [1, 4194304], got " + std::to_string(vocab_size));
+  require(max_seq_len >= 1 && max_seq_len <= (1 << 20),
+          "context length must be in [1, 1048576], got " + std::to_string(max_seq_len));
   require(ffn_dim >= 1 && ffn_dim <= (1 << 20), "ffn_dim must be in [1, 1048576], got " + std::to_string(ffn_dim));
   require(std::isfinite(norm_eps) && norm_eps > 0.f && norm_eps < 1.f, "norm epsilon must be in (0, 1)");
   const uint64_t n = parameter_count();
@@ -159,9 +161,7 @@ Model::Model(const ModelConfig& config, const std::vector<std::string>& external
   m_params.assign(arena, 0.0f);
 }
 
-float* Model::param_data(const std::string& name) {
-  return const_cast<float*>(std::as_const(*this).param_data(name));
-}
+float* Model::param_data(const std::string& name) { return const_cast<float*>(std::as_const(*this).param_data(name)); }
 
 const float* Model::param_data(const std::string& name) const {
   const ParamTensor& p = param(name);
@@ -230,8 +230,8 @@ std::string Model::weight_summary() const {
     for (size_t l = 0; l < layers; ++l) ++per_group[q ? q->layers[l].dtype : DType::F32];
     for (const auto& [t, n] : per_group) {
       elems[t] += p.numel / layers * n;
-      users[t].push_back(n == layers ? p.name
-                                     : p.name + " (" + std::to_string(n) + " of " + std::to_string(layers) + " layers)");
+      users[t].push_back(
+          n == layers ? p.name : p.name + " (" + std::to_string(n) + " of " + std::to_string(layers) + " layers)");
     }
   }
   if (elems.empty()) return "f32";

@@ -39,7 +39,8 @@ PerplexityResult evaluate_perplexity(const Model& model, Backend& backend, std::
                   std::to_string(reference->config().max_seq_len));
   }
   for (int32_t t : tokens)
-    if (t < 0 || t >= c.vocab_size) throw Error("perplexity: token id " + std::to_string(t) + " is outside the vocabulary");
+    if (t < 0 || t >= c.vocab_size)
+      throw Error("perplexity: token id " + std::to_string(t) + " is outside the vocabulary");
 
   const size_t V = static_cast<size_t>(c.vocab_size);
   const size_t W = static_cast<size_t>(ctx);

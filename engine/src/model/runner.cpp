@@ -132,7 +132,8 @@ std::span<const float> Runner::forward_batch(std::span<const SequenceStep> steps
   const int C = c.n_embd, S = static_cast<int>(seqs.size());
   for (int i = 0; i < S; ++i) {
     const block::CachedSequence& s = seqs[static_cast<size_t>(i)];
-    std::copy_n(m_residual.data() + static_cast<int64_t>(s.row0 + s.T - 1) * C, C, m_proj.data() + static_cast<int64_t>(i) * C);
+    std::copy_n(m_residual.data() + static_cast<int64_t>(s.row0 + s.T - 1) * C, C,
+                m_proj.data() + static_cast<int64_t>(i) * C);
   }
   m_logits.resize(static_cast<size_t>(S) * c.vocab_size);
   head_forward(m_logits.data(), m_proj.data(), S);

@@ -63,8 +63,10 @@ int32_t SamplerChain::sample(std::span<const float> logits) {
   for (const auto& stage : m_stages) stage->apply(m_cands);
   const int32_t sel = m_cands.selected;
   if (sel < 0 || static_cast<size_t>(sel) >= m_cands.data.size()) {
-    throw Error("SamplerChain::sample: no stage selected a token (the chain needs a greedy or dist stage "
-                "last; last stage is '" + std::string(m_stages.back()->name()) + "')");
+    throw Error(
+        "SamplerChain::sample: no stage selected a token (the chain needs a greedy or dist stage "
+        "last; last stage is '" +
+        std::string(m_stages.back()->name()) + "')");
   }
   return m_cands.data[static_cast<size_t>(sel)].id;
 }

@@ -50,8 +50,8 @@ const std::vector<GenerationSettingField>& table() {
              "repetition penalty, 1 = off"),
         integer("repeatLastN", "repeat-last-n", &S::repeat_last_n, -1, 1 << 24, -1, 4096, 16, "Penalty window",
                 "penalty window in tokens, -1 = all"),
-        real("frequencyPenalty", "frequency-penalty", &S::frequency_penalty, -100, 100, 0, 2, 0.05,
-             "Frequency penalty", "subtract count x F from repeated tokens"),
+        real("frequencyPenalty", "frequency-penalty", &S::frequency_penalty, -100, 100, 0, 2, 0.05, "Frequency penalty",
+             "subtract count x F from repeated tokens"),
         real("presencePenalty", "presence-penalty", &S::presence_penalty, -100, 100, 0, 2, 0.05, "Presence penalty",
              "subtract P from tokens seen before"),
     };
@@ -61,8 +61,8 @@ const std::vector<GenerationSettingField>& table() {
     bias.help = "ID=BIAS added to a token's logit (repeatable; -inf bans)";
     t.push_back(bias);
 
-    GenerationSettingField seed = integer("seed", "seed", &S::seed, -1, kMaxSeed, -1, 2147483647, 1, "Seed",
-                                          "random seed, -1 = random");
+    GenerationSettingField seed =
+        integer("seed", "seed", &S::seed, -1, kMaxSeed, -1, 2147483647, 1, "Seed", "random seed, -1 = random");
     seed.default_text = "random, reported in --json";
     t.push_back(seed);
 
@@ -105,7 +105,7 @@ int64_t integer_max(const GenerationSettingField& f) {
 void set_setting_number(GenerationSettings& s, const GenerationSettingField& field, double value) {
   if (std::isnan(value)) return;  // not a number: keep what is there
   if (field.integer) {
-    s.*field.integer = value >= field.max ? integer_max(field)
+    s.*field.integer = value >= field.max   ? integer_max(field)
                        : value <= field.min ? integer_min(field)
                                             : static_cast<int64_t>(std::trunc(value));
   } else if (field.real) {

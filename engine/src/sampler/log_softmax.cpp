@@ -44,8 +44,7 @@ void log_softmax(std::span<const float> logits, std::vector<float>& out) {
   const double lse = m + std::log(sum);
   for (size_t i = 0; i < n; ++i) {
     const float l = logits[i];
-    out[i] = std::isnan(l) ? -std::numeric_limits<float>::infinity()
-                           : static_cast<float>(static_cast<double>(l) - lse);
+    out[i] = std::isnan(l) ? -std::numeric_limits<float>::infinity() : static_cast<float>(static_cast<double>(l) - lse);
   }
 }
 

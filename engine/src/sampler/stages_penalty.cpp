@@ -89,15 +89,13 @@ class PenaltiesStage final : public SamplerStage {
   }
 
  private:
-  bool active() const {
-    return m_last_n != 0 && (m_repeat != 1.0f || m_frequency != 0.f || m_presence != 0.f);
-  }
+  bool active() const { return m_last_n != 0 && (m_repeat != 1.0f || m_frequency != 0.f || m_presence != 0.f); }
 
   int32_t m_last_n;  // 0: off, -1: whole history, else the last m_last_n accepted tokens
   float m_repeat;
   float m_frequency;
   float m_presence;
-  std::deque<int32_t> m_window;                // last_n > 0: accepted tokens inside the window
+  std::deque<int32_t> m_window;                   // last_n > 0: accepted tokens inside the window
   std::unordered_map<int32_t, int32_t> m_counts;  // token -> occurrences in the window (never 0)
 };
 

@@ -21,8 +21,9 @@ void AddedTokenMatcher::add(std::string_view content, int32_t id, bool special) 
       next = static_cast<int32_t>(m_nodes.size());
       m_nodes.emplace_back();
       auto& kids = m_nodes[static_cast<std::size_t>(node)].children;
-      auto it = std::lower_bound(kids.begin(), kids.end(), b,
-                                 [](const std::pair<unsigned char, int32_t>& k, unsigned char v) { return k.first < v; });
+      auto it =
+          std::lower_bound(kids.begin(), kids.end(), b,
+                           [](const std::pair<unsigned char, int32_t>& k, unsigned char v) { return k.first < v; });
       kids.insert(it, {b, next});
     }
     node = next;
@@ -57,7 +58,8 @@ std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find_where(std::strin
 std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::string_view text, std::size_t from,
                                                                 bool allow_special) const {
   if (!has_tokens(allow_special)) return std::nullopt;
-  return find_where(text, from, [allow_special](std::size_t, std::size_t, bool special) { return allow_special || !special; });
+  return find_where(text, from,
+                    [allow_special](std::size_t, std::size_t, bool special) { return allow_special || !special; });
 }
 
 std::optional<AddedTokenMatcher::Match> AddedTokenMatcher::find_in(std::string_view text, std::size_t from,

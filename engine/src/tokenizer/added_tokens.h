@@ -39,14 +39,15 @@ class AddedTokenMatcher {
   std::optional<Match> find(std::string_view text, std::size_t from, bool allow_special) const;
   // Same, but a special token matches only where it lies wholly inside one of `special_ranges`
   // (sorted, non-overlapping: chat markup); non-special added tokens match anywhere.
-  std::optional<Match> find_in(std::string_view text, std::size_t from, std::span<const TextRange> special_ranges) const;
+  std::optional<Match> find_in(std::string_view text, std::size_t from,
+                               std::span<const TextRange> special_ranges) const;
   // Every added token as (id, special), in no particular order (for exporting the vocabulary).
   std::vector<std::pair<int32_t, bool>> tokens() const;
 
  private:
   struct Node {
     std::vector<std::pair<unsigned char, int32_t>> children;  // sorted by byte
-    int32_t id = -1;                                         // token ending here, or -1
+    int32_t id = -1;                                          // token ending here, or -1
     bool special = false;
   };
   int32_t child(int32_t node, unsigned char byte) const;
@@ -55,7 +56,7 @@ class AddedTokenMatcher {
   std::optional<Match> find_where(std::string_view text, std::size_t from, Accept accept) const;
 
   std::vector<Node> m_nodes = std::vector<Node>(1);  // node 0 is the root
-  std::array<bool, 256> m_first_byte{};             // bytes that start some token
+  std::array<bool, 256> m_first_byte{};              // bytes that start some token
   bool m_any = false;
   bool m_any_non_special = false;
 };

@@ -32,10 +32,11 @@ std::unique_ptr<tokenizer::PreTokenizer> pre_tokenizer_for(const std::string& na
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(std::vector<std::string> tokens, const std::vector<std::string>& merges,
+std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(std::vector<std::string> tokens,
+                                                     const std::vector<std::string>& merges,
                                                      const std::string& pre_tokenizer,
-                                                     const std::vector<int32_t>& token_types, std::optional<int32_t> bos,
-                                                     std::optional<int32_t> eos) {
+                                                     const std::vector<int32_t>& token_types,
+                                                     std::optional<int32_t> bos, std::optional<int32_t> eos) {
   const std::size_t n = tokens.size();
   if (n == 0) fail("the vocabulary is empty");
   if (n >= static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
@@ -54,7 +55,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(std::vector<std::string> to
   tokenizer::AddedTokenMatcher added;
   for (std::size_t i = 0; i < n; ++i) {
     const int32_t t = token_types.empty() ? 1 : token_types[i];
-    if (t < 0 || t > 6) fail("token " + std::to_string(i) + ": token type " + std::to_string(t) + " is not one of 0..6");
+    if (t < 0 || t > 6)
+      fail("token " + std::to_string(i) + ": token type " + std::to_string(t) + " is not one of 0..6");
     if (t != 3 && t != 4) continue;
     const std::string& content = tokens[i];
     if (content.empty() || content.size() > tokenizer::k_max_added_token_bytes)
@@ -72,7 +74,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(std::vector<std::string> to
     const std::string& m = merges[i];
     const std::string where = "merge " + std::to_string(i) + " " + tokenizer::quote_for_message(m);
     const std::size_t space = m.find(' ');
-    if (space == std::string::npos || space == 0 || space + 1 >= m.size() || m.find(' ', space + 1) != std::string::npos)
+    if (space == std::string::npos || space == 0 || space + 1 >= m.size() ||
+        m.find(' ', space + 1) != std::string::npos)
       fail(where + ": expected two non-empty parts separated by one space");
     const std::string_view left = std::string_view(m).substr(0, space);
     const std::string_view right = std::string_view(m).substr(space + 1);

@@ -14,9 +14,9 @@ constexpr bool keeps_own_code_point(unsigned b) {
 }
 
 struct ByteTables {
-  std::array<uint32_t, 256> code_point{};    // byte -> code point
-  std::array<std::string, 256> utf8{};       // byte -> UTF-8 of that code point
-  std::array<int16_t, 0x144> byte_of{};      // code point (< 0x144) -> byte, or -1
+  std::array<uint32_t, 256> code_point{};  // byte -> code point
+  std::array<std::string, 256> utf8{};     // byte -> UTF-8 of that code point
+  std::array<int16_t, 0x144> byte_of{};    // code point (< 0x144) -> byte, or -1
 
   ByteTables() {
     byte_of.fill(-1);

@@ -19,8 +19,8 @@ std::string quote_for_message(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size() && i < k_max_shown) {
     const Utf8Char c = decode_utf8(p + i, s.size() - i);
-    if (c.code_point == k_invalid_code_point || c.code_point < 0x20 || c.code_point == 0x7F ||
-        c.code_point == '"' || c.code_point == '\\') {
+    if (c.code_point == k_invalid_code_point || c.code_point < 0x20 || c.code_point == 0x7F || c.code_point == '"' ||
+        c.code_point == '\\') {
       if (c.code_point == '"' || c.code_point == '\\') {
         out.push_back('\\');
         out.push_back(static_cast<char>(c.code_point));
@@ -59,8 +59,7 @@ json parse_guarded_json(std::string_view text, const std::string& source) {
   // Empty (or BOM / whitespace only) input gets a plainer message than "unexpected end".
   std::string_view body = text;
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    throw Error(source + ": file is empty");
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) throw Error(source + ": file is empty");
   // The engine-wide checked parser enforces depth, duplicate keys, UTF-8 and NUL rules.
   return io::parse_json_checked(body, source, k_max_json_depth, static_cast<uint64_t>(text.size() - body.size()));
 }

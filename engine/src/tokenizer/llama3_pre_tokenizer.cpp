@@ -1,7 +1,7 @@
 // The Llama-3 and Qwen2 split patterns as one hand-written scanner.
 //
-//   Llama-3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-//   Qwen2:   the same with \p{N} instead of \p{N}{1,3}
+//   Llama-3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ Qwen2:   the same with \p{N} instead of \p{N}{1,3}
 //
 // Why a scanner and not a regex engine: see gpt2_pre_tokenizer.cpp (linear time, no dependency).
 // At each position the alternatives are tried in order and the first that matches wins (leftmost,

@@ -25,7 +25,8 @@ class PreTokenizer {
 
 // GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 std::unique_ptr<PreTokenizer> make_gpt2_pre_tokenizer();
-// Llama-3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// Llama-3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+// ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 std::unique_ptr<PreTokenizer> make_llama3_pre_tokenizer();
 // Qwen2: the Llama-3 pattern with \p{N} (single numbers) instead of \p{N}{1,3}.
 std::unique_ptr<PreTokenizer> make_qwen2_pre_tokenizer();

@@ -80,9 +80,9 @@ class SpmTokenizer final : public Tokenizer {
   void emit_symbol(std::string_view piece, std::vector<int32_t>& out) const;
 
   SpmVocab m_vocab;
-  std::vector<std::string> m_bytes;   // id -> decoded bytes
-  IdMap m_mergeable;                  // piece -> id, for tokens text can be merged into
-  IdMap m_all;                        // piece -> first id with that piece
+  std::vector<std::string> m_bytes;       // id -> decoded bytes
+  IdMap m_mergeable;                      // piece -> id, for tokens text can be merged into
+  IdMap m_all;                            // piece -> first id with that piece
   std::array<int32_t, 256> m_byte_ids{};  // byte -> id of "<0xXX>", or -1
   AddedTokenMatcher m_added_tokens;
 };

@@ -42,8 +42,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spm_vocab(std::vector<std::string> to
   if (n == 0) fail("the vocabulary is empty");
   if (n > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
     fail(std::to_string(n) + " tokens do not fit int32 ids");
-  if (scores.size() != n)
-    fail(std::to_string(n) + " tokens but " + std::to_string(scores.size()) + " scores");
+  if (scores.size() != n) fail(std::to_string(n) + " tokens but " + std::to_string(scores.size()) + " scores");
   if (token_types.size() != n)
     fail(std::to_string(n) + " tokens but " + std::to_string(token_types.size()) + " token types");
 

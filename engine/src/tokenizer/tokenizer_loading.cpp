@@ -215,8 +215,7 @@ PreTokenizerChoice parse_pre_tokenizer(const json* pt, const std::string& source
         if (bool_member((*list)[1], "use_regex", true, source, p1))
           fail(source, p1 + ": use_regex must be false after a Split (splitting twice is not supported)");
         // HF would prefix every split piece, not the segment; no model in this family does that.
-        if (c.options.add_prefix_space)
-          fail(source, p1 + ": add_prefix_space = true after a Split is not supported");
+        if (c.options.add_prefix_space) fail(source, p1 + ": add_prefix_space = true after a Split is not supported");
         c.pre_tokenizer = std::move(split);
         return c;
       }
@@ -235,7 +234,8 @@ void check_decoder(const json* d, const std::string& source) {
   if (type == "ByteLevel") return;
   if (type == "Sequence") {
     const json* list = member(*d, "decoders");
-    if (list && list->is_array() && list->size() == 1 && type_of((*list)[0], source, "decoder.decoders[0]") == "ByteLevel")
+    if (list && list->is_array() && list->size() == 1 &&
+        type_of((*list)[0], source, "decoder.decoders[0]") == "ByteLevel")
       return;
   }
   fail(source, "decoder type " + quote_for_message(type) + " is not supported (only ByteLevel)");
@@ -250,7 +250,8 @@ bool parse_normalizer(const json* n, const std::string& source) {
   if (type == "Sequence") {
     const json* list = member(*n, "normalizers");
     if (list && list->is_array() && list->empty()) return false;
-    if (list && list->is_array() && list->size() == 1 && type_of((*list)[0], source, "normalizer.normalizers[0]") == "NFC")
+    if (list && list->is_array() && list->size() == 1 &&
+        type_of((*list)[0], source, "normalizer.normalizers[0]") == "NFC")
       return true;
   }
   fail(source, "normalizer type " + quote_for_message(type) + " is not supported (only NFC)");
@@ -309,8 +310,8 @@ std::unique_ptr<Tokenizer> build_gpt2(std::string_view vocab_json, const std::st
   load_merges_txt(model, merges_txt, merges_source);
   AddedTokenMatcher added;
   if (std::optional<int32_t> eot = model.vocab().find(k_end_of_text)) added.add(k_end_of_text, *eot, /*special=*/true);
-  return std::make_unique<ByteLevelBpeTokenizer>(std::move(model), std::move(added), tokenizer::make_gpt2_pre_tokenizer(),
-                                                 ByteLevelOptions{});
+  return std::make_unique<ByteLevelBpeTokenizer>(std::move(model), std::move(added),
+                                                 tokenizer::make_gpt2_pre_tokenizer(), ByteLevelOptions{});
 }
 
 std::unique_ptr<Tokenizer> build_tokenizer_json(std::string_view text, const std::string& source) {
@@ -349,7 +350,8 @@ std::unique_ptr<Tokenizer> build_tokenizer_json(std::string_view text, const std
   if (const json* unk = member(m, "unk_token"); unk && !unk->is_null()) {
     expect(unk->is_string(), *unk, "a string or null", source, "model.unk_token");
     options.unk_id = vocab.find(unk->get_ref<const std::string&>());
-    if (!options.unk_id) fail(source, "model.unk_token " + quote_for_message(unk->get<std::string>()) + " is not in the vocabulary");
+    if (!options.unk_id)
+      fail(source, "model.unk_token " + quote_for_message(unk->get<std::string>()) + " is not in the vocabulary");
   }
 
   const std::vector<AddedToken> added_tokens = parse_added_tokens(member(root, "added_tokens"), source);

@@ -34,8 +34,8 @@ inline Utf8Char decode_utf8(const unsigned char* p, std::size_t available) {
     }
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     if (cont(1) && cont(2) && cont(3)) {
-      const uint32_t cp = (uint32_t(b0 & 0x07) << 18) | (uint32_t(p[1] & 0x3F) << 12) |
-                          (uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+      const uint32_t cp =
+          (uint32_t(b0 & 0x07) << 18) | (uint32_t(p[1] & 0x3F) << 12) | (uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
       if (cp >= 0x10000 && cp <= 0x10FFFF) return {cp, 4};
     }
   }

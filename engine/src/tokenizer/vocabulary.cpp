@@ -37,8 +37,8 @@ void Vocabulary::grow_to(int64_t id, const std::string& source) {
   if (id < static_cast<int64_t>(m_pieces.size())) return;
   const int64_t new_size = id + 1;
   if (new_size - (m_used_count + 1) > k_max_unused_ids)
-    throw Error(source + ": token id " + std::to_string(id) + " leaves more than " +
-                std::to_string(k_max_unused_ids) + " unused ids");
+    throw Error(source + ": token id " + std::to_string(id) + " leaves more than " + std::to_string(k_max_unused_ids) +
+                " unused ids");
   m_pieces.resize(static_cast<std::size_t>(new_size));
   m_bytes.resize(static_cast<std::size_t>(new_size));
   m_used.resize(static_cast<std::size_t>(new_size), false);
@@ -49,8 +49,8 @@ void Vocabulary::add(std::string piece, int64_t id, const std::string& source) {
     throw Error(source + ": token " + quote_for_message(piece) + " has id " + std::to_string(id) +
                 ", outside [0, 2^31 - 1)");
   if (auto it = m_ids.find(piece); it != m_ids.end())
-    throw Error(source + ": token " + quote_for_message(piece) + " appears twice (ids " +
-                std::to_string(it->second) + " and " + std::to_string(id) + ")");
+    throw Error(source + ": token " + quote_for_message(piece) + " appears twice (ids " + std::to_string(it->second) +
+                " and " + std::to_string(id) + ")");
   grow_to(id, source);
   const auto slot = static_cast<std::size_t>(id);
   if (m_used[slot])

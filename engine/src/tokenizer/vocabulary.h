@@ -46,9 +46,9 @@ class Vocabulary {
  private:
   void grow_to(int64_t id, const std::string& source);
 
-  std::vector<std::string> m_pieces;   // id -> piece ("" when unused)
-  std::vector<std::string> m_bytes;    // id -> raw bytes ("" when unused)
-  std::vector<bool> m_used;            // id -> has a token
+  std::vector<std::string> m_pieces;  // id -> piece ("" when unused)
+  std::vector<std::string> m_bytes;   // id -> raw bytes ("" when unused)
+  std::vector<bool> m_used;           // id -> has a token
   int64_t m_used_count = 0;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> m_ids;
 };

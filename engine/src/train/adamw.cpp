@@ -19,15 +19,16 @@ void adamw_update(float* params, const float* grads, float* m, float* v, uint64_
   const float neg_step_size = static_cast<float>(-(lr / bc1));
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
   const float decay = static_cast<float>(1.0 - lr * weight_decay);
-  const float w1 = static_cast<float>(1.0 - beta1), b2 = static_cast<float>(beta2), w2 = static_cast<float>(1.0 - beta2);
+  const float w1 = static_cast<float>(1.0 - beta1), b2 = static_cast<float>(beta2),
+              w2 = static_cast<float>(1.0 - beta2);
   const float epsf = static_cast<float>(eps);
   const bool decays = weight_decay != 0.0;
   for (uint64_t i = 0; i < n; ++i) {
     const float g = grads[i];
     float p = params[i];
-    if (decays) p *= decay;                      // param.mul_(1 - lr * wd)
-    const float mi = m[i] + w1 * (g - m[i]);     // exp_avg.lerp_(grad, 1 - beta1)
-    const float vi = v[i] * b2 + w2 * g * g;     // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
+    if (decays) p *= decay;                   // param.mul_(1 - lr * wd)
+    const float mi = m[i] + w1 * (g - m[i]);  // exp_avg.lerp_(grad, 1 - beta1)
+    const float vi = v[i] * b2 + w2 * g * g;  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
     m[i] = mi;
     v[i] = vi;
     const float denom = std::sqrt(vi) / bc2_sqrt + epsf;

@@ -21,7 +21,8 @@ bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::s
 std::string required_text(const json& row, const char* key, const std::string& label, const std::string& what) {
   const json* v = io::json_find(row, key, label);
   if (!v) throw Error(label + ": " + what + " has no \"" + key + "\" field");
-  if (!v->is_string()) throw Error(label + ": " + what + " \"" + key + "\" must be a string, got " + io::json_describe(*v));
+  if (!v->is_string())
+    throw Error(label + ": " + what + " \"" + key + "\" must be a string, got " + io::json_describe(*v));
   std::string s = v->get<std::string>();
   if (blank(s)) throw Error(label + ": " + what + " \"" + key + "\" is empty");
   return s;
@@ -40,7 +41,8 @@ ChatExample parse_messages_row(const json& row, const std::string& label) {
     if (!m.is_object()) throw Error(label + ": " + what + " must be an object, got " + io::json_describe(m));
     const json* role = io::json_find(m, "role", label);
     if (!role) throw Error(label + ": " + what + " has no \"role\"");
-    if (!role->is_string()) throw Error(label + ": " + what + " \"role\" must be a string, got " + io::json_describe(*role));
+    if (!role->is_string())
+      throw Error(label + ": " + what + " \"role\" must be a string, got " + io::json_describe(*role));
     const std::string r = role->get<std::string>();
     if (r != "system" && r != "user" && r != "assistant")
       throw Error(label + ": " + what + " has unknown role " + io::json_describe(*role) +
@@ -103,7 +105,8 @@ ChatDataScan scan_chat_jsonl(std::string_view text, const std::string& label, si
         if (row.contains("messages")) scan.dataset.format = ChatDataFormat::Messages;
         else if (row.contains("instruction")) scan.dataset.format = ChatDataFormat::Alpaca;
         else
-          throw Error(where + ": neither a chat row {\"messages\": [...]} nor an Alpaca row {\"instruction\", \"output\"}");
+          throw Error(where +
+                      ": neither a chat row {\"messages\": [...]} nor an Alpaca row {\"instruction\", \"output\"}");
         format_known = true;
       }
       ChatExample ex = scan.dataset.format == ChatDataFormat::Messages ? parse_messages_row(row, where)

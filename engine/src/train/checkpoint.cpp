@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -119,7 +119,8 @@ std::string save_checkpoint(const std::string& dir, const AdamW& opt, const Trai
 TrainState load_checkpoint(const std::string& path, AdamW& opt) {
   const auto file = io::SafetensorsFile::open(path);
   const auto& md = file->metadata();
-  if (meta(md, "format", path) != k_format) throw Error(path + ": not a training checkpoint (format '" + md.at("format") + "')");
+  if (meta(md, "format", path) != k_format)
+    throw Error(path + ": not a training checkpoint (format '" + md.at("format") + "')");
   if (meta(md, "version", path) != k_version)
     throw Error(path + ": checkpoint version " + md.at("version") + " is not supported (this build reads version 1)");
   TrainState st;
@@ -139,7 +140,9 @@ TrainState load_checkpoint(const std::string& path, AdamW& opt) {
     for (int k = 0; k < 3; ++k) {
       const std::string name = k_kinds[k] + ts[i].name;
       const io::StTensor* t = file->find(name);
-      if (!t) throw Error(path + ": tensor '" + name + "' is missing (was the checkpoint made with another model or LoRA setting?)");
+      if (!t)
+        throw Error(path + ": tensor '" + name +
+                    "' is missing (was the checkpoint made with another model or LoRA setting?)");
       if (t->dtype != io::StDType::F32 || t->numel() != ts[i].numel)
         throw Error(path + ": tensor '" + name + "' has " + std::to_string(t->numel()) + " values, the model needs " +
                     std::to_string(ts[i].numel) + " (another model shape?)");

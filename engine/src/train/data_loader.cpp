@@ -68,8 +68,8 @@ void EpochOrder::next(std::vector<uint32_t>& items) {
 
 void EpochOrder::seek(const DataPosition& p) {
   if (p.cursor + uint64_t(m_per_batch) > m_units)
-    throw Error("data position " + std::to_string(p.cursor) + " lies outside this data set (" + std::to_string(m_units) +
-                " items): was the checkpoint made with other data or another batch size?");
+    throw Error("data position " + std::to_string(p.cursor) + " lies outside this data set (" +
+                std::to_string(m_units) + " items): was the checkpoint made with other data or another batch size?");
   m_pos = p;
 }
 

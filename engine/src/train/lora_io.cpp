@@ -22,12 +22,14 @@ namespace {
 
 // Our group (without ".weight") -> the HF module path inside a layer.
 const std::map<std::string, std::string>& module_names(Arch arch) {
-  static const std::map<std::string, std::string> gpt2 = {
-      {"h.qkv", "attn.c_attn"}, {"h.attn_proj", "attn.c_proj"}, {"h.fc", "mlp.c_fc"}, {"h.fc_proj", "mlp.c_proj"}};
-  static const std::map<std::string, std::string> llama = {
-      {"h.wq", "self_attn.q_proj"},   {"h.wk", "self_attn.k_proj"}, {"h.wv", "self_attn.v_proj"},
-      {"h.wo", "self_attn.o_proj"},   {"h.w_gate", "mlp.gate_proj"}, {"h.w_up", "mlp.up_proj"},
-      {"h.w_down", "mlp.down_proj"}};
+  static const std::map<std::string, std::string> gpt2 = {{"h.qkv", "attn.c_attn"},
+                                                          {"h.attn_proj", "attn.c_proj"},
+                                                          {"h.fc", "mlp.c_fc"},
+                                                          {"h.fc_proj", "mlp.c_proj"}};
+  static const std::map<std::string, std::string> llama = {{"h.wq", "self_attn.q_proj"},  {"h.wk", "self_attn.k_proj"},
+                                                           {"h.wv", "self_attn.v_proj"},  {"h.wo", "self_attn.o_proj"},
+                                                           {"h.w_gate", "mlp.gate_proj"}, {"h.w_up", "mlp.up_proj"},
+                                                           {"h.w_down", "mlp.down_proj"}};
   return arch == Arch::GPT2 ? gpt2 : llama;
 }
 
@@ -86,11 +88,12 @@ void save_lora_adapters(TrainModel& tm, const std::string& directory, const std:
         data = permuted.back().data();
       }
       tensors.push_back({layer_prefix(c.arch, l) + module + (m.is_a ? ".lora_A.weight" : ".lora_B.weight"),
-                         io::StDType::F32, {rows, cols}, data});
+                         io::StDType::F32,
+                         {rows, cols},
+                         data});
     }
   }
-  io::write_safetensors((fs::path(directory) / "adapter_model.safetensors").string(), tensors,
-                        {{"format", "pt"}});
+  io::write_safetensors((fs::path(directory) / "adapter_model.safetensors").string(), tensors, {{"format", "pt"}});
 
   io::json cfg = {{"peft_type", "LORA"},
                   {"task_type", "CAUSAL_LM"},

@@ -23,20 +23,16 @@ float lr_at(const LrSchedule& s, int step) {
   if (step < 0) step = 0;
   if (step < s.warmup_steps) return static_cast<float>(double(s.base_lr) * double(step) / double(s.warmup_steps));
   double factor = 1.0;
-  const double progress = std::clamp(double(step - s.warmup_steps) / double(std::max(1, s.total_steps - s.warmup_steps)), 0.0, 1.0);
+  const double progress =
+      std::clamp(double(step - s.warmup_steps) / double(std::max(1, s.total_steps - s.warmup_steps)), 0.0, 1.0);
   const double floor = s.min_lr_ratio;
   switch (s.kind) {
-    case LrScheduleKind::Constant:
-      break;
+    case LrScheduleKind::Constant: break;
     case LrScheduleKind::Cosine:
       factor = floor + (1.0 - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
       break;
-    case LrScheduleKind::Linear:
-      factor = floor + (1.0 - floor) * (1.0 - progress);
-      break;
-    case LrScheduleKind::Step:
-      factor = std::pow(double(s.gamma), double((step - s.warmup_steps) / s.step_size));
-      break;
+    case LrScheduleKind::Linear: factor = floor + (1.0 - floor) * (1.0 - progress); break;
+    case LrScheduleKind::Step: factor = std::pow(double(s.gamma), double((step - s.warmup_steps) / s.step_size)); break;
   }
   return static_cast<float>(double(s.base_lr) * factor);
 }

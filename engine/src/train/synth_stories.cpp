@@ -29,37 +29,38 @@ struct Character {
   bool she;
 };
 
-constexpr std::array<std::string_view, 12> kGirls = {"Lily", "Mia", "Sara", "Ana", "Emma", "Zoe",
-                                                     "Lucy", "Amy",  "Nora", "Ella", "Ruby", "Kim"};
-constexpr std::array<std::string_view, 12> kBoys = {"Tom", "Max", "Ben", "Leo", "Sam", "Jack",
+constexpr std::array<std::string_view, 12> kGirls = {"Lily", "Mia", "Sara", "Ana",  "Emma", "Zoe",
+                                                     "Lucy", "Amy", "Nora", "Ella", "Ruby", "Kim"};
+constexpr std::array<std::string_view, 12> kBoys = {"Tom", "Max", "Ben",  "Leo",  "Sam",  "Jack",
                                                     "Tim", "Dan", "Finn", "Owen", "Noah", "Eli"};
-constexpr std::array<std::string_view, 10> kKinds = {"girl", "boy", "cat", "dog", "bunny",
+constexpr std::array<std::string_view, 10> kKinds = {"girl", "boy",  "cat", "dog",   "bunny",
                                                      "bird", "bear", "fox", "mouse", "duck"};
-constexpr std::array<std::string_view, 10> kAdjectives = {"little", "happy", "brave", "kind", "curious",
-                                                          "shy", "small", "funny", "quiet", "clever"};
+constexpr std::array<std::string_view, 10> kAdjectives = {"little", "happy", "brave", "kind",  "curious",
+                                                          "shy",    "small", "funny", "quiet", "clever"};
 constexpr std::array<std::string_view, 10> kPlaces = {"in a small house", "near a big forest", "by the sea",
-                                                      "on a green hill", "in a busy town", "next to a river",
-                                                      "on a farm", "in a cozy den", "under an old tree",
+                                                      "on a green hill",  "in a busy town",    "next to a river",
+                                                      "on a farm",        "in a cozy den",     "under an old tree",
                                                       "in a sunny garden"};
-constexpr std::array<std::string_view, 12> kObjects = {"red ball", "shiny key", "blue box", "old map",
-                                                       "soft blanket", "yellow kite", "tiny boat", "big drum",
-                                                       "green hat", "magic stone", "little bell", "paper star"};
+constexpr std::array<std::string_view, 12> kObjects = {"red ball",     "shiny key",   "blue box",    "old map",
+                                                       "soft blanket", "yellow kite", "tiny boat",   "big drum",
+                                                       "green hat",    "magic stone", "little bell", "paper star"};
 constexpr std::array<std::string_view, 8> kFeelings = {"happy", "surprised", "excited", "curious",
-                                                       "proud", "glad", "amazed", "joyful"};
-constexpr std::array<std::string_view, 8> kProblems = {"it started to rain", "the wind blew very hard",
-                                                       "it got dark", "a tall fence was in the way",
-                                                       "the path was very long", "a river was too wide",
-                                                       "the door was stuck", "a branch fell down"};
-constexpr std::array<std::string_view, 8> kFriends = {"a wise owl", "a kind frog", "an old turtle",
+                                                       "proud", "glad",      "amazed",  "joyful"};
+constexpr std::array<std::string_view, 8> kProblems =
+    {"it started to rain",     "the wind blew very hard", "it got dark",        "a tall fence was in the way",
+     "the path was very long", "a river was too wide",    "the door was stuck", "a branch fell down"};
+constexpr std::array<std::string_view, 8> kFriends = {"a wise owl",       "a kind frog",       "an old turtle",
                                                       "a friendly horse", "a little squirrel", "a happy pig",
-                                                      "a big cow", "a tiny ant"};
-constexpr std::array<std::string_view, 8> kGoals = {"show it to mom", "share it with a friend",
-                                                    "take it home", "play with it all day",
-                                                    "find where it came from", "keep it safe",
-                                                    "give it to grandma", "show it to everyone"};
-constexpr std::array<std::string_view, 6> kMorals = {"Sharing makes everyone happy.", "Friends help each other.",
-                                                     "It is good to be brave.", "Being kind is the best thing.",
-                                                     "Never give up.", "Every day can bring a surprise."};
+                                                      "a big cow",        "a tiny ant"};
+constexpr std::array<std::string_view, 8> kGoals = {"show it to mom",       "share it with a friend",  "take it home",
+                                                    "play with it all day", "find where it came from", "keep it safe",
+                                                    "give it to grandma",   "show it to everyone"};
+constexpr std::array<std::string_view, 6> kMorals = {"Sharing makes everyone happy.",
+                                                     "Friends help each other.",
+                                                     "It is good to be brave.",
+                                                     "Being kind is the best thing.",
+                                                     "Never give up.",
+                                                     "Every day can bring a surprise."};
 
 std::string cap(std::string_view s) {
   std::string r(s);
@@ -76,7 +77,8 @@ void one_story(Rng& r, std::string& out) {
   const std::string he = c.she ? "she" : "he", his = c.she ? "her" : "his", him = c.she ? "her" : "him";
   const std::string_view object = r.pick(kObjects), friend_ = r.pick(kFriends);
   const std::string adj(r.pick(kAdjectives));
-  const std::string a_adj = (adj[0] == 'a' || adj[0] == 'e' || adj[0] == 'i' || adj[0] == 'o' || adj[0] == 'u' ? "an " : "a ") + adj;
+  const std::string a_adj =
+      (adj[0] == 'a' || adj[0] == 'e' || adj[0] == 'i' || adj[0] == 'o' || adj[0] == 'u' ? "an " : "a ") + adj;
   std::string n(c.name);
 
   switch (r.below(3)) {

@@ -38,8 +38,8 @@ struct TrainModel::Impl {
   LoraConfig lora;
   std::vector<float> grads;  // parallel to model.all_params(); empty with LoRA (base frozen)
   std::unique_ptr<LoraAdapters> adapters;
-  block::Weights w;          // bound once: the arena does not move while a TrainModel exists
-  block::Pass pass;          // B, T, dropout and seeds of the current forward (the backward reuses them)
+  block::Weights w;  // bound once: the arena does not move while a TrainModel exists
+  block::Pass pass;  // B, T, dropout and seeds of the current forward (the backward reuses them)
 
   std::vector<float> act_store, resid, lnf, lnf_mean, lnf_rstd, logits, losses, dlosses, branch, dres, dln;
   block::BackwardScratch scratch;
@@ -61,8 +61,8 @@ struct TrainModel::Impl {
   // Floats of one layer's activations for B sequences of T tokens.
   uint64_t layer_floats(int B, int T) const {
     const uint64_t N = static_cast<uint64_t>(B) * T, C = c.n_embd, F = c.ffn_dim;
-    const uint64_t att = checked_mul(checked_mul(static_cast<uint64_t>(B) * c.n_head, T, "attention size"), T,
-                                     "attention size");
+    const uint64_t att =
+        checked_mul(checked_mul(static_cast<uint64_t>(B) * c.n_head, T, "attention size"), T, "attention size");
     const uint64_t fup = spec.mlp == ArchSpec::Mlp::SwiGLU ? F : 0;
     return checked_add(checked_mul(N, 4 * C + 4 + qkv_width() + 2 * F + fup, "activation size"), att,
                        "activation size");
@@ -194,10 +194,8 @@ TrainModel::TrainModel(Model& model, Backend& backend, const LoraConfig& lora)
     : m(std::make_unique<Impl>(model, backend, lora)) {
   if (model.has_external_weights())
     throw Error("training needs every weight in f32 (load the model with LoadOptions{.dequantize = true})");
-  if (lora.rank != 0)
-    m->adapters = std::make_unique<LoraAdapters>(model, lora);
-  else
-    m->grads.assign(model.all_params().size(), 0.0f);
+  if (lora.rank != 0) m->adapters = std::make_unique<LoraAdapters>(model, lora);
+  else m->grads.assign(model.all_params().size(), 0.0f);
   m->bind();
 }
 
@@ -209,8 +207,8 @@ float TrainModel::forward_backward(const BatchView& batch, const TrainStepOption
     throw Error("label smoothing must be in [0, 1]");
   m->check_batch(batch);
   const bool keep_all = !options.checkpoint_activations;
-  const auto [sum, wsum] = m->forward(batch, options.dropout, m->lora.dropout, options.dropout_seed,
-                                      options.label_smoothing, keep_all);
+  const auto [sum, wsum] =
+      m->forward(batch, options.dropout, m->lora.dropout, options.dropout_seed, options.label_smoothing, keep_all);
   if (wsum <= 0.0) return 0.0f;  // nothing to learn from (e.g. a prompt-only SFT batch): no gradient
   m->backward(batch, options.label_smoothing, keep_all, wsum, grad_scale);
   return static_cast<float>(sum / wsum);

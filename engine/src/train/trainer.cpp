@@ -37,8 +37,13 @@ void TrainerOptions::validate() const {
   schedule.validate();
 }
 
-Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend, const TrainerOptions& options)
-    : m_model(model), m_train(train), m_val(val), m_backend(backend), m_o(options),
+Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend,
+                 const TrainerOptions& options)
+    : m_model(model),
+      m_train(train),
+      m_val(val),
+      m_backend(backend),
+      m_o(options),
       m_opt((options.validate(), model.trainable()), options.adam) {
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
@@ -117,9 +122,8 @@ TrainResult Trainer::run(const StepCallback& on_step) {
       m_model.zero_grads();
       m_step = k;
       if (r.skipped_steps > m_o.max_skipped_steps) {
-        const std::string what = !std::isfinite(sm.loss)
-                                     ? "the loss is " + describe(sm.loss)
-                                     : "the gradient of '" + norm.first_bad + "' is not finite";
+        const std::string what = !std::isfinite(sm.loss) ? "the loss is " + describe(sm.loss)
+                                                         : "the gradient of '" + norm.first_bad + "' is not finite";
         throw Error("step " + std::to_string(k) + ": " + what +
                     "; the update was skipped and the weights are unchanged (lower --lr, enable --grad-clip, or "
                     "check the data)");

@@ -38,7 +38,8 @@ TrainingData prepare_training_data(const TrainingDataOptions& o, const Tokenizer
   const ChatDataset chats = load_chat_dataset(o.path);
   std::vector<EncodedChat> enc = encode_chat_dataset(chats, tok, o.chat_template);
   const size_t n_val = static_cast<size_t>(double(enc.size()) * val_fraction);
-  std::vector<EncodedChat> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(n_val)), std::make_move_iterator(enc.end()));
+  std::vector<EncodedChat> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(n_val)),
+                               std::make_move_iterator(enc.end()));
   enc.resize(enc.size() - n_val);
   const int32_t pad = tok.eos_id().value_or(0);  // never a target, so any valid id
   auto train = std::make_unique<SequenceLoader>(std::move(enc), o.B, o.T, o.shuffle, o.seed, pad, o.path);

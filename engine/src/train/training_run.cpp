@@ -13,7 +13,8 @@
 
 namespace engine {
 
-ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo& info, std::vector<std::string>* notes) {
+ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo& info,
+                                    std::vector<std::string>* notes) {
   if (!name.empty()) {
     auto t = ChatTemplate::from_name(name);
     if (!t) throw Error("unknown chat template '" + name + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
@@ -68,7 +69,8 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   d.seed = spec.seed;
   d.val_fraction = spec.val_fraction;
   d.validation = spec.val_every > 0;
-  if (d.recipe == Recipe::Sft) d.chat_template = training_chat_template(spec.chat_template, run->base.info, &run->notes);
+  if (d.recipe == Recipe::Sft)
+    d.chat_template = training_chat_template(spec.chat_template, run->base.info, &run->notes);
   run->data = prepare_training_data(d, tok);
   run->notes.insert(run->notes.end(), run->data.notes.begin(), run->data.notes.end());
 
@@ -128,7 +130,8 @@ std::vector<std::string> save_training_result(TrainingRun& run, const std::strin
   // A GGUF base carries its tokenizer inside; the HF directory needs it as files.
   if (gguf && model.tokenizer() && !io::write_gpt2_tokenizer_files(*model.tokenizer(), spec.out_dir) &&
       !io::write_tokenizer_json(*model.tokenizer(), spec.out_dir))
-    warnings.push_back("the tokenizer (SentencePiece) cannot be written as HF files yet; " + spec.out_dir + " has none");
+    warnings.push_back("the tokenizer (SentencePiece) cannot be written as HF files yet; " + spec.out_dir +
+                       " has none");
   return warnings;
 }
 

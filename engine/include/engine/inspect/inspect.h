@@ -14,8 +14,8 @@
 // Sizes: attention is 4*L*NH*T^2 bytes (GPT-2 124M at T=512: 151 MB), so callers cap T.
 #pragma once
 
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -27,19 +27,19 @@ class Backend;
 class Model;
 
 struct InspectOptions {
-  int top_k = 5;           // K, clamped to [1, V]
-  bool attention = true;   // false: attention stays empty
-  bool lens = true;        // false: only the final row (lens_rows == 1)
+  int top_k = 5;          // K, clamped to [1, V]
+  bool attention = true;  // false: attention stays empty
+  bool lens = true;       // false: only the final row (lens_rows == 1)
   // Called between lens layers with the fraction done; returning false stops with engine::Cancelled.
   std::function<bool(float fraction)> progress;
 };
 
 struct Inspection {
-  int n_layer = 0;   // L
-  int n_head = 0;    // NH (query heads)
+  int n_layer = 0;  // L
+  int n_head = 0;   // NH (query heads)
   int T = 0;
-  int top_k = 0;     // K
-  int lens_rows = 0; // L+1, or 1 when the lens was not asked for
+  int top_k = 0;                     // K
+  int lens_rows = 0;                 // L+1, or 1 when the lens was not asked for
   std::vector<int32_t> ids;          // (T)
   std::vector<float> attention;      // (L, NH, T, T) or empty
   std::vector<int32_t> lens_ids;     // (lens_rows, T, K)
@@ -71,7 +71,7 @@ struct Inspection {
 // Runs `ids` (1 <= T <= the model's context length) through the model. Throws engine::Error for an
 // empty or too long sequence or an id outside the vocabulary.
 Inspection inspect_prompt(const Model& model, Backend& backend, std::span<const int32_t> ids,
-                            const InspectOptions& options = {});
+                          const InspectOptions& options = {});
 
 // Attention of one layer reduced over its heads, (T, T): the mean (still a distribution per row) or
 // the elementwise max (shows any head's strong link).

@@ -37,16 +37,37 @@ namespace engine::io {
 
 // Metadata value types, numbered as in the file.
 enum class GgufType : uint32_t {
-  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
-  STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
 };
 std::string_view gguf_type_name(GgufType t);  // "UINT8", ..., "unknown"
 
 // Tensor element types we recognise, numbered as ggml numbers them (other ggml types are refused
 // by name). Block sizes: F32/F16/BF16 and the integer types 1 element; Q4_0/Q8_0 32; Q4_K/Q6_K 256.
 enum class GgmlType : uint32_t {
-  F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q6_K = 14,
-  I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, BF16 = 30,
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q6_K = 14,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  BF16 = 30,
 };
 std::string_view ggml_type_name(GgmlType t);
 uint64_t ggml_block_elems(GgmlType t);  // elements per block
@@ -103,14 +124,17 @@ class GgufValue {
 
   // Exact-type accessors: throw engine::Error (prefixed with `what`) when the stored type differs.
   // No silent widening of array elements: a u8[] is never read as float[] (§1.7 case 14).
-  template <class T> T scalar(const std::string& what) const;
+  template <class T>
+  T scalar(const std::string& what) const;
   const std::string& string(const std::string& what) const;
-  template <class T> std::vector<T> array_of(const std::string& what) const;
+  template <class T>
+  std::vector<T> array_of(const std::string& what) const;
   const std::vector<std::string>& string_array(const std::string& what) const;
   std::vector<bool> bool_array_of(const std::string& what) const;
 
   bool operator==(const GgufValue& o) const {
-    return m_type == o.m_type && m_elem == o.m_elem && m_count == o.m_count && m_raw == o.m_raw && m_strings == o.m_strings;
+    return m_type == o.m_type && m_elem == o.m_elem && m_count == o.m_count && m_raw == o.m_raw &&
+           m_strings == o.m_strings;
   }
 
   // The element type number of a C++ type (compile error for unsupported ones).

@@ -29,7 +29,7 @@
 namespace engine::io {
 
 enum class ExportType { F32, F16, Q8_0, Q4_0 };
-std::string export_type_name(ExportType t);                           // "f32", "f16", "q8_0", "q4_0"
+std::string export_type_name(ExportType t);                            // "f32", "f16", "q8_0", "q4_0"
 std::optional<ExportType> parse_export_type(const std::string& name);  // nullopt for anything else
 
 struct GgufExportOptions {
@@ -55,8 +55,8 @@ std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const Gguf
                                                   const ExportProgress& progress = {});
 
 // Encodes every tensor first (the output file's tensor bytes are held in memory, next to the
-// model's f32 arena), then writes the file atomically (temp file + fsync + rename): on failure nothing is left at `path`
-// (an existing file there is untouched). Throws engine::Error.
+// model's f32 arena), then writes the file atomically (temp file + fsync + rename): on failure nothing is left at
+// `path` (an existing file there is untouched). Throws engine::Error.
 void save_gguf(const Model& model, const std::string& path, const GgufExportOptions& opts,
                const ExportProgress& progress = {});
 

@@ -23,7 +23,7 @@ struct LlmcCheckpoint {
   std::array<std::vector<float>, 16> tensors;
 };
 
-LlmcCheckpoint read_llmc_checkpoint(const std::string& path);  // throws engine::Error
+LlmcCheckpoint read_llmc_checkpoint(const std::string& path);                     // throws engine::Error
 void write_llmc_checkpoint(const std::string& path, const LlmcCheckpoint& ckpt);  // version 3 (fp32), atomic
 
 }  // namespace engine::io

@@ -44,12 +44,12 @@ ChatDataset parse_chat_jsonl(std::string_view text, const std::string& label);
 // `max_problems` of them; bad_rows counts all). Throws only for what spoils the whole file: empty,
 // or not UTF-8.
 struct ChatRowProblem {
-  uint64_t line = 0;     // 1-based, as in parse_chat_jsonl's errors
-  std::string message;   // without the "<file>: line N: " prefix
+  uint64_t line = 0;    // 1-based, as in parse_chat_jsonl's errors
+  std::string message;  // without the "<file>: line N: " prefix
 };
 struct ChatDataScan {
   ChatDataset dataset;
-  uint64_t rows = 0;      // non-blank lines
+  uint64_t rows = 0;  // non-blank lines
   uint64_t bad_rows = 0;
   std::vector<ChatRowProblem> problems;
 };

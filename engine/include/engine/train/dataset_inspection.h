@@ -38,9 +38,9 @@ struct DatasetInspectionOptions {
 };
 
 struct DatasetInspection {
-  std::string format;          // "text", "messages" or "alpaca"
+  std::string format;  // "text", "messages" or "alpaca"
   Recipe recipe = Recipe::Pretrain;
-  uint64_t rows = 0;           // rows read (good and bad)
+  uint64_t rows = 0;  // rows read (good and bad)
   uint64_t bad_rows = 0;
   std::vector<ChatRowProblem> problems;  // the first max_problems bad rows, with their lines
   std::vector<ChatExample> preview;      // the first good rows (plain text: one "text" message each)
@@ -48,8 +48,8 @@ struct DatasetInspection {
   uint64_t total_tokens = 0;
   uint64_t min_row_tokens = 0, max_row_tokens = 0;
   double mean_row_tokens = 0;
-  uint64_t rows_over_seq = 0;  // JSONL only
-  uint64_t train_rows = 0, val_rows = 0;     // JSONL only (plain text splits its token stream)
+  uint64_t rows_over_seq = 0;             // JSONL only
+  uint64_t train_rows = 0, val_rows = 0;  // JSONL only (plain text splits its token stream)
   uint64_t train_tokens = 0, val_tokens = 0;
 };
 

@@ -24,8 +24,8 @@ namespace engine {
 
 struct ValidationLoss {
   double loss = 0;
-  double perplexity = 0;  // exp(loss)
-  uint64_t positions = 0; // predicted tokens the mean is over
+  double perplexity = 0;   // exp(loss)
+  uint64_t positions = 0;  // predicted tokens the mean is over
 };
 
 // Throws engine::Error when the spec gives no validation split (val_fraction 0 or too little data).
@@ -33,7 +33,8 @@ struct ValidationLoss {
 // (training_chat_template of the base model), used for sft only. `progress(done, total)` is called
 // after each batch and may return false to stop (engine::Error "stopped").
 ValidationLoss validation_loss_of(Model& model, Backend& backend, const TrainingRunSpec& spec,
-                                  const ChatTemplate& chat_template, const std::function<bool(int, int)>& progress = {});
+                                  const ChatTemplate& chat_template,
+                                  const std::function<bool(int, int)>& progress = {});
 
 // Greedy answers of `model` to each prompt, at most max_tokens each. Stops early (returning the
 // answers so far) when `keep_going` returns false.

@@ -15,9 +15,9 @@
 namespace engine {
 
 struct GradNormReport {
-  double norm = 0;             // before clipping; NaN or inf when some gradient is
+  double norm = 0;  // before clipping; NaN or inf when some gradient is
   bool finite = true;
-  std::string first_bad;       // name of the first tensor with a non-finite gradient ("" when finite)
+  std::string first_bad;  // name of the first tensor with a non-finite gradient ("" when finite)
 };
 
 // The global L2 norm of the gradients, without changing them.

@@ -22,10 +22,10 @@ struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::Constant;
   float base_lr = 1e-3f;
   int warmup_steps = 0;
-  int total_steps = 1;      // cosine / linear reach their floor here
+  int total_steps = 1;        // cosine / linear reach their floor here
   float min_lr_ratio = 0.0f;  // cosine / linear: the final lr as a fraction of base_lr
-  int step_size = 1;        // step: decay every step_size steps after the warmup
-  float gamma = 0.1f;       // step: multiply by gamma at each decay
+  int step_size = 1;          // step: decay every step_size steps after the warmup
+  float gamma = 0.1f;         // step: multiply by gamma at each decay
 
   // Throws engine::Error naming the first value out of range.
   void validate() const;

@@ -52,7 +52,7 @@ class TokenStreamLoader : public BatchLoader {
   bool m_shuffle;
   std::optional<EpochOrder> m_windows;  // shuffled: the order of the windows of T+1 tokens
   std::vector<uint32_t> m_items;
-  DataPosition m_pos;                   // in order: cursor = token offset
+  DataPosition m_pos;  // in order: cursor = token offset
 };
 
 }  // namespace engine

@@ -27,17 +27,17 @@ class Model;
 
 // Inputs and targets of one batch: B rows of T tokens, row-major.
 struct BatchView {
-  const int32_t* inputs = nullptr;       // (B,T)
-  const int32_t* targets = nullptr;      // (B,T); a negative target means "no loss here" (weight 0)
-  const float* loss_weights = nullptr;   // (B,T) or null (all 1)
+  const int32_t* inputs = nullptr;      // (B,T)
+  const int32_t* targets = nullptr;     // (B,T); a negative target means "no loss here" (weight 0)
+  const float* loss_weights = nullptr;  // (B,T) or null (all 1)
   int B = 0;
   int T = 0;
 };
 
 struct TrainStepOptions {
-  float dropout = 0.0f;             // on attention probabilities, residual branches and embeddings
+  float dropout = 0.0f;  // on attention probabilities, residual branches and embeddings
   float label_smoothing = 0.0f;
-  uint64_t dropout_seed = 0;        // the same seed gives the same masks (resume equals uninterrupted)
+  uint64_t dropout_seed = 0;            // the same seed gives the same masks (resume equals uninterrupted)
   bool checkpoint_activations = false;  // keep only layer inputs; recompute each layer in backward
 };
 
@@ -47,16 +47,16 @@ struct TrainableTensor {
   std::vector<int64_t> shape;  // of ONE layer's matrix for per-layer groups (leading L removed)
   float* value = nullptr;
   float* grad = nullptr;
-  uint64_t numel = 0;          // of the whole group (all layers)
-  bool weight_decay = false;   // true for matrices (>= 2 dims per layer), false for biases and norm gains
+  uint64_t numel = 0;         // of the whole group (all layers)
+  bool weight_decay = false;  // true for matrices (>= 2 dims per layer), false for biases and norm gains
 };
 
 struct LoraConfig {
-  int rank = 0;                                  // 0 = full fine-tuning
-  float alpha = 16.0f;                           // scale = alpha / rank
-  float dropout = 0.0f;                          // on the adapter input
-  std::vector<std::string> targets;              // our group names, e.g. {"h.qkv.weight", "h.attn_proj.weight"}
-  uint64_t seed = 0;                             // A ~ Kaiming-uniform as PEFT; B = 0
+  int rank = 0;                      // 0 = full fine-tuning
+  float alpha = 16.0f;               // scale = alpha / rank
+  float dropout = 0.0f;              // on the adapter input
+  std::vector<std::string> targets;  // our group names, e.g. {"h.qkv.weight", "h.attn_proj.weight"}
+  uint64_t seed = 0;                 // A ~ Kaiming-uniform as PEFT; B = 0
 };
 
 class TrainModel {

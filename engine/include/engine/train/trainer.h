@@ -35,19 +35,19 @@ namespace engine {
 class Backend;
 
 struct TrainerOptions {
-  int64_t steps = 100;         // total optimizer steps of the run (a resumed run counts from the start)
-  int grad_accum = 1;          // micro-batches per optimizer step
-  float grad_clip = 1.0f;      // global L2 norm; <= 0 disables clipping
+  int64_t steps = 100;     // total optimizer steps of the run (a resumed run counts from the start)
+  int grad_accum = 1;      // micro-batches per optimizer step
+  float grad_clip = 1.0f;  // global L2 norm; <= 0 disables clipping
   LrSchedule schedule;
   AdamWParams adam;
   float dropout = 0.0f;
   float label_smoothing = 0.0f;
   uint64_t seed = 0;
 
-  int val_every = 0;           // 0: never; else after every val_every-th step and after the last
-  int val_batches = 8;         // batches of the validation loader (from its start) per evaluation
+  int val_every = 0;    // 0: never; else after every val_every-th step and after the last
+  int val_batches = 8;  // batches of the validation loader (from its start) per evaluation
 
-  int sample_every = 0;        // 0: never; else a greedy generation from sample_prompt
+  int sample_every = 0;  // 0: never; else a greedy generation from sample_prompt
   std::vector<int32_t> sample_prompt;
   int sample_tokens = 32;
 
@@ -56,7 +56,7 @@ struct TrainerOptions {
   int keep_checkpoints = 3;    // newest kept; <= 0 keeps all
   std::string config_json;     // stored in each checkpoint
 
-  int max_skipped_steps = 0;   // non-finite steps tolerated before the run stops
+  int max_skipped_steps = 0;  // non-finite steps tolerated before the run stops
 
   // Throws engine::Error naming the first value out of range.
   void validate() const;
@@ -66,12 +66,12 @@ struct StepMetrics {
   int64_t step = 0;
   float loss = 0;
   float lr = 0;
-  float grad_norm = 0;             // before clipping
+  float grad_norm = 0;  // before clipping
   double tokens_per_s = 0;
   std::optional<float> val_loss;
   std::optional<std::string> sample;  // the generated continuation (raw bytes, may be cut mid-character)
-  bool skipped = false;            // non-finite loss or gradient: no update was made
-  std::string checkpoint;          // path of a checkpoint written after this step, if any
+  bool skipped = false;               // non-finite loss or gradient: no update was made
+  std::string checkpoint;             // path of a checkpoint written after this step, if any
 };
 
 // Called after every step; return false to stop the run (after that step).

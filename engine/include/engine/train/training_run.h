@@ -31,17 +31,17 @@ struct TrainingRunSpec {
   Recipe recipe = Recipe::Pretrain;
   std::string data_path;
   std::string out_dir;
-  LoraConfig lora;                    // rank 0 = full fine-tuning; lora.seed is set from `seed`
+  LoraConfig lora;  // rank 0 = full fine-tuning; lora.seed is set from `seed`
   int batch = 4;
-  int seq = 0;                        // 0: min(128, the model's context)
+  int seq = 0;  // 0: min(128, the model's context)
   int grad_accum = 1;
   int64_t steps = 100;
-  float lr = 3e-4f;                   // peak learning rate
+  float lr = 3e-4f;  // peak learning rate
   LrScheduleKind schedule = LrScheduleKind::Cosine;
   int warmup = 0;
   float min_lr_ratio = 0.1f;
-  int step_size = 100;                // step schedule
-  float gamma = 0.5f;                 // step schedule
+  int step_size = 100;  // step schedule
+  float gamma = 0.5f;   // step schedule
   double beta1 = 0.9, beta2 = 0.95;
   double weight_decay = 0.1;
   float grad_clip = 1.0f;
@@ -50,7 +50,7 @@ struct TrainingRunSpec {
   bool shuffle = true;
   uint64_t seed = 1;
   double val_fraction = 0.05;
-  int val_every = 50;                 // 0: no validation split at all
+  int val_every = 50;  // 0: no validation split at all
   int val_batches = 8;
   int sample_every = 0;
   std::string sample_prompt = "Once upon a time";
@@ -58,9 +58,9 @@ struct TrainingRunSpec {
   int save_every = 0;
   int keep_checkpoints = 3;
   int max_skipped_steps = 0;
-  std::string chat_template;          // sft: a template name; empty: the model's own, else Plain
+  std::string chat_template;  // sft: a template name; empty: the model's own, else Plain
   int threads = 0;
-  std::string config_json;            // stored in checkpoints (the front end's own record of the settings)
+  std::string config_json;  // stored in checkpoints (the front end's own record of the settings)
 };
 
 // The model a run starts from: a model file or directory (quantized weights widened to f32), or a
@@ -74,20 +74,21 @@ struct TrainingBase {
 TrainingBase load_training_base(const std::string& path, uint64_t seed);
 
 struct TrainingRun {
-  TrainingRunSpec spec;               // as built (seq resolved)
+  TrainingRunSpec spec;  // as built (seq resolved)
   TrainingBase base;
   BackendChoice backend;
   TrainingData data;
   std::unique_ptr<TrainModel> train_model;
   std::unique_ptr<Trainer> trainer;
-  int64_t tokens_per_step = 0;        // B * T * grad_accum
-  std::vector<std::string> notes;     // one line each, for the user (data summary, template fallback)
-  ~TrainingRun();                     // the trainer first: it refers to the rest
+  int64_t tokens_per_step = 0;     // B * T * grad_accum
+  std::vector<std::string> notes;  // one line each, for the user (data summary, template fallback)
+  ~TrainingRun();                  // the trainer first: it refers to the rest
 };
 
 // The chat template SFT renders with: the one named (engine::Error for an unknown name), else the
 // model's own, else Plain -- with a line in *notes when the model has a template we do not render.
-ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo& info, std::vector<std::string>* notes);
+ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo& info,
+                                    std::vector<std::string>* notes);
 
 // Builds the run on `base`. Throws engine::Error for a bad setting (named), unreadable or invalid data,
 // or data too small for one batch.

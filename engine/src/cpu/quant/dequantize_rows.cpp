@@ -54,7 +54,9 @@ int64_t first_nonfinite_block(const void* W, int64_t n, int block_elems, ScalesF
 
 }  // namespace
 
-void widen_f32(const void* src, float* dst, int64_t n) { std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }
+void widen_f32(const void* src, float* dst, int64_t n) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
 
 void widen_f16(const void* src, float* dst, int64_t n) {
   const auto* h = static_cast<const uint16_t*>(src);

@@ -31,12 +31,12 @@ using PackFn = void (*)(const void* W, int64_t OC, int C, void* dst);
 
 // An encoding with a row-interleaved x8 copy (quant.h).
 struct X8Traits {
-  int block_weights;      // weights of one row that one x8 block spans: 32, or 256 for the K types
-  uint64_t block_bytes;   // bytes of one x8 block (8 rows)
-  bool worth_packing;     // this build's x8 kernels beat its file-layout ones (x8_worth_packing)
-  bool unsigned_act;      // the kernels read the activations as unsigned bytes, act.qu (prepare_act_x8)
+  int block_weights;     // weights of one row that one x8 block spans: 32, or 256 for the K types
+  uint64_t block_bytes;  // bytes of one x8 block (8 rows)
+  bool worth_packing;    // this build's x8 kernels beat its file-layout ones (x8_worth_packing)
+  bool unsigned_act;     // the kernels read the activations as unsigned bytes, act.qu (prepare_act_x8)
   PackFn pack;
-  X8GroupsFn matmul;      // this build's instruction set's kernel (x8_kernels.h)
+  X8GroupsFn matmul;  // this build's instruction set's kernel (x8_kernels.h)
 };
 
 // An encoding with the f16 column-panel copy (quant.h).
@@ -48,12 +48,12 @@ struct PanelTraits {
 };
 
 struct DTypeTraits {
-  WidenFn widen;                  // dequantize_rows, and the tiles of the sgemm prefill
+  WidenFn widen;  // dequantize_rows, and the tiles of the sgemm prefill
   NonfiniteFn first_nonfinite;
-  ActMatvecFn matvec_act;         // nullptr: decode widens like prefill (f32, bf16) or has matvec_float
-  FloatMatvecFn matvec_float;     // nullptr: no f32-activation decode kernel (only f16 has one)
-  const X8Traits* x8;             // nullptr: no x8 layout
-  const PanelTraits* panels;      // nullptr: no column panels
+  ActMatvecFn matvec_act;      // nullptr: decode widens like prefill (f32, bf16) or has matvec_float
+  FloatMatvecFn matvec_float;  // nullptr: no f32-activation decode kernel (only f16 has one)
+  const X8Traits* x8;          // nullptr: no x8 layout
+  const PanelTraits* panels;   // nullptr: no column panels
 };
 
 // The row of t; throws engine::Error for a value outside the enum.

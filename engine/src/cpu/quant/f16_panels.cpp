@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/checked.h"
 #include "cpu/panel_tile.h"
+#include "engine/checked.h"
 #include "quant_blocks.h"
 #include "quant_simd.h"
 
@@ -109,9 +109,11 @@ void matvec_panel512(float* out, const uint16_t* panel, const float* x, int C) {
     prefetch_lines(panel + static_cast<int64_t>(k) * k_panel_rows, 64 * k_panel_rows * 2, 4);
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u)
-      a[u] = _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);
+      a[u] =
+          _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k + u) * k_panel_rows), _mm512_set1_ps(x[k + u]), a[u]);
   }
-  for (; k < C; ++k) a[0] = _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k) * k_panel_rows), _mm512_set1_ps(x[k]), a[0]);
+  for (; k < C; ++k)
+    a[0] = _mm512_fmadd_ps(load16(panel + static_cast<int64_t>(k) * k_panel_rows), _mm512_set1_ps(x[k]), a[0]);
   _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])),
                                       _mm512_add_ps(_mm512_add_ps(a[4], a[5]), _mm512_add_ps(a[6], a[7]))));
 }
@@ -122,8 +124,9 @@ void panels_avx512(float* out, const uint16_t* P, const float* X, int N, int C, 
     for (int k0 = 0; k0 < C; k0 += k_chunk512) {
       const int kc = std::min(C - k0, k_chunk512);
       const uint16_t* panel = P + p * stride + static_cast<int64_t>(k0) * k_panel_rows;
-      (p + 2 <= p1 ? panel_detail::sweep512<uint16_t, 2> : panel_detail::sweep512<uint16_t, 1>)(
-          out + p * k_panel_rows, OC, panel, stride, X + k0, C, N, kc, k0 == 0);
+      (p + 2 <= p1
+           ? panel_detail::sweep512<uint16_t, 2>
+           : panel_detail::sweep512<uint16_t, 1>)(out + p * k_panel_rows, OC, panel, stride, X + k0, C, N, kc, k0 == 0);
     }
 }
 #endif
@@ -132,7 +135,8 @@ void panels_avx512(float* out, const uint16_t* P, const float* X, int N, int C, 
 
 uint64_t f16_panel_bytes(int64_t OC, int C) {
   if (OC < 0 || C < 0) throw Error("f16 panels: negative shape");
-  return checked_mul(checked_mul(static_cast<uint64_t>(panels_of(OC)) * k_panel_rows, static_cast<uint64_t>(C), "f16 panels"),
+  return checked_mul(checked_mul(static_cast<uint64_t>(panels_of(OC)) * k_panel_rows, static_cast<uint64_t>(C),
+                                 "f16 panels"),
                      2, "f16 panels");
 }
 
@@ -153,7 +157,8 @@ void matmul_f16_panels(float* out, const uint16_t* P, const float* X, int N, int
     throw Error("matmul_f16_panels: bad shape or panel range");
 #if defined(WB_F16_PANELS_AVX512)
   if (N > 1) return panels_avx512(out, P, X, N, C, OC, panel_begin, panel_end);
-  for (int64_t p = panel_begin; p < panel_end; ++p) matvec_panel512(out + p * k_panel_rows, P + p * C * k_panel_rows, X, C);
+  for (int64_t p = panel_begin; p < panel_end; ++p)
+    matvec_panel512(out + p * k_panel_rows, P + p * C * k_panel_rows, X, C);
   return;
 #endif
 #if defined(WB_F16_PANELS_AVX2)

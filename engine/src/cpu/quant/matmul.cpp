@@ -35,7 +35,8 @@ void matmul_tiled(float* out, const uint8_t* W, uint64_t row_bytes, WidenFn wide
   for (int64_t o0 = row_begin; o0 < row_end; o0 += k_tile) {
     const int64_t rows = std::min(k_tile, row_end - o0);
     widen(W + static_cast<uint64_t>(o0) * row_bytes, tile.data(), rows * C);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, (int)rows, C, 1.0f, X, C, tile.data(), C, 0.0f, out + o0, (int)OC);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, (int)rows, C, 1.0f, X, C, tile.data(), C, 0.0f, out + o0,
+                (int)OC);
   }
 }
 
@@ -48,8 +49,8 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
   const DTypeTraits& traits = dtype_traits(t);
   require_multiple(C, static_cast<int64_t>(dtype_block_elems(t)), "matmul_typed");
   if (N == 0 || row_begin == row_end) return;
-  matmul_tiled(out, static_cast<const uint8_t*>(W), dtype_bytes(t, static_cast<uint64_t>(C)), traits.widen, X, N, C,
-               OC, row_begin, row_end);
+  matmul_tiled(out, static_cast<const uint8_t*>(W), dtype_bytes(t, static_cast<uint64_t>(C)), traits.widen, X, N, C, OC,
+               row_begin, row_end);
 }
 
 }  // namespace engine

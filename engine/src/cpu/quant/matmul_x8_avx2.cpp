@@ -40,7 +40,9 @@ inline __m256i bcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-inline __m256 row_scales(const uint16_t* d) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d))); }
+inline __m256 row_scales(const uint16_t* d) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
+}
 
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
@@ -115,12 +117,14 @@ WB_KERNEL_INLINE void tile_q8(float* og, const block_q8_0x8* wg, const ActRows& 
       const __m256i w = load(wg[b].qs + 32 * c);
       const __m256i w_abs = _mm256_abs_epi8(w);
 #pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) dot[t] = dot_u8s8_acc(dot[t], w_abs, _mm256_sign_epi8(bcast4(X.block(n + t, b) + 4 * c), w));
+      for (int t = 0; t < T; ++t)
+        dot[t] = dot_u8s8_acc(dot[t], w_abs, _mm256_sign_epi8(bcast4(X.block(n + t, b) + 4 * c), w));
     }
     const __m256 dw = row_scales(wg[b].d);
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t)
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
+      acc[t] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
   }
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
@@ -173,7 +177,8 @@ WB_KERNEL_INLINE void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows
         const int64_t i0 = X.at(n + t, 8 * s + 2 * c);
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum[t]), _mm256_mul_ps(sc0, _mm256_set1_ps(X.d[i0])), acc[t]);
         acc[t] = _mm256_fnmadd_ps(mn0, _mm256_set1_ps(X.d[i0] * float(X.sum[i0])), acc[t]);
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum[t]), _mm256_mul_ps(sc1, _mm256_set1_ps(X.d[i0 + 1])), acc[t]);
+        acc[t] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum[t]), _mm256_mul_ps(sc1, _mm256_set1_ps(X.d[i0 + 1])), acc[t]);
         acc[t] = _mm256_fnmadd_ps(mn1, _mm256_set1_ps(X.d[i0 + 1] * float(X.sum[i0 + 1])), acc[t]);
       }
     }
@@ -200,13 +205,12 @@ inline __m256i q6_K_weights(const block_q6_Kx8& w, int h, int k) {
 }
 
 // With VNNI each 16-group's integer sum is one vpdpbusd per weight vector and takes its d*sc in
-// float, as the pair functions (matmul_x8_avx512.cpp) do. Without VNNI a vpdpbusd is three ops (maddubs, madd with ones,
-// add), so the scales go into the integer sum instead: two maddubs results add in int16 (each lane
-// |pair| <= 2*255*32 = 16320, two of them 32640 < 32767), and the madd that widens them to int32
-// multiplies by the row's sc (both int16 halves of a lane hold it) on the way. The block's two
-// 16-groups then meet in one int32 sum per row (|sum| <= 32*128*255*32, far from 2^31) that starts
-// at -128 * (sc0*sum(w0) + sc1*sum(w1)); each token costs 8 maddubs, 4 int16 adds, 4 madds and 4
-// adds, then one conversion, multiply and fma with d*dx, against 24 + 5 the other way.
+// float, as the pair functions (matmul_x8_avx512.cpp) do. Without VNNI a vpdpbusd is three ops (maddubs, madd with
+// ones, add), so the scales go into the integer sum instead: two maddubs results add in int16 (each lane |pair| <=
+// 2*255*32 = 16320, two of them 32640 < 32767), and the madd that widens them to int32 multiplies by the row's sc (both
+// int16 halves of a lane hold it) on the way. The block's two 16-groups then meet in one int32 sum per row (|sum| <=
+// 32*128*255*32, far from 2^31) that starts at -128 * (sc0*sum(w0) + sc1*sum(w1)); each token costs 8 maddubs, 4 int16
+// adds, 4 madds and 4 adds, then one conversion, multiply and fma with d*dx, against 24 + 5 the other way.
 struct Q6KBlockGroup {
   __m256i w[2][4];
 #if defined(WB_X8_VNNI)
@@ -298,12 +302,14 @@ inline void block_tokens_q6_K(__m256 (&acc)[T], const Q6KBlockGroup& u, const Ac
     }
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t)
-    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(u.d, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
+    acc[t] =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(u.d, _mm256_set1_ps(X.d[X.at(n + t, b)])), acc[t]);
 #endif
 }
 
 template <int J>
-WB_KERNEL_INLINE void decode_block_group_q6_K(__m256 (&acc)[1], const block_q6_Kx8& w, __m256 d, const ActRows& X, int64_t s, int h) {
+WB_KERNEL_INLINE void decode_block_group_q6_K(__m256 (&acc)[1], const block_q6_Kx8& w, __m256 d, const ActRows& X,
+                                              int64_t s, int h) {
   Q6KBlockGroup u;
   unpack_block_group_q6_K<J>(u, w, d, h);
   block_tokens_q6_K<1>(acc, u, X, 0, 8 * s + 4 * h + J);
@@ -326,7 +332,8 @@ WB_KERNEL_INLINE void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const
 }
 
 template <int T>
-void tile_unpacked_group_q6_K(float* og, const Q6KBlockGroup (&u)[8], const ActRows& X, int64_t n, int64_t s, int64_t OC) {
+void tile_unpacked_group_q6_K(float* og, const Q6KBlockGroup (&u)[8], const ActRows& X, int64_t n, int64_t s,
+                              int64_t OC) {
   __m256 acc[T];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = s == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(og + (n + t) * OC);
@@ -355,8 +362,8 @@ void prefill_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X, int
 // blocks of 32, or X.nb / 8 super-blocks for q4_K.
 template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
           void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
-WB_KERNEL_INLINE void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1,
-                   int64_t per_group) {
+WB_KERNEL_INLINE void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0,
+                                    int64_t g1, int64_t per_group) {
   for (int64_t g = g0; g < g1; ++g) {
     const BlockX8* wg = P + g * per_group;
     float* og = out + g * k_x8_rows;
@@ -372,17 +379,17 @@ namespace x8_avx2 {
 
 void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
   matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), X, N, OC,
-                                                                   g0, g1, X.nb);
+                                                                  g0, g1, X.nb);
 }
 
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
   matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, tile_q4<1>>(out, static_cast<const block_q4_0x8*>(P), X, N, OC,
-                                                                   g0, g1, X.nb);
+                                                                  g0, g1, X.nb);
 }
 
 void matmul_q4_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
   matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, tile_q4_K<1>>(out, static_cast<const block_q4_Kx8*>(P), X, N,
-                                                                       OC, g0, g1, X.nb / 8);
+                                                                      OC, g0, g1, X.nb / 8);
 }
 
 // One token through the decode functions, more through the prefill ones.
@@ -390,10 +397,8 @@ void matmul_q6_K(float* out, const void* P, const ActRows& X, int N, int64_t OC,
   const auto* W = static_cast<const block_q6_Kx8*>(P);
   const int64_t per_group = X.nb / 8;
   for (; g0 < g1; ++g0) {
-    if (N == 1)
-      decode_group_q6_K(out + g0 * k_x8_rows, W + g0 * per_group, X);
-    else
-      prefill_group_q6_K(out + g0 * k_x8_rows, W + g0 * per_group, X, N, OC);
+    if (N == 1) decode_group_q6_K(out + g0 * k_x8_rows, W + g0 * per_group, X);
+    else prefill_group_q6_K(out + g0 * k_x8_rows, W + g0 * per_group, X, N, OC);
   }
 }
 

@@ -17,7 +17,9 @@ namespace {
 // both halves, and the 16 outputs of a token are contiguous (rows 8g .. 8g + 15), one store.
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
-inline __m512i load_pair(const void* a, const void* b) { return _mm512_inserti64x4(_mm512_castsi256_si512(load(a)), load(b), 1); }
+inline __m512i load_pair(const void* a, const void* b) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(load(a)), load(b), 1);
+}
 
 inline __m512 row_scales_pair(const uint16_t* a, const uint16_t* b) {
   const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
@@ -36,7 +38,8 @@ inline __m512i bcast4_512(const void* p) {
 // (u = w + 128, so sum(w*x) = sum(u*x) - 128*sum(x)), q4_0 uses the nibble (u = n, minus 8*sum(x)).
 // The correction is exact integer arithmetic, so the result equals the 256-bit kernels' exactly.
 template <typename BlockX8, int T>
-WB_KERNEL_INLINE void tile_pair(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_pair(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n,
+                                int64_t OC) {
   constexpr bool q8 = std::is_same_v<BlockX8, block_q8_0x8>;
   __m512 acc[T];
 #pragma GCC unroll 8
@@ -95,7 +98,8 @@ inline __m512 bytes_pair(const uint8_t* a, const uint8_t* b) {
 // one vpdpbusd each per token, unsigned, so no correction inside the integer sum; then per sub-block
 // dx * (d*sc * sum - dmin*m * sum(xq)) with the rows' d*sc and dmin*m built once for all T tokens.
 template <int T>
-WB_KERNEL_INLINE void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X, int64_t n, int64_t OC) {
+WB_KERNEL_INLINE void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const block_q4_Kx8* wb, const ActRows& X,
+                                     int64_t n, int64_t OC) {
   const __m512i m4 = _mm512_set1_epi8(0x0f);
   __m512 acc[T];
 #pragma GCC unroll 8
@@ -133,7 +137,8 @@ WB_KERNEL_INLINE void tile_pair_q4_K(float* og, const block_q4_Kx8* wa, const bl
         const int64_t i0 = X.at(n + t, 8 * s + 2 * c);
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_sum[t]), _mm512_mul_ps(sc0, _mm512_set1_ps(X.d[i0])), acc[t]);
         acc[t] = _mm512_fnmadd_ps(mn0, _mm512_set1_ps(X.d[i0] * float(X.sum[i0])), acc[t]);
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi_sum[t]), _mm512_mul_ps(sc1, _mm512_set1_ps(X.d[i0 + 1])), acc[t]);
+        acc[t] =
+            _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi_sum[t]), _mm512_mul_ps(sc1, _mm512_set1_ps(X.d[i0 + 1])), acc[t]);
         acc[t] = _mm512_fnmadd_ps(mn1, _mm512_set1_ps(X.d[i0 + 1] * float(X.sum[i0 + 1])), acc[t]);
       }
     }
@@ -211,7 +216,8 @@ inline void block_tokens_q6_K(__m512 (&acc)[T], const Q6KBlockPair& u, const Act
     for (int kk = 0; kk < 4; ++kk) {
       const __m512i w = u.w[half][kk];
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) sum[t] = _mm512_dpbusd_epi32(sum[t], bcast4_512(X.ublock(n + t, b) + 4 * (4 * half + kk)), w);
+      for (int t = 0; t < T; ++t)
+        sum[t] = _mm512_dpbusd_epi32(sum[t], bcast4_512(X.ublock(n + t, b) + 4 * (4 * half + kk)), w);
     }
     if (half == 0) {
 #pragma GCC unroll 8
@@ -229,7 +235,7 @@ inline void block_tokens_q6_K(__m512 (&acc)[T], const Q6KBlockPair& u, const Act
 // Decode (one token) x groups (a, b): each block unpacked in registers on its way to the one token.
 template <int J>
 WB_KERNEL_INLINE void decode_block_pair_q6_K(__m512 (&acc)[1], const block_q6_Kx8& A, const block_q6_Kx8& B, __m512 d,
-                                   const ActRows& X, int64_t s, int h) {
+                                             const ActRows& X, int64_t s, int h) {
   Q6KBlockPair u;
   unpack_block_pair_q6_K<J>(u, A, B, d, h);
   block_tokens_q6_K<1>(acc, u, X, 0, 8 * s + 4 * h + J);
@@ -261,7 +267,8 @@ WB_KERNEL_INLINE void decode_pair_q6_K(float* og, const block_q6_Kx8* wa, const 
 // Measured on one core of the AVX-512 Xeon, 128 tokens: 2048 x 8192 240 -> 335 int8 GOP/s,
 // 8192 x 2048 207 -> 362.
 template <int T>
-void tile_unpacked_pair_q6_K(float* og, const Q6KBlockPair (&u)[8], const ActRows& X, int64_t n, int64_t s, int64_t OC) {
+void tile_unpacked_pair_q6_K(float* og, const Q6KBlockPair (&u)[8], const ActRows& X, int64_t n, int64_t s,
+                             int64_t OC) {
   __m512 acc[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t] = s == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(og + (n + t) * OC);
@@ -294,16 +301,15 @@ template <typename BlockX8>
 constexpr int k_tile_tokens512 = std::is_same_v<BlockX8, block_q8_0x8> ? 4 : 8;
 
 template <typename BlockX8, int T>
-WB_KERNEL_INLINE void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n, int64_t OC) {
-  if constexpr (std::is_same_v<BlockX8, block_q4_Kx8>)
-    tile_pair_q4_K<T>(og, wa, wb, X, n, OC);
-  else
-    tile_pair<BlockX8, T>(og, wa, wb, X, n, OC);
+WB_KERNEL_INLINE void pair_tile(float* og, const BlockX8* wa, const BlockX8* wb, const ActRows& X, int64_t n,
+                                int64_t OC) {
+  if constexpr (std::is_same_v<BlockX8, block_q4_Kx8>) tile_pair_q4_K<T>(og, wa, wb, X, n, OC);
+  else tile_pair<BlockX8, T>(og, wa, wb, X, n, OC);
 }
 
 template <typename BlockX8>
-WB_KERNEL_INLINE void matmul_pairs(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t& g0, int64_t g1,
-                  int64_t per_group) {
+WB_KERNEL_INLINE void matmul_pairs(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t& g0,
+                                   int64_t g1, int64_t per_group) {
   for (; g0 + 2 <= g1; g0 += 2) {
     const BlockX8* wa = P + g0 * per_group;
     float* og = out + g0 * k_x8_rows;
@@ -339,10 +345,8 @@ void matmul_q6_K(float* out, const void* P, const ActRows& X, int N, int64_t OC,
   const int64_t per_group = X.nb / 8;
   for (; g0 + 2 <= g1; g0 += 2) {
     const block_q6_Kx8* wa = W + g0 * per_group;
-    if (N == 1)
-      decode_pair_q6_K(out + g0 * k_x8_rows, wa, wa + per_group, X);
-    else
-      prefill_pair_q6_K(out + g0 * k_x8_rows, wa, wa + per_group, X, N, OC);
+    if (N == 1) decode_pair_q6_K(out + g0 * k_x8_rows, wa, wa + per_group, X);
+    else prefill_pair_q6_K(out + g0 * k_x8_rows, wa, wa + per_group, X, N, OC);
   }
   x8_avx2::matmul_q6_K(out, P, X, N, OC, g0, g1);
 }

@@ -8,7 +8,6 @@ namespace engine::quant_detail {
 
 namespace {
 
-
 int32_t row_dot(const block_q8_0x8& w, int r, const int8_t* x) {
   int32_t s = 0;
   for (int j = 0; j < k_qblock; ++j) s += int32_t{w.qs[32 * (j / 4) + 4 * r + j % 4]} * x[j];
@@ -61,7 +60,8 @@ float row_dot_q4_K(const block_q4_Kx8* w, int r, const ActRows& X, int64_t n) {
   return acc;
 }
 
-void matmul_portable_q4_K(float* out, const block_q4_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+void matmul_portable_q4_K(float* out, const block_q4_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0,
+                          int64_t g1) {
   for (int64_t g = g0; g < g1; ++g)
     for (int64_t n = 0; n < N; ++n)
       for (int r = 0; r < k_x8_rows; ++r) out[n * OC + g * k_x8_rows + r] = row_dot_q4_K(P + g * (X.nb / 8), r, X, n);
@@ -96,7 +96,8 @@ float row_dot_q6_K(const block_q6_Kx8* w, int r, const ActRows& X, int64_t n) {
   return acc;
 }
 
-void matmul_portable_q6_K(float* out, const block_q6_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
+void matmul_portable_q6_K(float* out, const block_q6_Kx8* P, const ActRows& X, int N, int64_t OC, int64_t g0,
+                          int64_t g1) {
   for (int64_t g = g0; g < g1; ++g)
     for (int64_t n = 0; n < N; ++n)
       for (int r = 0; r < k_x8_rows; ++r) out[n * OC + g * k_x8_rows + r] = row_dot_q6_K(P + g * (X.nb / 8), r, X, n);

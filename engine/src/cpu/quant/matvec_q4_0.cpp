@@ -26,7 +26,8 @@ inline __m256i dot_block_q4(const block_q4_0& w, __m256i xv, int32_t xsum) {
 }
 #endif
 
-#if defined(WB_QUANT_AVX2) && defined(__AVX512BW__) && defined(__AVX512VBMI__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
+#if defined(WB_QUANT_AVX2) && defined(__AVX512BW__) && defined(__AVX512VBMI__) && defined(__AVX512VNNI__) && \
+    defined(__AVX512DQ__)
 #define WB_QUANT_Q4_AVX512 1
 // Two blocks (64 weights) per step. One masked load takes both blocks' 36 bytes (never reading
 // past the row's end); vpermb lays out [qsA, qsA, qsB, qsB] by 128-bit lane, a per-word shift by
@@ -50,7 +51,8 @@ struct q4_pair_consts {
   }
 };
 
-inline __m512 dot_pair_q4(__m512 acc, const block_q4_0* w, const q4_pair_consts& k, __m512i xv, __m512i init, __m512 dx) {
+inline __m512 dot_pair_q4(__m512 acc, const block_q4_0* w, const q4_pair_consts& k, __m512i xv, __m512i init,
+                          __m512 dx) {
   const __m512i raw = _mm512_maskz_loadu_epi8((__mmask64)0xFFFFFFFFFull, w);
   const __m512i n = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi8(k.byte_idx, raw), k.shift), k.nibble);
   const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(k.scale_idx, raw)));
@@ -77,7 +79,8 @@ void matvec_q4_0_act(float* out, const void* W, const q8_act& x, int64_t row_beg
       for (int b = 0; b < nb; b += 2) {
         const __m512i xv = _mm512_loadu_si512(x.q.data() + (size_t)b * k_qblock);
         // -8*sum(x) of each block goes into the first int32 lane of that block's eight.
-        const __m512i init = _mm512_maskz_set1_epi32(0x0001, -8 * x.sum[b]) | _mm512_maskz_set1_epi32(0x0100, -8 * x.sum[b + 1]);
+        const __m512i init =
+            _mm512_maskz_set1_epi32(0x0001, -8 * x.sum[b]) | _mm512_maskz_set1_epi32(0x0100, -8 * x.sum[b + 1]);
         const __m512 dx = _mm512_insertf32x8(_mm512_set1_ps(x.d[b]), _mm256_set1_ps(x.d[b + 1]), 1);
         a0 = dot_pair_q4(a0, w0 + b, k, xv, init, dx);
         a1 = dot_pair_q4(a1, w1 + b, k, xv, init, dx);
@@ -102,10 +105,14 @@ void matvec_q4_0_act(float* out, const void* W, const q8_act& x, int64_t row_beg
       const __m256i xv = _mm256_loadu_si256((const __m256i*)(x.q.data() + (size_t)b * k_qblock));
       const float dx = x.d[b];
       const int32_t xs = x.sum[b];
-      a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w0[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w0[b].d)), a0);
-      a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w1[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w1[b].d)), a1);
-      a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w2[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w2[b].d)), a2);
-      a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w3[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w3[b].d)), a3);
+      a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w0[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w0[b].d)),
+                           a0);
+      a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w1[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w1[b].d)),
+                           a1);
+      a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w2[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w2[b].d)),
+                           a2);
+      a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w3[b], xv, xs)), _mm256_set1_ps(dx * half_to_f32(w3[b].d)),
+                           a3);
     }
     out[o] = hsum_ps256(a0);
     out[o + 1] = hsum_ps256(a1);
@@ -117,7 +124,8 @@ void matvec_q4_0_act(float* out, const void* W, const q8_act& x, int64_t row_beg
     __m256 a = _mm256_setzero_ps();
     for (int b = 0; b < nb; ++b) {
       const __m256i xv = _mm256_loadu_si256((const __m256i*)(x.q.data() + (size_t)b * k_qblock));
-      a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w[b], xv, x.sum[b])), _mm256_set1_ps(x.d[b] * half_to_f32(w[b].d)), a);
+      a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_block_q4(w[b], xv, x.sum[b])),
+                          _mm256_set1_ps(x.d[b] * half_to_f32(w[b].d)), a);
     }
     out[o] = hsum_ps256(a);
   }

@@ -62,17 +62,19 @@ float dot_row_q4_K_avx2(const block_q4_K* w, const q8_act& x, int nsb) {
     // j's low-half sum and lane j + 4 its high-half sum; likewise h4567 for sub-blocks 4..7.
     const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
     const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-    const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
-                                          _mm256_permute2x128_si256(h0123, h4567, 0x31));
+    const __m256i sums =
+        _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
     alignas(16) uint8_t scm[16];
     q4_K_scales_bytes(w[s].scales, scm);
     const __m128i scm_v = _mm_load_si128(reinterpret_cast<const __m128i*>(scm));
     const __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(scm_v));
     const __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(scm_v, scm_v)));
     const __m256 xd = _mm256_loadu_ps(x.d.data() + static_cast<size_t>(s) * 8);
-    const __m256 xsum = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum.data() + static_cast<size_t>(s) * 8)));
+    const __m256 xsum = _mm256_cvtepi32_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum.data() + static_cast<size_t>(s) * 8)));
     // Per sub-block: dx * (d*sc*sum(q*xq) - dmin*m*sum(xq)).
-    const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(sc, _mm256_set1_ps(half_to_f32(w[s].d))));
+    const __m256 scaled =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(sc, _mm256_set1_ps(half_to_f32(w[s].d))));
     const __m256 minus = _mm256_mul_ps(_mm256_mul_ps(mn, xsum), _mm256_set1_ps(half_to_f32(w[s].dmin)));
     acc = _mm256_fmadd_ps(_mm256_sub_ps(scaled, minus), xd, acc);
   }

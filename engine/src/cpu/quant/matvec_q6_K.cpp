@@ -31,9 +31,12 @@ float dot_row_q6_K_avx2(const block_q6_K* w, const q8_act& x, int nsb) {
       __m256i v[4];
       // Byte shifts do not exist; 16-bit shifts are fine because each result is masked per byte.
       v[0] = _mm256_or_si256(_mm256_and_si256(lo, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
-      v[1] = _mm256_or_si256(_mm256_and_si256(hi, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
-      v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
-      v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(hi, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+      v[1] = _mm256_or_si256(_mm256_and_si256(hi, m4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+      v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo, 4), m4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+      v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(hi, 4), m4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
       for (int k = 0; k < 4; ++k) {
         const int b = s * 8 + h * 4 + k;  // activation block of weights 128h + 32k .. +31
         const __m256i wv = _mm256_sub_epi8(v[k], off);

@@ -65,7 +65,8 @@ void matvec_q8_0_act(float* out, const void* W, const q8_act& x, int64_t row_beg
   for (; o < row_end; ++o) {
     const block_q8_0* w = rows + o * nb;
     float s = 0.f;
-    for (int b = 0; b < nb; ++b) s += dot_block_scalar(w[b], x.q.data() + (size_t)b * k_qblock) * (x.d[b] * half_to_f32(w[b].d));
+    for (int b = 0; b < nb; ++b)
+      s += dot_block_scalar(w[b], x.q.data() + (size_t)b * k_qblock) * (x.d[b] * half_to_f32(w[b].d));
     out[o] = s;
   }
 #endif

@@ -4,8 +4,8 @@
 // unpacked one exactly.
 #include <cstring>
 
-#include "engine/checked.h"
 #include "dtype_traits.h"
+#include "engine/checked.h"
 
 namespace engine {
 namespace quant_detail {
@@ -74,7 +74,8 @@ void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
               const int p = 4 * k + i;
               const uint8_t fourth = u[128 * h + 96 + p];
               for (int v = 0; v < 3; ++v)
-                o.q[h][k][v][4 * r + i] = static_cast<uint8_t>(u[128 * h + 32 * v + p] | ((fourth >> (2 * v)) & 3) << 6);
+                o.q[h][k][v][4 * r + i] =
+                    static_cast<uint8_t>(u[128 * h + 32 * v + p] | ((fourth >> (2 * v)) & 3) << 6);
             }
       }
     }
@@ -82,8 +83,12 @@ void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
 
 }  // namespace
 
-void pack_x8_q8_0(const void* W, int64_t OC, int C, void* dst) { pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst); }
-void pack_x8_q4_0(const void* W, int64_t OC, int C, void* dst) { pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst); }
+void pack_x8_q8_0(const void* W, int64_t OC, int C, void* dst) {
+  pack_groups<block_q8_0, block_q8_0x8, 8>(W, OC, C, dst);
+}
+void pack_x8_q4_0(const void* W, int64_t OC, int C, void* dst) {
+  pack_groups<block_q4_0, block_q4_0x8, 4>(W, OC, C, dst);
+}
 void pack_x8_q4_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q4_K(W, OC, C, dst); }
 void pack_x8_q6_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q6_K(W, OC, C, dst); }
 
@@ -95,8 +100,7 @@ namespace {
 
 const X8Traits& checked_x8(DType t, int64_t OC, int C) {
   const X8Traits* x8 = dtype_traits(t).x8;
-  if (!x8)
-    throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)));
+  if (!x8) throw Error("x8 layout: no packed form for " + std::string(dtype_name(t)));
   if (OC < 0) throw Error("x8 layout: negative row count");
   require_multiple(C, x8->block_weights, "x8 layout");
   return *x8;
@@ -106,7 +110,8 @@ const X8Traits& checked_x8(DType t, int64_t OC, int C) {
 
 uint64_t x8_bytes(DType t, int64_t OC, int C) {
   const X8Traits& x8 = checked_x8(t, OC, C);
-  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8.block_weights), "x8 layout"),
+  return checked_mul(checked_mul(static_cast<uint64_t>(OC / k_x8_rows), static_cast<uint64_t>(C / x8.block_weights),
+                                 "x8 layout"),
                      x8.block_bytes, "x8 layout");
 }
 
