@@ -66,6 +66,20 @@ uint64_t lora_seed(const Pass& p, const Linear& x) {
   return dropout_site_seed(p.seed, static_cast<uint64_t>(x.layer), kSiteLora + static_cast<uint64_t>(x.adapter));
 }
 
+// q, k and v of all N rows into a.qkv in the cacheless layout (split()): one fused matmul or three.
+QKV project_qkv(const Pass& p, const Layer& w, const LayerActs& a) {
+  const int N = p.N();
+  const QKV x = split(p, a.qkv, N);
+  if (p.spec.fused_qkv) {
+    linear_forward(p, w.qkv, a.qkv, a.ln1, N);
+  } else {
+    linear_forward(p, w.q, x.q, a.ln1, N);
+    linear_forward(p, w.k, x.k, a.ln1, N);
+    linear_forward(p, w.v, x.v, a.ln1, N);
+  }
+  return x;
+}
+
 // The attention half of a layer with KV caches: each sequence's keys and values of this step land in its
 // cache, then its queries attend over all its P+T rows.
 void attention_cached(const Pass& p, int l, const Layer& w, const LayerActs& a) {
@@ -97,14 +111,7 @@ void attention_cached(const Pass& p, int l, const Layer& w, const LayerActs& a) 
   }
   // Several sequences: every projection runs once over all rows, then each sequence's keys and values are
   // copied into its own cache and its queries attend there.
-  const QKV x = split(p, a.qkv, N);
-  if (p.spec.fused_qkv) {
-    linear_forward(p, w.qkv, a.qkv, a.ln1, N);
-  } else {
-    linear_forward(p, w.q, x.q, a.ln1, N);
-    linear_forward(p, w.k, x.k, a.ln1, N);
-    linear_forward(p, w.v, x.v, a.ln1, N);
-  }
+  const QKV x = project_qkv(p, w, a);
   for (const CachedSequence& s : p.sequences) {
     float* kc = s.cache->keys(l);
     float* vc = s.cache->values(l);
@@ -121,15 +128,7 @@ void attention_cached(const Pass& p, int l, const Layer& w, const LayerActs& a) 
 // The attention half of a layer over B whole sequences (training), probabilities kept in a.att.
 void attention_sequences(const Pass& p, int l, const Layer& w, const LayerActs& a) {
   const ModelConfig& c = p.c;
-  const int N = p.N();
-  const QKV x = split(p, a.qkv, N);
-  if (p.spec.fused_qkv) {
-    linear_forward(p, w.qkv, a.qkv, a.ln1, N);
-  } else {
-    linear_forward(p, w.q, x.q, a.ln1, N);
-    linear_forward(p, w.k, x.k, a.ln1, N);
-    linear_forward(p, w.v, x.v, a.ln1, N);
-  }
+  const QKV x = project_qkv(p, w, a);
   rope_sequences(p, x, false);
   p.be.attention_train_forward(a.atty, a.att, x.q, x.qs, x.k, x.v, x.kvs, p.B, p.T, c.n_head, c.n_kv_head,
                                c.head_size(), p.dropout, dropout_site_seed(p.seed, l, kSiteAttnProbs));
