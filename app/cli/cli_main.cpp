@@ -17,6 +17,7 @@ const char* kUsage =
     "  generate   complete a prompt (--model --prompt [--max-tokens --temperature --top-k --top-p --min-p\n"
     "             --repeat-penalty --seed --stop... --top-logprobs --json])\n"
     "  tokenize   show the tokens of a text (--model --text [--json])\n"
+    "  tokenizer  tokenizer train --data FILE... --vocab-size N --out DIR: learn a byte-level BPE vocabulary\n"
     "  bench      prefill/decode tokens per second and peak memory (--model [--prompt-tokens --gen-tokens\n"
     "             --threads --json])\n"
     "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny|tiny-llama|llama-1b --out DIR)\n"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "generate") return wb::cli::cmd_generate(argc, argv);
     if (cmd == "tokenize") return wb::cli::cmd_tokenize(argc, argv);
+    if (cmd == "tokenizer") return wb::cli::cmd_tokenizer(argc, argv);
     if (cmd == "bench") return wb::cli::cmd_bench(argc, argv);
     if (cmd == "init") return wb::cli::cmd_init(argc, argv);
     if (cmd == "convert") return wb::cli::cmd_convert(argc, argv);

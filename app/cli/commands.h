@@ -5,6 +5,7 @@ namespace wb::cli {
 
 int cmd_generate(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_tokenizer(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_init(int argc, char** argv);
 int cmd_convert(int argc, char** argv);

@@ -23,9 +23,7 @@ constexpr const char* k_source = "GGUF BPE vocabulary";
 [[noreturn]] void fail(const std::string& what) { throw Error(std::string(k_source) + ": " + what); }
 
 std::unique_ptr<tokenizer::PreTokenizer> pre_tokenizer_for(const std::string& name) {
-  if (name == "gpt-2" || name == "gpt2" || name == "default") return tokenizer::make_gpt2_pre_tokenizer();
-  if (name == "llama-bpe" || name == "llama3") return tokenizer::make_llama3_pre_tokenizer();
-  if (name == "qwen2") return tokenizer::make_qwen2_pre_tokenizer();
+  if (auto pre = tokenizer::make_pre_tokenizer_by_gguf_name(name)) return pre;
   fail("pre-tokenizer " + tokenizer::quote_for_message(name) +
        " is not supported (supported: gpt-2, llama-bpe, qwen2)");
 }

@@ -116,4 +116,11 @@ class WholeTextPreTokenizer final : public PreTokenizer {
 std::unique_ptr<PreTokenizer> make_gpt2_pre_tokenizer() { return std::make_unique<Gpt2PreTokenizer>(); }
 std::unique_ptr<PreTokenizer> make_whole_text_pre_tokenizer() { return std::make_unique<WholeTextPreTokenizer>(); }
 
+std::unique_ptr<PreTokenizer> make_pre_tokenizer_by_gguf_name(std::string_view name) {
+  if (name == "gpt-2" || name == "gpt2" || name == "default") return make_gpt2_pre_tokenizer();
+  if (name == "llama-bpe" || name == "llama3") return make_llama3_pre_tokenizer();
+  if (name == "qwen2") return make_qwen2_pre_tokenizer();
+  return nullptr;
+}
+
 }  // namespace engine::tokenizer

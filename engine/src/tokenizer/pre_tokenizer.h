@@ -33,4 +33,8 @@ std::unique_ptr<PreTokenizer> make_qwen2_pre_tokenizer();
 // ByteLevel with use_regex = false: the whole segment is one piece.
 std::unique_ptr<PreTokenizer> make_whole_text_pre_tokenizer();
 
+// The pre-tokenizer GGUF's tokenizer.ggml.pre names: "gpt-2" / "gpt2" / "default", "llama-bpe" /
+// "llama3", "qwen2"; nullptr for any other name.
+std::unique_ptr<PreTokenizer> make_pre_tokenizer_by_gguf_name(std::string_view name);
+
 }  // namespace engine::tokenizer
