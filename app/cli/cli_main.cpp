@@ -27,7 +27,7 @@ const char* kUsage =
     "  eval       perplexity on a text file (--model --task perplexity --data [--ctx --reference --json])\n"
     "  train      pretrain or fine-tune (--recipe pretrain|sft --model --data --out [--steps --lr --batch --seq\n"
     "             --resume --metrics ...]); one JSON line per step\n"
-    "  data       data synth --kind stories --n N --seed S --out FILE: training text from our own generator\n"
+    "  data       data synth --kind stories|world|facts|arith|chat|prefs|prompts --n N --seed S [--split eval] --out FILE\n"
     "  attention  attention of every layer x head over a prompt (--model --prompt [--layer --head --json --png])\n"
     "  lens       logit lens: each layer's top next tokens per position (--model --prompt [--top-k --json])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";

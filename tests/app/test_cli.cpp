@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -500,6 +501,52 @@ class TestCli : public QObject {
     QCOMPARE(cli({"data", "synth", "--kind", "stories", "--out", out}).code, 2);
     QCOMPARE(cli({"data", "frobnicate"}).code, 2);
     QCOMPARE(cli({"data", "synth", "--kind", "stories", "--n", "5", "--out", "/nonexistent-dir/x.txt"}).code, 1);
+  }
+
+  void data_synth_world_kinds_and_splits() {
+    // Every kind of the world writes what it names, deterministically, and --split eval asks what the
+    // training split never does.
+    auto lines = [](const QString& path) {
+      QFile f(path);
+      return f.open(QIODevice::ReadOnly) ? f.readAll().split('\n') : QList<QByteArray>{};
+    };
+    for (const char* kind : {"world", "facts", "arith", "chat", "prefs", "prompts"}) {
+      const QString out = m_dir.path() + "/w-" + kind;
+      QCOMPARE(cli({"data", "synth", "--kind", kind, "--n", "30", "--seed", "2", "--out", out}).code, 0);
+      QCOMPARE(cli({"data", "synth", "--kind", kind, "--n", "30", "--seed", "2", "--out", out + "b"}).code, 0);
+      QCOMPARE(lines(out), lines(out + "b"));
+      if (QByteArray(kind) == "world") continue;
+      const QList<QByteArray> rows = lines(out);
+      QCOMPARE(rows.size(), 31);  // 30 lines and the empty rest after the last newline
+      QVERIFY(QJsonDocument::fromJson(rows[0]).isObject());
+    }
+    const QString train = m_dir.path() + "/arith-train", eval = m_dir.path() + "/arith-eval";
+    QCOMPARE(cli({"data", "synth", "--kind", "arith", "--n", "400", "--out", train}).code, 0);
+    QCOMPARE(cli({"data", "synth", "--kind", "arith", "--n", "400", "--split", "eval", "--out", eval}).code, 0);
+    QSet<QString> asked;
+    for (const QByteArray& l : lines(train)) asked.insert(QJsonDocument::fromJson(l).object()["question"].toString());
+    for (const QByteArray& l : lines(eval))
+      if (!l.isEmpty()) QVERIFY(!asked.contains(QJsonDocument::fromJson(l).object()["question"].toString()));
+    QCOMPARE(cli({"data", "synth", "--kind", "facts", "--n", "5", "--split", "test", "--out", eval}).code, 2);
+  }
+
+  void tokenizer_train_writes_a_loadable_vocabulary() {
+    const QString text = m_dir.path() + "/tok-world.txt", chat = m_dir.path() + "/tok-chat.jsonl";
+    const QString out = m_dir.path() + "/tok-out";
+    QCOMPARE(cli({"data", "synth", "--kind", "world", "--n", "300", "--out", text}).code, 0);
+    QCOMPARE(cli({"data", "synth", "--kind", "chat", "--n", "300", "--out", chat}).code, 0);
+    const Run r = cli({"tokenizer", "train", "--data", text, "--data", chat, "--vocab-size", "400", "--out", out, "--json"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject report = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(report["vocab_size"].toInt(), 400);
+    QCOMPARE(report["new_tokens"].toInt(), 400 - 3 - 256);
+    QVERIFY(report["tokens_per_byte"].toDouble() > 0.05 && report["tokens_per_byte"].toDouble() < 0.5);
+    QVERIFY(QFileInfo::exists(out + "/tokenizer.json"));
+    QVERIFY(!QFileInfo::exists(out + "/merges.txt"));  // the qwen2 split pattern has no vocab.json + merges.txt form
+    QCOMPARE(cli({"tokenizer", "train", "--data", text, "--vocab-size", "100", "--out", out}).code, 2);
+    QCOMPARE(cli({"tokenizer", "train", "--data", m_dir.path() + "/missing.txt", "--out", out}).code, 1);
+    QCOMPARE(cli({"tokenizer", "train", "--data", text, "--pre", "bert", "--out", out}).code, 1);
+    QCOMPARE(cli({"tokenizer", "frobnicate"}).code, 2);
   }
 
   void train_from_a_config_starts_at_random_weights() {

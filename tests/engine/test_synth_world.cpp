@@ -1,0 +1,247 @@
+// Tests for the generated world and its data sets (engine/train/synth_world.h).
+//
+// What is pinned down here: every set is a pure function of its seeds; the world is consistent
+// (unique names, mutual friendships, six facts per character, about a fifth held out, friendship held
+// out on both sides); nothing held out is ever told in a training set (questions, stories, "tell me
+// about" replies); sums are right, never negative, and the train and eval pairs are disjoint; the chat,
+// preference and prompt rows have the shapes the loaders and the alignment recipes expect, with
+// answers that match the world.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/train/synth_world.h"
+
+using nlohmann::json;
+namespace w = engine::world;
+
+namespace {
+
+std::vector<json> rows(const std::string& jsonl) {
+  std::vector<json> out;
+  std::istringstream in(jsonl);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(json::parse(line));
+  return out;
+}
+
+// "What is 12 + 7?" -> 19; fails the test for anything else.
+long long solve(const std::string& q) {
+  long long a = 0, b = 0;
+  char op = 0;
+  if (std::sscanf(q.c_str(), "What is %lld %c %lld?", &a, &op, &b) != 3) {
+    QTest::qFail(("not a sum question: " + q).c_str(), __FILE__, __LINE__);
+    return 0;
+  }
+  return op == '+' ? a + b : op == '-' ? a - b : a * b;
+}
+
+std::vector<std::string> paragraphs(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find("\n\n", pos);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 2;
+  }
+  return out;
+}
+
+bool mentions(const std::string& text, const std::string& word) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const bool left = at == 0 || !std::isalpha(static_cast<unsigned char>(text[at - 1]));
+    const size_t e = at + word.size();
+    const bool right = e >= text.size() || !std::isalpha(static_cast<unsigned char>(text[e]));
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// True when `text`, told about character `ci` (its first sentence names it), reveals the held-out fact.
+bool reveals(const w::World& world, const w::Fact& f, const std::string& text) {
+  const w::Character& c = world.characters[static_cast<size_t>(f.character)];
+  switch (f.relation) {
+    case w::Relation::LivesIn:
+    case w::Relation::Friend:
+    case w::Relation::Owns:
+    case w::Relation::ItemColour: return mentions(text, f.key);
+    case w::Relation::ItemSize:
+      return text.find(f.key + " " + c.item) != std::string::npos ||
+             text.find(f.key + " " + c.item_colour + " " + c.item) != std::string::npos;
+    case w::Relation::Kind: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+class TestSynthWorld : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void sets_are_pure_functions_of_their_seeds() {
+    const w::World a = w::make_world(1), b = w::make_world(1), c = w::make_world(2);
+    QCOMPARE(w::chat_jsonl(a, 50, 3, w::Split::Train), w::chat_jsonl(b, 50, 3, w::Split::Train));
+    QVERIFY(w::chat_jsonl(a, 50, 3, w::Split::Train) != w::chat_jsonl(a, 50, 4, w::Split::Train));
+    QVERIFY(w::facts_jsonl(a, 50, 3, w::Split::Train) != w::facts_jsonl(c, 50, 3, w::Split::Train));
+    QCOMPARE(w::stories(a, 20, 9), w::stories(b, 20, 9));
+    QCOMPARE(w::arith_jsonl(40, 5, w::Split::Eval), w::arith_jsonl(40, 5, w::Split::Eval));
+    QCOMPARE(w::stories(a, 0, 1), std::string());
+  }
+
+  void the_world_is_consistent() {
+    for (uint64_t seed : {1u, 2u, 3u, 77u}) {
+      const w::World world = w::make_world(seed);
+      QCOMPARE(world.characters.size(), size_t{24});
+      std::set<std::string> names;
+      for (const auto& ch : world.characters) names.insert(ch.name);
+      QCOMPARE(names.size(), world.characters.size());
+      for (size_t i = 0; i < world.characters.size(); ++i) {
+        const int f = world.characters[i].friend_;
+        QVERIFY(f != static_cast<int>(i));
+        QCOMPARE(world.characters[static_cast<size_t>(f)].friend_, static_cast<int>(i));
+      }
+      QCOMPARE(world.facts.size(), world.characters.size() * 6);
+      int unseen = 0;
+      for (const w::Fact& f : world.facts) {
+        unseen += !f.seen;
+        if (f.relation == w::Relation::Kind) QVERIFY(f.seen);
+        QVERIFY2(f.answer.find(f.key) != std::string::npos, f.answer.c_str());
+        if (f.relation == w::Relation::Friend) {
+          const int other = world.characters[static_cast<size_t>(f.character)].friend_;
+          for (const w::Fact& g : world.facts)
+            if (g.character == other && g.relation == w::Relation::Friend) QCOMPARE(g.seen, f.seen);
+        }
+      }
+      QVERIFY2(unseen >= 14 && unseen <= 45, std::to_string(unseen).c_str());  // about a fifth of 144
+    }
+  }
+
+  void held_out_facts_are_never_told_in_training_sets() {
+    const w::World world = w::make_world(1);
+    std::set<std::string> unseen_questions;
+    for (const w::Fact& f : world.facts)
+      if (!f.seen) unseen_questions.insert(f.question);
+    QVERIFY(!unseen_questions.empty());
+    // Questions: facts, chat, preferences and prompts of the training split never ask them.
+    for (const json& r : rows(w::facts_jsonl(world, 2000, 1, w::Split::Train))) {
+      QVERIFY(!unseen_questions.count(r["question"]));
+      QVERIFY(r["seen"].get<bool>());
+    }
+    for (const json& r : rows(w::prefs_jsonl(world, 2000, 1, w::Split::Train))) QVERIFY(!unseen_questions.count(r["prompt"]));
+    for (const json& r : rows(w::prompts_jsonl(world, 2000, 1, w::Split::Train)))
+      QVERIFY(!unseen_questions.count(r["prompt"]));
+    std::vector<std::string> told;  // texts about one character: stories and "tell me about" replies
+    for (const json& r : rows(w::chat_jsonl(world, 3000, 1, w::Split::Train))) {
+      const json& m = r["messages"];
+      for (size_t i = 0; i + 1 < m.size(); i += 2) {
+        const std::string q = m[i]["content"];
+        QVERIFY2(!unseen_questions.count(q), q.c_str());
+        if (q.rfind("Tell me about ", 0) == 0) told.push_back(m[i + 1]["content"]);
+      }
+    }
+    for (const std::string& p : paragraphs(w::stories(world, 3000, 1))) told.push_back(p);
+    // Each told text is about the character its first sentence names; it must not reveal any of that
+    // character's held-out facts.
+    int checked = 0;
+    for (const std::string& text : told) {
+      const std::string first = text.substr(0, text.find(". "));
+      for (const w::Fact& f : world.facts) {
+        if (f.seen || !mentions(first, world.characters[static_cast<size_t>(f.character)].name)) continue;
+        ++checked;
+        QVERIFY2(!reveals(world, f, text), (f.question + " is held out, but told: " + text).c_str());
+      }
+    }
+    QVERIFY(checked > 100);
+    // The evaluation split does ask held-out facts.
+    bool asked_unseen = false;
+    for (const json& r : rows(w::facts_jsonl(world, 500, 1, w::Split::Eval))) asked_unseen |= !r["seen"].get<bool>();
+    QVERIFY(asked_unseen);
+  }
+
+  void sums_are_right_and_the_splits_disjoint() {
+    std::set<std::string> train, eval;
+    std::map<std::string, int> ops;
+    for (const json& r : rows(w::arith_jsonl(5000, 1, w::Split::Train))) {
+      const std::string q = r["question"];
+      QCOMPARE(r["answer"].get<std::string>(), std::to_string(solve(q)));
+      QVERIFY(solve(q) >= 0);
+      QVERIFY(r["digits"].get<int>() >= 1 && r["digits"].get<int>() <= 3);
+      ++ops[r["op"]];
+      train.insert(q);
+    }
+    for (const json& r : rows(w::arith_jsonl(5000, 2, w::Split::Eval))) {
+      QCOMPARE(r["answer"].get<std::string>(), std::to_string(solve(r["question"])));
+      eval.insert(r["question"]);
+    }
+    QCOMPARE(ops.size(), size_t{3});
+    QVERIFY(ops["+"] > 1000 && ops["-"] > 1000 && ops["*"] > 500);
+    for (const std::string& q : eval) QVERIFY2(!train.count(q), q.c_str());
+    QVERIFY(eval.size() > 1000);
+  }
+
+  void chat_rows_alternate_and_answer_from_the_world() {
+    const w::World world = w::make_world(1);
+    std::map<std::string, std::string> answer_of;
+    for (const w::Fact& f : world.facts) answer_of[f.question] = f.answer;
+    int facts = 0, sums = 0, refusals = 0;
+    for (const json& r : rows(w::chat_jsonl(world, 2000, 7, w::Split::Train))) {
+      const json& m = r["messages"];
+      QVERIFY(m.size() >= 2 && m.size() <= 6 && m.size() % 2 == 0);
+      for (size_t i = 0; i < m.size(); ++i) {
+        QCOMPARE(m[i]["role"].get<std::string>(), std::string(i % 2 ? "assistant" : "user"));
+        QVERIFY(!m[i]["content"].get<std::string>().empty());
+      }
+      for (size_t i = 0; i < m.size(); i += 2) {
+        const std::string q = m[i]["content"], a = m[i + 1]["content"];
+        if (answer_of.count(q)) {
+          QCOMPARE(a, answer_of[q]);
+          ++facts;
+        } else if (q.rfind("What is ", 0) == 0 && std::isdigit(static_cast<unsigned char>(q[8]))) {
+          QVERIFY2(a.find("= " + std::to_string(solve(q)) + ".") != std::string::npos, a.c_str());
+          ++sums;
+        } else if (a.find("I do not know") != std::string::npos || a.find("I am sorry") != std::string::npos) {
+          ++refusals;
+        }
+      }
+    }
+    QVERIFY(facts > 500 && sums > 400 && refusals > 100);
+  }
+
+  void preference_pairs_prefer_the_right_answer() {
+    const w::World world = w::make_world(1);
+    std::map<std::string, std::string> answer_of;
+    for (const w::Fact& f : world.facts) answer_of[f.question] = f.answer;
+    std::map<std::string, int> kinds;
+    for (const json& r : rows(w::prefs_jsonl(world, 1500, 3, w::Split::Train))) {
+      const std::string p = r["prompt"], chosen = r["chosen"], rejected = r["rejected"];
+      QVERIFY(chosen != rejected);
+      ++kinds[r["kind"]];
+      if (answer_of.count(p)) QCOMPARE(chosen, answer_of[p]);
+      else QVERIFY2(chosen.find("= " + std::to_string(solve(p)) + ".") != std::string::npos, chosen.c_str());
+    }
+    QCOMPARE(kinds.size(), size_t{3});
+    for (const auto& [k, n] : kinds) QVERIFY2(n > 350, k.c_str());
+  }
+
+  void prompts_carry_checkable_answers() {
+    const w::World world = w::make_world(1);
+    std::map<std::string, std::string> key_of;
+    for (const w::Fact& f : world.facts) key_of[f.question] = f.key;
+    for (const json& r : rows(w::prompts_jsonl(world, 1000, 4, w::Split::Eval))) {
+      const std::string p = r["prompt"], answer = r["answer"], kind = r["kind"];
+      if (kind == "arith") QCOMPARE(answer, std::to_string(solve(p)));
+      else QCOMPARE(answer, key_of.at(p));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSynthWorld)
+#include "test_synth_world.moc"
