@@ -19,9 +19,11 @@ int cmd_tokenize(int argc, char** argv) {
   const Args a(flags, argc, argv, 2);
   const std::string path = a.required("model");
   const std::string text = a.required("text");
-  const engine::ModelFileInfo info = engine::detect_model_format(path);
-  auto tok = engine::load_tokenizer_from_directory(info.directory);
-  if (!tok) throw engine::Error(path + ": no tokenizer found (expected tokenizer.json or vocab.json + merges.txt)");
+  // The same tokenizer `generate` gets, weights aside: a GGUF's own vocabulary, else the directory's files.
+  auto tok = engine::load_model_tokenizer(path);
+  if (!tok)
+    throw engine::Error(path + ": no tokenizer found (expected tokenizer.ggml.* metadata in a GGUF file, or "
+                               "tokenizer.json or vocab.json + merges.txt beside the model)");
   const std::vector<int32_t> ids = tok->encode(text, a.has("special"));
   nlohmann::json pieces = nlohmann::json::array();
   for (int32_t id : ids) pieces.push_back(tok->token_bytes(id));

@@ -6,6 +6,8 @@
 #include <QStandardPaths>
 #include <QUrl>
 
+#include <utility>
+
 #include "appsettings.h"
 #include "engineworker.h"
 #include "startupmodel.h"
@@ -218,6 +220,7 @@ void AppController::start(const QString& commandLineModelPath) {
   }
   openModel(startup.path);
   m_modelOrigin = startup.origin;
+  m_startupFallback = startup.fallback;
 }
 
 void AppController::shutdown() {
@@ -240,6 +243,7 @@ void AppController::openModel(const QString& pathOrUrl) {
   if (path.isEmpty()) return;
   path = QDir::cleanPath(path);
   m_modelOrigin.clear();
+  m_startupFallback.clear();  // a model the user opens replaces the startup choice and its fallback
   // The newest request wins: one running load is enough work for the worker.
   if (loading()) m_worker->requestCancelLoad();
   m_cancelRequested = false;
@@ -348,6 +352,16 @@ void AppController::handleModelLoaded(const ModelInfo& info) {
 }
 
 void AppController::handleLoadFailed(const QString& message) {
+  if (!m_startupFallback.isEmpty() && !m_model.isValid() && m_loadsInFlight == 1) {
+    // The startup model failed: open the starter model instead, keeping the error in view.
+    const QString fallback = std::exchange(m_startupFallback, QString());
+    const QString failed = QFileInfo(m_loadingPath).fileName();
+    finishOneLoad();
+    openModel(fallback);
+    m_modelOrigin = tr("starter model, as %1 could not be opened").arg(failed);
+    setLastError(message);
+    return;
+  }
   setLastError(message);
   setStatusMessage(m_model.isValid() ? tr("Loading failed; still using %1.").arg(m_model.name)
                                      : tr("Loading failed; no model is loaded."));

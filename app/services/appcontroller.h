@@ -258,6 +258,7 @@ class AppController : public QObject {
 
   ModelInfo m_model;
   QString m_modelOrigin;  // why the pending load was chosen ("starter model"), for the status line
+  QString m_startupFallback;  // opened if the startup model fails to load (StartupModel::fallback)
   QString m_backendName, m_backendReason, m_backendDescription;
 
   int m_loadsInFlight = 0;

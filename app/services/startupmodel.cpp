@@ -24,9 +24,15 @@ QString starterModelPath(const QString& dataDir) {
 }
 
 StartupModel resolveStartupModel(const QString& commandLinePath, const QString& lastPath, const QString& dataDir) {
-  if (!commandLinePath.isEmpty()) return {QFileInfo(commandLinePath).absoluteFilePath(), QObject::tr("command line")};
-  if (!lastPath.isEmpty() && QFileInfo::exists(lastPath)) return {lastPath, QObject::tr("last session")};
   const QString starter = starterModelPath(dataDir);
-  if (QFileInfo::exists(starter)) return {starter, QObject::tr("starter model")};
+  const bool haveStarter = QFileInfo::exists(starter);
+  auto withFallback = [&](const QString& path, const QString& origin) {
+    const bool isStarter = QDir::cleanPath(QFileInfo(path).absoluteFilePath()) == starter;
+    return StartupModel{path, origin, haveStarter && !isStarter ? starter : QString()};
+  };
+  if (!commandLinePath.isEmpty())
+    return withFallback(QFileInfo(commandLinePath).absoluteFilePath(), QObject::tr("command line"));
+  if (!lastPath.isEmpty() && QFileInfo::exists(lastPath)) return withFallback(lastPath, QObject::tr("last session"));
+  if (haveStarter) return {starter, QObject::tr("starter model"), {}};
   return {};
 }

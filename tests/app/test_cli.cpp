@@ -68,6 +68,35 @@ class TestCli : public QObject {
     QCOMPARE(o["pieces"].toArray(), QJsonArray({"Hello", " world"}));
   }
 
+  // tokenize reads a GGUF's own vocabulary, as generate does, also from a vocabulary-only file (no
+  // tensors, like llama.cpp's models/ggml-vocab-*.gguf); a non-GGUF file named .gguf says what it is.
+  void tokenize_reads_gguf_vocabularies() {
+    const QString data = QStringLiteral(WB_SOURCE_DIR) + "/tests/data/gguf/";
+    QFile f(data + "tokens.json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject want = QJsonDocument::fromJson(f.readAll()).object();
+    for (const QString& file : {QString("vocab-only-gpt2.gguf"), QString("tiny-gpt2-f32.gguf")}) {
+      const Run r = cli({"tokenize", "--model", data + file, "--text", want["sample"].toString(), "--json"});
+      QVERIFY2(r.code == 0, r.err.constData());
+      QCOMPARE(json_of(r)["ids"].toArray(), want["bpe_ids"].toArray());
+    }
+    const QString gguf = m_dir.path() + "/tokenize-starter.gguf";
+    Run r = cli({"convert", "--in", m_model, "--out", gguf});
+    QVERIFY2(r.code == 0, r.err.constData());
+    r = cli({"tokenize", "--model", gguf, "--text", "Hello world", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(json_of(r)["ids"].toArray(), QJsonArray({15496, 995}));
+    const QString bad = m_dir.path() + "/not-a-model.gguf";
+    QFile b(bad);
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write("PK\x03\x04zip");
+    b.close();
+    r = cli({"tokenize", "--model", bad, "--text", "hi"});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY2(r.err.contains("not a GGUF file") && r.err.contains("bad magic 'PK"), r.err.constData());
+  }
+
   void generate_json_contract() {
     const Run r = cli({"generate", "--model", m_model, "--prompt", "Once upon a time", "--max-tokens", "8", "--seed",
                        "3", "--top-logprobs", "3", "--ignore-eos", "--json"});

@@ -327,7 +327,8 @@ class TestGguf : public QObject {
 
     // 1: tiny files and bad magic
     QTest::newRow("1 empty file") << std::string()
-                                  << "t.gguf: file is 0 bytes, too small for the 4-byte magic (byte offset 0)";
+                                  << "t.gguf: file is 0 bytes, too small for the 4-byte magic: not a GGUF file "
+                                     "(byte offset 0)";
     QTest::newRow("1 1 byte") << std::string("G") << "file is 1 bytes, too small";
     QTest::newRow("1 2 bytes") << std::string("GG") << "file is 2 bytes";
     QTest::newRow("1 3 bytes") << std::string("GGU") << "file is 3 bytes";

@@ -1,7 +1,10 @@
 // GGUF models through load_model: tiny GPT-2 / Llama / Qwen2 files written by gguf-py from the HF
 // fixtures (tests/tools/make_gguf_model_fixture.py, llama.cpp's naming and q/k permutation) must give
 // the logits of the same models loaded from their HF directories, with equal configs; their
-// tokenizers (GGUF "gpt2" byte-level BPE and "llama" SPM vocabularies) must encode as expected; and
+// tokenizers (GGUF "gpt2" byte-level BPE and "llama" SPM vocabularies) must encode as expected, also
+// from a vocabulary-only file; a GPT-2 output.weight is the tied head when it is a byte copy of
+// token_embd and an untied lm_head otherwise (tiny-gpt2-untied-q8_0.gguf against numpy's logits, by
+// tests/tools/make_gguf_gpt2_head_fixture.py), which inference and training both use; and
 // inconsistent or corrupt metadata (reliability.md §1.7 case 16), missing or misshapen tensors and
 // wrongly typed metadata must each be an engine::Error.
 #include <QtTest>
@@ -16,10 +19,14 @@
 #include <cstring>
 #include <functional>
 
+#include "engine/dtype.h"
 #include "engine/error.h"
 #include "engine/io/gguf.h"
+#include "engine/io/gguf_export.h"
 #include "engine/io/safetensors.h"
 #include "engine/model_loader.h"
+#include "engine/train/adamw.h"
+#include "engine/train/train_model.h"
 #include "support/error_of.h"
 #include "support/model_helpers.h"
 
@@ -186,6 +193,183 @@ class TestGgufModel : public QObject {
     }
   }
 
+  void gpt2_untied_head_matches_reference_data() {
+    QTest::addColumn<bool>("dequantize");
+    QTest::addColumn<bool>("pack");
+    QTest::addColumn<double>("tolerance");  // max |logit diff| / max |logit|
+    // Widened or file-layout q8_0: f32 arithmetic on exactly the dequantized weights (measured ~1e-6).
+    QTest::newRow("widened") << true << true << 1e-4;
+    QTest::newRow("q8_0 in place, file layout") << false << false << 1e-4;
+    // The packed q8_0 kernels round activations to int8 per 32 values (measured ~0.5%).
+    QTest::newRow("q8_0 in place, packed") << false << true << 0.05;
+  }
+  void gpt2_untied_head_matches_reference() {
+    QFETCH(bool, dequantize);
+    QFETCH(bool, pack);
+    QFETCH(double, tolerance);
+    const QJsonObject j = read_json(kGguf + "tiny-gpt2-untied.json");
+    std::vector<int32_t> ids;
+    for (const auto& v : j["ids"].toArray()) ids.push_back(v.toInt());
+    std::vector<float> want;
+    for (const auto& row : j["logits"].toArray())
+      for (const auto& v : row.toArray()) want.push_back(float(v.toDouble()));
+    QCOMPARE(int(ids.size()), 10);
+    LoadOptions o;
+    o.dequantize = dequantize;
+    o.pack = pack;
+    auto m = load_model(kGguf + "tiny-gpt2-untied-q8_0.gguf", {}, o);
+    QCOMPARE(m->config().arch, Arch::GPT2);
+    QVERIFY(!m->config().tie_embeddings);
+    QVERIFY(!arch_spec(m->config()).tied_head);
+    QVERIFY(m->has_param("lm_head.weight"));
+    QCOMPARE(m->weight("lm_head.weight").dtype, dequantize ? DType::F32 : DType::Q8_0);
+    const std::vector<float> got = full_logits(*m, *m_be, ids);
+    QCOMPARE(got.size(), want.size());
+    double scale = 0;
+    for (float v : want) scale = std::max(scale, double(std::abs(v)));
+    const double rel = max_abs_diff(got, want) / scale;
+    qInfo("untied GPT-2 head: max |logit diff| / max |logit| = %.3g", rel);
+    QVERIFY2(rel < tolerance, qPrintable(QString::number(rel)));
+  }
+
+  // Training an untied GPT-2 head: the head's gradient goes to lm_head.weight (not wte), as a central
+  // difference of the loss confirms, and AdamW steps lower the loss.
+  void gpt2_untied_head_trains() {
+    auto m = load_model(kGguf + "tiny-gpt2-untied-q8_0.gguf", {}, LoadOptions{.dequantize = true});
+    const std::vector<int32_t> inputs = {5, 17, 99, 3, 64, 127, 0, 42}, targets = {17, 99, 3, 64, 127, 0, 42, -1};
+    const BatchView batch{inputs.data(), targets.data(), nullptr, 1, 8};
+    TrainModel tm(*m, *m_be);
+    const float loss0 = tm.forward_backward(batch, {});
+    const TrainableTensor* head = nullptr;
+    for (const auto& t : tm.trainable())
+      if (t.name == "lm_head.weight") head = &t;
+    QVERIFY(head);
+    for (const uint64_t i : {uint64_t(17 * 64 + 3), uint64_t(99 * 64 + 40), uint64_t(5 * 64 + 1)}) {
+      const float keep = head->value[i], h = 1e-2f;
+      head->value[i] = keep + h;
+      const float up = tm.loss(batch);
+      head->value[i] = keep - h;
+      const float down = tm.loss(batch);
+      head->value[i] = keep;
+      const double numeric = (double(up) - down) / (2 * h);
+      QVERIFY2(std::abs(numeric - head->grad[i]) < 2e-3 + 0.05 * std::abs(numeric),
+               qPrintable(QString("d loss / d lm_head[%1]: %2 vs %3").arg(i).arg(head->grad[i]).arg(numeric)));
+    }
+    AdamW opt(tm.trainable(), AdamWParams{0.9, 0.95, 1e-8, 0.0});
+    float loss = loss0;
+    for (int step = 0; step < 5; ++step) {
+      tm.zero_grads();
+      loss = tm.forward_backward(batch, {});
+      opt.step(1e-2f);
+    }
+    QVERIFY2(loss < loss0, qPrintable(QString("%1 -> %2").arg(loss0).arg(loss)));
+  }
+
+  // An untied GPT-2 head survives both our export formats: GGUF (output.weight) and HF
+  // (lm_head.weight with tie_word_embeddings false).
+  void gpt2_untied_head_round_trips() {
+    auto m = load_model(kGguf + "tiny-gpt2-untied-q8_0.gguf", {}, LoadOptions{.dequantize = true});
+    const std::vector<int32_t> ids = {1, 2, 3, 100, 50};
+    const std::vector<float> want = full_logits(*m, *m_be, ids);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string gguf = tmp.path().toStdString() + "/untied.gguf", hf = tmp.path().toStdString() + "/hf";
+    io::save_gguf(*m, gguf, {});
+    save_hf_directory(*m, hf, "", "{}");
+    for (const std::string& path : {gguf, hf}) {
+      auto back = load_model(path);
+      QVERIFY2(!back->config().tie_embeddings, path.c_str());
+      QVERIFY2(max_abs_diff(full_logits(*back, *m_be, ids), want) < 1e-5, path.c_str());
+    }
+  }
+
+  // llama.cpp needs output.weight for gpt2: our export writes the tied head as a byte copy of
+  // token_embd, which reads back as tied (no second matrix). A head in another encoding than the
+  // embedding (llama-quantize: q6_K head, q4_0 embedding) is an untied head, used as stored.
+  void gpt2_output_weight_tied_or_untied() {
+    auto hf = load_model(kData + "/tiny-gpt2");
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::vector<int32_t> ids = {7, 300, 12, 511, 0, 64};
+    const std::vector<float> want = full_logits(*hf, *m_be, ids);
+    for (const io::ExportType type : {io::ExportType::F32, io::ExportType::Q8_0}) {
+      const std::string path = tmp.path().toStdString() + "/tied-" + io::export_type_name(type) + ".gguf";
+      io::GgufExportOptions o;
+      o.type = type;
+      io::save_gguf(*hf, path, o);
+      auto f = io::GgufFile::open(path);
+      const io::GgufTensor* head = f->find("output.weight");
+      const io::GgufTensor* embd = f->find("token_embd.weight");
+      QVERIFY(head && embd);
+      QCOMPARE(head->type, embd->type);
+      QCOMPARE(head->shape, embd->shape);
+      QVERIFY(std::memcmp(head->data, embd->data, head->nbytes) == 0);
+      auto back = load_model(path);
+      QVERIFY(back->config().tie_embeddings);
+      QVERIFY(!back->has_param("lm_head.weight"));
+      if (type == io::ExportType::F32) QVERIFY(max_abs_diff(full_logits(*back, *m_be, ids), want) < 1e-5);
+    }
+    // The same head stored as f16 next to the f32 embedding: untied, f16, and (being the same values
+    // up to f16 rounding) nearly the same logits.
+    const std::string mixed = tmp.path().toStdString() + "/mixed.gguf";
+    std::vector<uint16_t> head16;
+    write_edited(kGguf + "tiny-gpt2-f32.gguf", mixed, {}, [&](auto& ts) {
+      for (const auto& t : ts)
+        if (t.name == "token_embd.weight") {
+          const auto* w = static_cast<const float*>(t.data);
+          for (uint64_t i = 0; i < t.shape[0] * t.shape[1]; ++i) head16.push_back(f32_to_fp16(w[i]));
+          ts.push_back({"output.weight", io::GgmlType::F16, t.shape, head16.data()});
+          break;
+        }
+    });
+    auto untied = load_model(mixed);
+    QVERIFY(!untied->config().tie_embeddings);
+    QCOMPARE(untied->weight("lm_head.weight").dtype, DType::F16);
+    const double d = max_abs_diff(full_logits(*untied, *m_be, ids), want);
+    QVERIFY2(d > 0 && d < 1e-2, qPrintable(QString::number(d)));
+    // Old files without output.weight still read as tied.
+    QVERIFY(load_model(kGguf + "tiny-gpt2-f32.gguf")->config().tie_embeddings);
+  }
+
+  // The tokenizer alone, as `tokenize` reads it: from a vocabulary-only GGUF (no tensors at all),
+  // which is not a loadable model.
+  void vocab_only_gguf_tokenizer() {
+    const QJsonObject j = read_json(kGguf + "tokens.json");
+    std::vector<int32_t> want;
+    for (const auto& v : j["bpe_ids"].toArray()) want.push_back(v.toInt());
+    const std::string vocab = kGguf + "vocab-only-gpt2.gguf";
+    QVERIFY(io::GgufFile::open(vocab)->tensors().empty());
+    auto t = load_model_tokenizer(vocab);
+    QVERIFY(t);
+    QCOMPARE(t->vocab_size(), 512);
+    QCOMPARE(t->encode(j["sample"].toString().toStdString()), want);
+    QVERIFY(error_of([&] { load_model(vocab); }).contains("no tensors (a vocabulary-only GGUF"));
+    // A full model file gives the same tokenizer; a GGUF without tokenizer keys gives none.
+    QCOMPARE(load_model_tokenizer(kGguf + "tiny-gpt2-f32.gguf")->encode(j["sample"].toString().toStdString()), want);
+    QVERIFY(load_model_tokenizer(kGguf + "tiny-gpt2-untied-q8_0.gguf") == nullptr);
+  }
+
+  // A file named .gguf that is not one is reported as such by the GGUF reader, with the bytes seen.
+  void misnamed_gguf_says_bad_magic() {
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string path = tmp.path().toStdString() + "/model.gguf";
+    {
+      QFile f(QString::fromStdString(path));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("PK\x03\x04 a zip archive, not a model");
+    }
+    for (const QString& err : {error_of([&] { load_model(path); }), error_of([&] { load_model_tokenizer(path); })}) {
+      QVERIFY2(err.contains("not a GGUF file"), qPrintable(err));
+      QVERIFY2(err.contains("bad magic 'PK"), qPrintable(err));
+      QVERIFY2(!err.contains("unknown model format"), qPrintable(err));
+    }
+    // Without the .gguf name the same bytes are an unknown format.
+    const std::string other = tmp.path().toStdString() + "/model.bin";
+    QVERIFY(QFile::copy(QString::fromStdString(path), QString::fromStdString(other)));
+    QVERIFY(error_of([&] { load_model(other); }).contains("unknown model format"));
+  }
+
   void bad_files_are_errors_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("which");
@@ -216,7 +400,7 @@ class TestGgufModel : public QObject {
     QTest::newRow("gpt2 head_count_kv differs") << G << i++ << "n_kv_head";
     QTest::newRow("gpt2 merges reference unknown tokens") << G << i++ << "merge";
     QTest::newRow("gpt2 unknown pre-tokenizer") << G << i++ << "pre-tokenizer";
-    QTest::newRow("gpt2 untied output head") << G << i++ << "output.weight";
+    QTest::newRow("gpt2 output head of the wrong shape") << G << i++ << "output.weight has shape [64, 511]";
     QTest::newRow("gpt2 missing position_embd") << G << i++ << "position_embd.weight";
   }
   void bad_files_are_errors() {
@@ -270,7 +454,7 @@ class TestGgufModel : public QObject {
         {[](auto& md) { set_meta(md, "tokenizer.ggml.pre", GgufValue(std::string("falcon"))); }, {}},
         {{},
          [&](auto& ts) {
-           ts.push_back({"output.weight", io::GgmlType::F32, {64, 512}, ones.data()});
+           ts.push_back({"output.weight", io::GgmlType::F32, {64, 511}, ones.data()});
          }},
         {{}, [](auto& ts) { drop_tensor(ts, "position_embd.weight"); }},
     };

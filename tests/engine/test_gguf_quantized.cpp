@@ -141,8 +141,9 @@ void set_meta(io::GgufMetadata& md, const std::string& key, io::GgufValue v) {
 
 // A C = 256 model of `arch` ("gpt2" or "llama", from the tiny fixture's metadata and tokenizer) with
 // random weights: linear ones q4_K (qkv / q / k / v, up, gate) and q6_K (attention output, down,
-// token_embd, output), except layer 1's ffn_up, which is q8_0 (a group of mixed encodings).
-void write_k_model(const std::string& arch, const std::string& dst) {
+// token_embd, output), except layer 1's ffn_up, which is q8_0 (a group of mixed encodings). GPT-2
+// gets an output.weight (its own q6_K matrix: an untied head) only with `untied_head`.
+void write_k_model(const std::string& arch, const std::string& dst, bool untied_head = false) {
   auto f = io::GgufFile::open(kGguf + (arch == "gpt2" ? "tiny-gpt2-f32.gguf" : "tiny-llama-f32.gguf"));
   Rewrite r = read_fixture(f);
   const uint64_t C = 256, F = arch == "gpt2" ? 1024 : 512, V = 512, T = 64, HS = 64, KVW = 2 * HS;
@@ -199,7 +200,7 @@ void write_k_model(const std::string& arch, const std::string& dst) {
   }
   add("output_norm.weight", {C}, DType::F32, 0.1f, 1.f);
   if (arch == "gpt2") add("output_norm.bias", {C}, DType::F32, 0.05f);
-  if (arch == "llama") add("output.weight", {C, V}, DType::Q6_K, 0.5f);
+  if (arch == "llama" || untied_head) add("output.weight", {C, V}, DType::Q6_K, 0.5f);
   io::write_gguf(dst, r.md, ts);
 }
 
@@ -230,6 +231,11 @@ class TestGgufQuantized : public QObject {
     if (k == "gpt2 k-quants" || k == "llama k-quants") {
       const std::string out = tmp(k.substr(0, k.find(' ')) + "-k.gguf");
       write_k_model(k.substr(0, k.find(' ')), out);
+      return out;
+    }
+    if (k == "gpt2 untied k-quants") {
+      const std::string out = tmp("gpt2-untied-k.gguf");
+      write_k_model("gpt2", out, true);
       return out;
     }
     const std::string arch = k.substr(0, k.find(' '));
@@ -271,6 +277,11 @@ class TestGgufQuantized : public QObject {
                                    << "q6_K (mixed: q8_0 h.fc.weight (1 of 2 layers); "
                                       "q4_K h.qkv.weight, h.fc.weight (1 of 2 layers))"
                                    << 0.1;
+    // llama-quantize's GPT-2 layout: a q6_K output.weight beside the embedding (an untied head).
+    QTest::newRow("gpt2 untied k-quants") << "gpt2 untied k-quants"
+                                          << "q6_K (mixed: q8_0 h.fc.weight (1 of 2 layers); "
+                                             "q4_K h.qkv.weight, h.fc.weight (1 of 2 layers))"
+                                          << 0.1;
     QTest::newRow("llama k-quants") << "llama k-quants"
                                     << "q4_K (mixed: q8_0 h.w_up.weight (1 of 2 layers); "
                                        "q6_K wte, h.wo.weight, h.w_down.weight, lm_head.weight)"

@@ -272,8 +272,12 @@ class TestLlamaModel : public QObject {
     QVERIFY_THROWS_EXCEPTION(engine::Error, g.validate("t"));
     g.n_kv_head = 4;
     g.validate("t");
-    g.tie_embeddings = false;
+    g.qkv_bias = true;
     QVERIFY_THROWS_EXCEPTION(engine::Error, g.validate("t"));
+    // An untied head (lm_head.weight, as llama-quantize leaves GPT-2 GGUFs) is allowed.
+    g.qkv_bias = false;
+    g.tie_embeddings = false;
+    g.validate("t");
   }
 
   void missing_and_misshapen_tensors_are_named_data() {

@@ -5,7 +5,8 @@ Python package) and safetensors/numpy, against the Hugging Face directory it was
 For every tensor llama.cpp's converter would write, it checks the name, the GGUF shape and that the
 values (dequantized by gguf-py for q8_0 / q4_0 / f16) equal the HF weights in llama.cpp's layout:
 GPT-2 Conv1D weights transposed to (out, in); Llama q/k rows permuted per head with
-reshape(heads, 2, HS/2, in).swapaxes(1, 2) (Qwen2 left alone); tied heads without output.weight.
+reshape(heads, 2, HS/2, in).swapaxes(1, 2) (Qwen2 left alone); tied Llama-family heads without
+output.weight; GPT-2 always with output.weight (llama.cpp requires it), the tied head a copy of wte.
 Tolerances: exact for f32, f16 rounding for f16; q8_0 / q4_0 blocks must be byte-identical to
 gguf-py's quantizer. Also checks the architecture's hyper-parameter keys against config.json.
 
@@ -66,6 +67,8 @@ def main():
             want[b + "ffn_down.bias"] = st[h + "mlp.c_proj.bias"]
         want["output_norm.weight"] = st["ln_f.weight"]
         want["output_norm.bias"] = st["ln_f.bias"]
+        tied = cfg.get("tie_word_embeddings", True)
+        want["output.weight"] = st["wte.weight"] if tied else st["lm_head.weight"]
         hp = {"context_length": cfg["n_positions"], "embedding_length": cfg["n_embd"], "block_count": L,
               "attention.head_count": cfg["n_head"]}
     else:

@@ -22,7 +22,9 @@
 // llm.c checkpoint loader copies tensors by index):
 //   GPT-2: wte (V,C), wpe (maxT,C), h.ln1.{weight,bias} (L,C), h.qkv.weight (L,3C,C), h.qkv.bias (L,3C),
 //          h.attn_proj.{weight (L,C,C), bias (L,C)}, h.ln2.{weight,bias} (L,C), h.fc.{weight (L,F,C),
-//          bias (L,F)}, h.fc_proj.{weight (L,C,F), bias (L,C)}, lnf.{weight,bias} (C).
+//          bias (L,F)}, h.fc_proj.{weight (L,C,F), bias (L,C)}, lnf.{weight,bias} (C), [lm_head.weight
+//          (V,C) unless tie_embeddings: a GGUF whose output.weight is not a copy of token_embd, or an HF
+//          directory with tie_word_embeddings false; last, so the first 16 stay llm.c's].
 //   Llama: wte (V,C), h.attn_norm.weight (L,C), h.wq.weight (L,C,C), h.wk.weight (L,KVW,C),
 //          h.wv.weight (L,KVW,C), [h.wq.bias (L,C), h.wk.bias (L,KVW), h.wv.bias (L,KVW) when qkv_bias],
 //          h.wo.weight (L,C,C), h.ffn_norm.weight (L,C), h.w_gate.weight (L,F,C), h.w_up.weight (L,F,C),

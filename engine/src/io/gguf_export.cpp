@@ -122,6 +122,18 @@ class TensorBuilder {
     add(name, type, {cols, rows}, data);
   }
 
+  // Another tensor with the bytes, type and shape of the already added `from`.
+  void duplicate(const std::string& from, const std::string& name) {
+    for (const GgufExportTensor& t : m_out)
+      if (t.name == from) {
+        GgufExportTensor copy = t;
+        copy.name = name;
+        m_out.push_back(std::move(copy));
+        return;
+      }
+    throw Error("gguf export: internal: no tensor " + from + " to duplicate");
+  }
+
   std::vector<GgufExportTensor> take() { return std::move(m_out); }
 
  private:
@@ -251,6 +263,9 @@ std::vector<GgufExportTensor> gguf_export_tensors(const Model& model, const Gguf
     }
     b.vec("output_norm.weight", model.param_data("lnf.weight"), C);
     b.vec("output_norm.bias", model.param_data("lnf.bias"), C);
+    // llama.cpp requires output.weight for gpt2 (it has no fallback to token_embd for this arch).
+    if (c.tie_embeddings) b.duplicate("token_embd.weight", "output.weight");
+    else b.mat("output.weight", model.f32_weight("lm_head.weight").data, V, C, true);
   } else {
     // "llama" wants interleaved q/k rows, "qwen2" rotate-half ones.
     const bool want_interleaved = !c.qkv_bias;

@@ -185,40 +185,19 @@ void map_into(const GgufFile& f, const std::string& name, const std::vector<uint
   }
 }
 
-// llama.cpp's converter stores GPT-2's tied head as a copy of token_embd; it must be that copy (up to
-// quantization noise when the two were quantized differently), else it is an untied head. Compared
-// in chunks of rows, so neither matrix is ever widened whole.
-void check_tied_copy(const GgufFile& f, const Model& model, uint64_t C, uint64_t V) {
+// llama.cpp's converter (and ours) stores GPT-2's tied head as output.weight, a byte copy of
+// token_embd.weight; llama-quantize then usually encodes the two differently (q6_K head, q4_0
+// embedding). A byte copy is read as tied, so the head costs no memory twice; anything else is an
+// untied head, used in its own encoding exactly as llama.cpp uses it.
+bool output_is_copy_of_embedding(const GgufFile& f, uint64_t C, uint64_t V) {
   const GgufTensor& h = checked_tensor(f, "output.weight", {C, V});
-  std::shared_ptr<std::vector<uint64_t>> copy;
-  const void* hd = aligned_data(h, copy);
-  const DType ht = *ggml_to_dtype(h.type);
-  const WeightRef w = model.weight("wte");
-  constexpr int64_t k_chunk = 64;
-  std::vector<float> a(k_chunk * C), b(k_chunk * C);
-  double max_w = 0, max_d = 0;
-  for (int64_t r = 0; r < static_cast<int64_t>(V); r += k_chunk) {
-    const int64_t n = std::min<int64_t>(k_chunk, static_cast<int64_t>(V) - r);
-    dequantize_rows(w.dtype, w.data, static_cast<int>(C), r, n, a.data());
-    dequantize_rows(ht, hd, static_cast<int>(C), r, n, b.data());
-    for (int64_t i = 0; i < n * static_cast<int64_t>(C); ++i) {
-      if (!std::isfinite(b[i]))
-        throw Error(f.path() + ": tensor output.weight has a non-finite value at " + std::to_string(r * C + i));
-      max_w = std::max(max_w, double(std::abs(a[i])));
-      max_d = std::max(max_d, double(std::abs(a[i] - b[i])));
-    }
-  }
-  if (max_d > 0.02 * max_w)
-    throw Error(f.path() +
-                ": output.weight differs from token_embd.weight (an untied output head is not supported "
-                "for GPT-2)");
-  f.release(h);  // never read again: the head is wte
-  // wte's own pages came back for the comparison; its kernels read the x8 copy (when there is one)
-  // and the embedding only a row per token.
-  f.release(checked_tensor(f, "token_embd.weight", {C, V}));
+  const GgufTensor& e = checked_tensor(f, "token_embd.weight", {C, V});
+  const bool same = h.type == e.type && h.nbytes == e.nbytes && std::memcmp(h.data, e.data, h.nbytes) == 0;
+  if (same) f.release(h);  // never read again: the head is wte
+  return same;
 }
 
-std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
+std::unique_ptr<Tokenizer> tokenizer_of(const GgufFile& f) {
   if (!f.has("tokenizer.ggml.model")) return nullptr;
   const std::string& kind = f.get_string("tokenizer.ggml.model");
   const std::string where = f.path() + ": ";
@@ -252,12 +231,19 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
 
 }  // namespace
 
+std::unique_ptr<Tokenizer> load_gguf_tokenizer(const std::string& path) {
+  const std::shared_ptr<const GgufFile> file = GgufFile::open(path);
+  return tokenizer_of(*file);
+}
+
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,
                                        const LoadOptions& options) {
   report_progress(progress, 0.0f, "mapping " + info.weights_path);
   std::shared_ptr<const GgufFile> file = GgufFile::open(info.weights_path);
   const GgufFile& f = *file;
   const std::string& path = f.path();
+  if (f.tensors().empty())
+    throw Error(path + ": the file has no tensors (a vocabulary-only GGUF: only its tokenizer can be used)");
   const std::string arch = f.architecture();
   if (arch != "gpt2" && arch != "llama" && arch != "qwen2")
     throw Error(path + ": general.architecture '" + arch + "' is not supported (supported: gpt2, llama, qwen2)");
@@ -321,6 +307,8 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
       throw Error(path + ": tokenizer.ggml.tokens has " + std::to_string(n) + " tokens but token_embd.weight has " +
                   std::to_string(c.vocab_size) + " rows");
   }
+  // A GPT-2 file without output.weight (ours used to write none) reads logits through wte.
+  if (gpt2) c.tie_embeddings = !f.find("output.weight") || output_is_copy_of_embedding(f, c.n_embd, c.vocab_size);
   c.validate(path);
 
   // Linear-weight groups: our name, the GGUF name (after "blk.<l>." for per-layer ones), GGUF shape.
@@ -344,8 +332,8 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
                                    {"h.w_gate.weight", "ffn_gate.weight", true, {C, F}},
                                    {"h.w_up.weight", "ffn_up.weight", true, {C, F}},
                                    {"h.w_down.weight", "ffn_down.weight", true, {F, C}}});
-    if (!c.tie_embeddings) linears.push_back({"lm_head.weight", "output.weight", false, {C, V}});
   }
+  if (!c.tie_embeddings) linears.push_back({"lm_head.weight", "output.weight", false, {C, V}});
   auto gguf_name = [&](const Linear& g, int l) {
     return g.per_layer ? "blk." + std::to_string(l) + "." + g.gguf : g.gguf;
   };
@@ -399,7 +387,6 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
     }
     read_into(f, "output_norm.weight", {C}, model->param_data("lnf.weight"));
     read_into(f, "output_norm.bias", {C}, model->param_data("lnf.bias"));
-    if (f.find("output.weight")) check_tied_copy(f, *model, C, V);
   } else {
     for (int l = 0; l < c.n_layer; ++l) {
       layer_stage(l);
@@ -425,10 +412,10 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
       linear("h.w_down.weight", l);
     }
     read_into(f, "output_norm.weight", {C}, model->param_data("norm.weight"));
-    if (!c.tie_embeddings) linear("lm_head.weight", 0);
   }
+  if (!c.tie_embeddings) linear("lm_head.weight", 0);
   report_progress(progress, 0.97f, "loading tokenizer");
-  std::unique_ptr<Tokenizer> tok = load_gguf_tokenizer(f);
+  std::unique_ptr<Tokenizer> tok = tokenizer_of(f);
   if (tok && tok->vocab_size() > c.vocab_size)
     throw Error(path + ": the tokenizer has " + std::to_string(tok->vocab_size()) + " tokens, more than the model's " +
                 std::to_string(c.vocab_size));

@@ -172,7 +172,8 @@ std::unique_ptr<GgufFile> GgufFile::from_memory(const uint8_t* bytes, uint64_t s
   Cursor c(bytes, size, L);
 
   // ---- header
-  if (size < 4) c.fail("file is " + std::to_string(size) + " bytes, too small for the 4-byte magic", 0);
+  if (size < 4)
+    c.fail("file is " + std::to_string(size) + " bytes, too small for the 4-byte magic: not a GGUF file", 0);
   const uint32_t magic = c.u32("magic");
   if (magic != k_magic) {
     std::string shown;

@@ -77,5 +77,8 @@ void load_gguf_chat_template(Model& model, const GgufFile& f);
 // GGUF files (gguf_model.cpp); load_model dispatches here for ModelFormat::Gguf.
 std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProgress& progress,
                                        const LoadOptions& options);
+// The tokenizer of a GGUF file's tokenizer.ggml.* metadata, or null when it has none; reads no
+// tensor, so a vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf) works.
+std::unique_ptr<Tokenizer> load_gguf_tokenizer(const std::string& path);
 
 }  // namespace engine::io

@@ -5,6 +5,7 @@
 // HF stores GPT-2's linear layers as Conv1D with weight (in, out); we keep (out, in) so that one output's
 // weights are contiguous for the decode matvec. Every tensor's shape is checked against the config
 // before its bytes are used.
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,9 +39,8 @@ ModelConfig parse_gpt2_config(const io::json& cfg, const std::string& path) {
   const std::string act = io::json_get_string_opt(cfg, "activation_function", path).value_or("gelu_new");
   if (act != "gelu_new" && act != "gelu_pytorch_tanh")
     throw Error(path + ": activation_function '" + act + "' is not supported (supported: gelu_new, gelu_pytorch_tanh)");
-  // Our GPT-2 reads logits through wte; an untied head would silently give wrong logits.
-  if (!io::json_get_bool_opt(cfg, "tie_word_embeddings", path).value_or(true))
-    throw Error(path + ": tie_word_embeddings = false (a separate output head) is not supported for GPT-2");
+  // false: GPT2LMHeadModel then keeps its own lm_head.weight, which is read (and written back) as is.
+  c.tie_embeddings = io::json_get_bool_opt(cfg, "tie_word_embeddings", path).value_or(true);
   c.validate(path);
   return c;
 }
@@ -82,11 +82,21 @@ ModelFileInfo detect_model_format(const std::string& path) {
   const bool got4 = static_cast<bool>(in.read(reinterpret_cast<char*>(&magic), 4));
   if (got4 && magic == 20240326)
     return {ModelFormat::LlmcCheckpoint, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
-  if (got4 && std::memcmp(&magic, "GGUF", 4) == 0)
+  // A .gguf name goes to the GGUF reader whatever its first bytes, so that a damaged or mislabelled
+  // file is reported as what it is (its bad magic, the bytes seen) rather than as an unknown format.
+  std::string lower_ext = ext;
+  for (char& ch : lower_ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if ((got4 && std::memcmp(&magic, "GGUF", 4) == 0) || lower_ext == ".gguf")
     return {ModelFormat::Gguf, p.string(), p.parent_path().empty() ? "." : p.parent_path().string()};
   throw Error(path +
               ": unknown model format (expected a Hugging Face directory, a .safetensors file, an llm.c .bin "
               "or a .gguf file)");
+}
+
+std::unique_ptr<Tokenizer> load_model_tokenizer(const std::string& path) {
+  const ModelFileInfo info = detect_model_format(path);
+  if (info.format == ModelFormat::Gguf) return io::load_gguf_tokenizer(info.weights_path);
+  return load_tokenizer_from_directory(info.directory);
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory) {
@@ -147,12 +157,13 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   }
   read_into(*file, "ln_f.weight", {C}, false, model->param_data("lnf.weight"));
   read_into(*file, "ln_f.bias", {C}, false, model->param_data("lnf.bias"));
-  // A stored lm_head must be the tied copy of wte (HF writes it for some GPT-2 checkpoints).
-  if (const io::StTensor* head = file->find("lm_head.weight")) {
+  if (!c.tie_embeddings) {
+    read_into(*file, "lm_head.weight", {V, C}, false, model->param_data("lm_head.weight"));
+  } else if (const io::StTensor* head = file->find("lm_head.weight")) {
+    // Tied, yet stored (HF writes it for some GPT-2 checkpoints): it must be the copy of wte.
     if (head->shape != std::vector<uint64_t>{V, C} ||
         file->read_f32(*head) != std::vector<float>(model->param_data("wte"), model->param_data("wte") + V * C))
-      throw Error(info.weights_path +
-                  ": lm_head.weight differs from wte.weight (an untied output head is not supported for GPT-2)");
+      throw Error(info.weights_path + ": lm_head.weight differs from wte.weight although tie_word_embeddings is true");
   }
   report(0.97f, "loading tokenizer");
   model->set_tokenizer(load_tokenizer_from_directory(info.directory));
@@ -257,6 +268,7 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
   }
   plain("ln_f.weight", model.param_data("lnf.weight"), {C});
   plain("ln_f.bias", model.param_data("lnf.bias"), {C});
+  if (!c.tie_embeddings) plain("lm_head.weight", linear("lm_head.weight", 0), {static_cast<uint64_t>(c.vocab_size), C});
   io::write_safetensors((fs::path(directory) / "model.safetensors").string(), out, {{"format", "pt"}});
 
   io::json cfg = {{"model_type", "gpt2"},
@@ -270,7 +282,7 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
                   {"n_inner", c.ffn_dim},
                   {"layer_norm_epsilon", c.norm_eps},
                   {"activation_function", "gelu_new"},
-                  {"tie_word_embeddings", true}};
+                  {"tie_word_embeddings", c.tie_embeddings}};
   io::write_hf_side_files(model, directory, std::move(cfg), tokenizer_source_dir, provenance_json);
 }
 

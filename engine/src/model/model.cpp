@@ -23,6 +23,7 @@ std::string arch_name(Arch a) {
 
 ArchSpec arch_spec(const ModelConfig& c) {
   ArchSpec s;
+  s.tied_head = c.tie_embeddings;
   if (c.arch == Arch::Llama) {
     s.norm = ArchSpec::Norm::RMSNorm;
     s.positions = ArchSpec::Positions::Rope;
@@ -30,7 +31,6 @@ ArchSpec arch_spec(const ModelConfig& c) {
     s.fused_qkv = false;
     s.qkv_bias = c.qkv_bias;
     s.linear_bias = false;
-    s.tied_head = c.tie_embeddings;
   }
   return s;
 }
@@ -50,8 +50,9 @@ void ModelConfig::validate(const std::string& source) const {
   require(n_kv_head >= 1 && n_kv_head <= n_head && n_head % n_kv_head == 0, "n_kv_head must divide n_head");
   // GPT-2's fused qkv layout is 3C wide: every query head has its own key/value head.
   require(arch != Arch::GPT2 || n_kv_head == n_head, "GPT-2 needs n_kv_head == n_head");
-  // GPT-2 reads logits through wte and always has (only) its own biases.
-  require(arch != Arch::GPT2 || (tie_embeddings && !qkv_bias), "GPT-2 needs tie_embeddings and no separate qkv_bias");
+  // GPT-2 always has (only) its own biases; its head is wte or, in GGUF files llama.cpp quantized with
+  // a separate encoding for output.weight, an untied lm_head.weight.
+  require(arch != Arch::GPT2 || !qkv_bias, "GPT-2 has no separate qkv_bias");
   // Rotary pairs need an even head size.
   require(arch != Arch::Llama || head_size() % 2 == 0,
           "rotary positions need an even head size, got " + std::to_string(head_size()));
@@ -91,7 +92,9 @@ uint64_t ModelConfig::parameter_count() const {
   per_layer = checked_add(per_layer, checked_add(checked_mul(C, F, what), C, what), what);           // fc proj
   uint64_t total = checked_add(checked_mul(V, C, what), checked_mul(T, C, what), what);
   total = checked_add(total, checked_mul(L, per_layer, what), what);
-  return checked_add(total, 2 * C, what);
+  total = checked_add(total, 2 * C, what);
+  if (!tie_embeddings) total = checked_add(total, checked_mul(V, C, what), what);  // lm_head
+  return total;
 }
 
 Model::Model(const ModelConfig& config, const std::vector<std::string>& external) : m_config(config) {
@@ -135,6 +138,7 @@ Model::Model(const ModelConfig& config, const std::vector<std::string>& external
     add_param("h.fc_proj.bias", {L, C});
     add_param("lnf.weight", {C});
     add_param("lnf.bias", {C});
+    if (!config.tie_embeddings) add_param("lm_head.weight", {V, C});
   }
   for (const std::string& name : external) {
     ParamTensor* p = nullptr;

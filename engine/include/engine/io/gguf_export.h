@@ -1,7 +1,8 @@
 // Writing an engine::Model as a GGUF file llama.cpp can run (its tensor names and metadata keys).
 //
 // Architectures: GPT-2 -> "gpt2" (fused blk.N.attn_qkv, position_embd, LayerNorm weights + biases;
-// no output.weight: llama.cpp reuses token_embd for GPT-2's tied head); Llama family -> "llama"
+// output.weight always: llama.cpp requires it for gpt2, so a tied head is written as a byte copy of
+// token_embd, which our reader takes for tied again); Llama family -> "llama"
 // (q/k rows in the interleaved rotary layout llama.cpp's converter produces: HF-layout models are
 // permuted here) or "qwen2" when the model has q/k/v biases (llama.cpp runs qwen2 with NEOX rope,
 // i.e. HF's rotate-half layout, so its rows are written in that layout, un-permuting if needed).
@@ -15,7 +16,8 @@
 // The tokenizer goes to tokenizer.ggml.* (model "gpt2" with merges, or "llama" with scores and types);
 // ids past the tokenizer's vocabulary up to the model's (padded) vocabulary become "[PAD<id>]" tokens of
 // type unused, because llama.cpp requires one token per embedding row. A model without a tokenizer is
-// written without tokenizer keys (readable by us, not by llama.cpp).
+// written without tokenizer keys (readable by us, not by llama.cpp). A tied Llama-family head is not
+// written: llama.cpp falls back to token_embd for llama and qwen2, as its own converter expects.
 #pragma once
 
 #include <functional>
