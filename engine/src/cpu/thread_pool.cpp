@@ -23,12 +23,12 @@ namespace engine {
 namespace {
 // A worker waits for the next job this many steps of wait_step before sleeping: roughly 0.1-1 ms
 // (pause is 10-140 cycles depending on the CPU, a yield on an idle core well under a microsecond).
-constexpr int kSpinIterations = 2500;
+constexpr int kSpinIterations = 2000;
 // After this many pauses (tens of microseconds, longer than a decode chunk's usual wait) a waiting
 // thread yields its core between checks instead. On a machine with more runnable threads than cores,
 // a waiter that only spins holds a core while the thread it waits for (a worker descheduled
 // mid-chunk) queues for one; on an idle machine yield returns at once and costs a syscall.
-constexpr int kPureSpinIterations = 2000;
+constexpr int kPureSpinIterations = 64;
 
 inline void wait_step(int& spins) {
   if (++spins < kPureSpinIterations) cpu_relax();
