@@ -19,7 +19,7 @@ const char* kUsage =
     "  tokenize   show the tokens of a text (--model --text [--json])\n"
     "  tokenizer  tokenizer train --data FILE... --vocab-size N --out DIR: learn a byte-level BPE vocabulary\n"
     "  bench      prefill/decode tokens per second and peak memory (--model [--prompt-tokens --gen-tokens\n"
-    "             --threads --json])\n"
+    "             --threads --memory-bandwidth --json])\n"
     "  init       write a randomly initialised model (--preset starter|gpt2-124m|tiny|tiny-llama|llama-1b --out DIR)\n"
     "  convert    HF directory / GGUF / llm.c .bin -> HF directory or GGUF (--in --out [--to gguf|hf]\n"
     "             [--dtype f32|f16|q8_0|q4_0])\n"

@@ -2,6 +2,9 @@
 // prompt tokens from an empty cache; tg N: N single-token forwards), averaged over repetitions
 // after one warm-up, plus peak RSS. With --parallel S the decode test advances S sequences together, one
 // batched step per token (Runner::forward_batch), and reports their aggregate tokens/s.
+// Decode reads every weight once per token, so its speed is also given as bytes per token and GB/s
+// (decode_traffic.h); --memory-bandwidth measures this machine's read bandwidth with the same thread
+// count in the same run and gives decode as a fraction of it.
 #include <chrono>
 #include <iostream>
 #include <random>
@@ -9,7 +12,9 @@
 #include "cli_args.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "decode_traffic.h"
 #include "engine/kv_cache.h"
+#include "memory_bandwidth.h"
 
 namespace wb::cli {
 
@@ -21,6 +26,7 @@ int cmd_bench(int argc, char** argv) {
       {"threads", true, false, "CPU threads (default: all cores)"},
       {"repetitions", true, false, "measured runs, after one warm-up (default 3)"},
       {"parallel", true, false, "sequences decoded together in batched steps (default 1)"},
+      {"memory-bandwidth", false, false, "also measure main-memory read bandwidth (threads as --threads)"},
       {"json", false, false, "print one JSON object"},
   };
   const Args a(flags, argc, argv, 2);
@@ -88,18 +94,32 @@ int cmd_bench(int argc, char** argv) {
   }
   pp /= reps;
   tg /= reps;
-  const nlohmann::json out = {{"prefill_tokens_per_s", pp},
-                              {"decode_tokens_per_s", tg},
-                              {"peak_rss_mb", peak_rss_mb()},
-                              {"backend", om.backend.backend->description()},
-                              {"backend_reason", om.backend.reason},
-                              {"threads", om.backend.backend->threads()},
-                              {"prompt_tokens", n_prompt},
-                              {"gen_tokens", n_gen},
-                              {"parallel", parallel},
-                              {"repetitions", reps},
-                              {"parameters", cfg.parameter_count()},
-                              {"weights", om.model->weight_summary()}};
+  const DecodeTraffic traffic = decode_traffic(*om.model, n_gen, parallel);
+  const double decode_gb_per_s = traffic.total() * tg / 1e9;
+  const double rss_mb = peak_rss_mb();  // before --memory-bandwidth's buffer, which is not the model's
+  nlohmann::json out = {{"prefill_tokens_per_s", pp},
+                        {"decode_tokens_per_s", tg},
+                        {"peak_rss_mb", rss_mb},
+                        {"backend", om.backend.backend->description()},
+                        {"backend_reason", om.backend.reason},
+                        {"threads", om.backend.backend->threads()},
+                        {"prompt_tokens", n_prompt},
+                        {"gen_tokens", n_gen},
+                        {"parallel", parallel},
+                        {"repetitions", reps},
+                        {"parameters", cfg.parameter_count()},
+                        {"weights", om.model->weight_summary()},
+                        {"decode_bytes_per_token", traffic.total()},
+                        {"decode_weight_bytes_per_token", traffic.weight_bytes},
+                        {"decode_kv_bytes_per_token", traffic.kv_bytes},
+                        {"decode_gb_per_s", decode_gb_per_s}};
+  MemoryBandwidth bw;
+  if (a.has("memory-bandwidth")) {
+    bw = measure_read_bandwidth(om.backend.backend->threads());
+    out["memory_read_gb_per_s"] = bw.read_gb_per_s;
+    out["memory_read_buffer_bytes"] = bw.buffer_bytes;
+    out["decode_bandwidth_fraction"] = decode_gb_per_s / bw.read_gb_per_s;
+  }
   if (a.has("json")) {
     print_json(out);
   } else {
@@ -109,7 +129,12 @@ int cmd_bench(int argc, char** argv) {
     std::printf("prefill     %.1f tokens/s (pp%d)\n", pp, n_prompt);
     if (parallel > 1) std::printf("decode      %.1f tokens/s in all, %d sequences (tg%d each)\n", tg, parallel, n_gen);
     else std::printf("decode      %.1f tokens/s (tg%d)\n", tg, n_gen);
-    std::printf("peak RSS    %.0f MiB\n", peak_rss_mb());
+    std::printf("decode read %.1f MB/token (weights %.1f, KV cache %.1f), %.1f GB/s\n", traffic.total() / 1e6,
+                traffic.weight_bytes / 1e6, traffic.kv_bytes / 1e6, decode_gb_per_s);
+    if (a.has("memory-bandwidth"))
+      std::printf("memory read %.1f GB/s (%d threads, %.0f MiB buffer): decode at %.2f of it\n", bw.read_gb_per_s,
+                  bw.threads, bw.buffer_bytes / 1048576.0, decode_gb_per_s / bw.read_gb_per_s);
+    std::printf("peak RSS    %.0f MiB\n", rss_mb);
   }
   return 0;
 }

@@ -158,6 +158,66 @@ class TestCli : public QObject {
     QCOMPARE(cli({"bench", "--model", m_model, "--parallel", "0"}).code, 2);
   }
 
+  // bench's bytes per decoded token, counted here from the files: every tensor whole, except the
+  // looked-up-only embedding tables (wpe; wte when the head is untied), of which one row, plus the
+  // KV cache attended over (layers x 2 x kv width x 4 bytes x (tg + 1) / 2 on average over tg tokens).
+  void bench_counts_decode_bytes() {
+    auto bench = [](const QString& model, const QStringList& extra = {}) {
+      const Run r = cli(QStringList{"bench", "--model", model, "--prompt-tokens", "4", "--gen-tokens", "5",
+                                    "--repetitions", "1", "--json"} +
+                        extra);
+      if (r.code != 0) qWarning() << r.err;
+      return json_of(r);
+    };
+    // GPT-2 starter, f32 safetensors, tied head: the sum of the file's tensors less all of wpe but a row.
+    QFile st(m_model + "/model.safetensors");
+    QVERIFY(st.open(QIODevice::ReadOnly));
+    quint64 header_len = 0;
+    QCOMPARE(st.read(reinterpret_cast<char*>(&header_len), 8), qint64{8});
+    const QJsonObject header = QJsonDocument::fromJson(st.read(static_cast<qint64>(header_len))).object();
+    double file_bytes = 0, wpe_bytes = 0, wpe_row = 0;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+      if (it.key() == "__metadata__") continue;
+      const QJsonArray off = it.value().toObject()["data_offsets"].toArray();
+      const double n = off[1].toDouble() - off[0].toDouble();
+      file_bytes += n;
+      if (it.key().endsWith("wpe.weight")) {
+        wpe_bytes = n;
+        wpe_row = 4.0 * it.value().toObject()["shape"].toArray()[1].toDouble();
+      }
+    }
+    QVERIFY(wpe_bytes > 0);
+    const QJsonObject o = bench(m_model);
+    QCOMPARE(o["decode_weight_bytes_per_token"].toDouble(), file_bytes - wpe_bytes + wpe_row);
+    const double kv = 4 * 2.0 * 128 * 4 * (5 + 1) / 2.0;  // starter: 4 layers, 128 wide
+    QCOMPARE(o["decode_kv_bytes_per_token"].toDouble(), kv);
+    QCOMPARE(o["decode_bytes_per_token"].toDouble(), file_bytes - wpe_bytes + wpe_row + kv);
+    QVERIFY(std::abs(o["decode_gb_per_s"].toDouble() -
+                     o["decode_bytes_per_token"].toDouble() * o["decode_tokens_per_s"].toDouble() / 1e9) <
+            1e-9 * o["decode_gb_per_s"].toDouble());
+    QVERIFY(!o.contains("memory_read_gb_per_s"));
+
+    // A Llama shape in q8_0 (34 bytes per 32 weights, norms f32), untied: one row of wte, all of the
+    // head; with --parallel 2 the weights are read once for two tokens.
+    const QString tl = m_dir.path() + "/tl", tl_q8 = m_dir.path() + "/tl-q8_0.gguf";
+    QCOMPARE(cli({"init", "--preset", "tiny-llama", "--out", tl}).code, 0);
+    QCOMPARE(cli({"convert", "--in", tl, "--out", tl_q8, "--to", "gguf", "--dtype", "q8_0"}).code, 0);
+    const double L = 2, C = 64, F = 160, KVW = 32, V = 512;  // the tiny-llama preset
+    const double matrices = L * (2 * C * C + 2 * KVW * C + 3 * F * C) + V * C;
+    const double weights = (matrices + C) * 34 / 32 + (2 * L * C + C) * 4;
+    const QJsonObject q = bench(tl_q8, {"--parallel", "2"});
+    QCOMPARE(q["weights"].toString(), QString("q8_0"));
+    QCOMPARE(q["decode_weight_bytes_per_token"].toDouble(), weights / 2);
+    QCOMPARE(q["decode_kv_bytes_per_token"].toDouble(), L * 2 * KVW * 4 * (5 + 1) / 2);
+
+    // --memory-bandwidth: this machine's read speed, and decode's GB/s as a fraction of it.
+    const QJsonObject m = bench(tl_q8, {"--memory-bandwidth"});
+    QVERIFY(m["memory_read_gb_per_s"].toDouble() > 0.1);
+    QVERIFY(m["memory_read_buffer_bytes"].toDouble() >= 1 << 30);
+    QCOMPARE(m["decode_bandwidth_fraction"].toDouble(),
+             m["decode_gb_per_s"].toDouble() / m["memory_read_gb_per_s"].toDouble());
+  }
+
   // OpenBLAS's own pick of kernels is replaced when it is below the CPU's level (engine/blas_core.h);
   // WB_ASSUME_BLAS_CORE makes the CLI believe OpenBLAS picked its SSE3 fallback on this machine.
   void generic_blas_kernels_are_replaced() {

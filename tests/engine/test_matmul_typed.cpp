@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -224,7 +225,7 @@ class TestMatmulTyped : public QObject {
       engine::matmul_x8(t, shared.data(), packed.data(), rows, N, OC, 0, OC / 8);
       QVERIFY(std::memcmp(shared.data(), got.data(), got.size() * sizeof(float)) == 0);
       engine::quantize_act_q8_rows(x.data(), N, C, rows);
-      QVERIFY(rows.qu.empty());
+      QVERIFY(rows.qu.empty() && rows.half_sums.empty());
       for (int n = 0; n < N; ++n) {
         engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
         (t == DType::Q8_0   ? engine::matvec_q8_0_act
@@ -254,6 +255,57 @@ class TestMatmulTyped : public QObject {
     QVERIFY(error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 1, 16, 0, 3); }).contains("range"));
     QVERIFY(
         error_of([&] { engine::matmul_x8(DType::Q8_0, out.data(), p.data(), a, 2, 16, 0, 2); }).contains("activation"));
+  }
+
+  // The decode (one-token) x8 kernels against the file-layout matvec on the same int8 activations:
+  // q4_0 with one block (no pair), an odd block count (pairs and a last single) and a wide row;
+  // q4_K and q6_K with one and eight super-blocks. Then the largest int16 partial sums the kernels
+  // can meet: every weight value at its top (nibble 15, q6_K 63) against activations of +-127 (and a
+  // mix of both signs), which must not wrap. matmul_x8 prepares q6_K's activations itself here.
+  void x8_decode_matches_file_layout() {
+    struct Case {
+      DType t;
+      int C;
+    };
+    for (const Case& c :
+         {Case{DType::Q4_0, 32}, Case{DType::Q4_0, 288}, Case{DType::Q4_0, 2048}, Case{DType::Q4_K, 256},
+          Case{DType::Q4_K, 2048}, Case{DType::Q6_K, 256}, Case{DType::Q6_K, 2048}})
+      for (int extreme = 0; extreme < 3; ++extreme) {
+        const int OC = 24;
+        auto bytes = random_weights(c.t, OC, c.C, 41);
+        std::vector<float> x = random_vec(size_t(c.C), 42);
+        if (extreme) {
+          // Every value at its largest: nibbles 15 (q4_0: after d; q4_K: after d, dmin and the
+          // scales), q6_K's 6-bit values 63 (ql and qh, before its scales and d).
+          const size_t block = c.t == DType::Q4_0   ? engine::k_q4_0_bytes
+                               : c.t == DType::Q4_K ? engine::k_q4_K_bytes
+                                                    : engine::k_q6_K_bytes;
+          const size_t first = c.t == DType::Q4_0 ? 2 : c.t == DType::Q4_K ? 16 : 0;
+          const size_t last = c.t == DType::Q6_K ? 192 : block;
+          for (size_t b = 0; b < bytes.size() / block; ++b)
+            std::memset(bytes.data() + b * block + first, 0xff, last - first);
+          for (size_t i = 0; i < x.size(); ++i) x[i] = extreme == 1 || i % 3 == 0 ? 1.f : -1.f;
+        }
+        std::vector<uint8_t> packed(engine::x8_bytes(c.t, OC, c.C));
+        engine::pack_x8(c.t, bytes.data(), OC, c.C, packed.data());
+        engine::q8_act act;
+        engine::quantize_act_q8(x.data(), c.C, act);
+        std::vector<float> got(OC, NAN), want(OC);
+        engine::matmul_x8(c.t, got.data(), packed.data(), act, 1, OC, 0, OC / 8);
+        (c.t == DType::Q4_0   ? engine::matvec_q4_0_act
+         : c.t == DType::Q4_K ? engine::matvec_q4_K_act
+                              : engine::matvec_q6_K_act)(want.data(), bytes.data(), act, 0, OC);
+        double mag = 0;
+        for (float v : want) mag = std::max(mag, double(std::abs(v)));
+        for (int o = 0; o < OC; ++o)
+          QVERIFY2(std::abs(got[o] - want[o]) <= 1e-5 * (1 + mag), qPrintable(QString("%1 C=%2 case %3 o=%4: %5 vs %6")
+                                                                                  .arg(engine::dtype_name(c.t).data())
+                                                                                  .arg(c.C)
+                                                                                  .arg(extreme)
+                                                                                  .arg(o)
+                                                                                  .arg(got[o])
+                                                                                  .arg(want[o])));
+      }
   }
 
   void f32_is_exactly_matmul_forward() {

@@ -53,9 +53,12 @@ struct q8_act {
   std::vector<int8_t> q;     // C values
   std::vector<float> d;      // C/32 scales
   std::vector<int32_t> sum;  // C/32 block sums of q
-  // q + 128 as unsigned bytes, for q6_K's SIMD kernels (its activations are the unsigned operand);
-  // filled by prepare_act_x8, emptied whenever q is rewritten so it can never be stale.
+  // q + 128 as unsigned bytes, for q6_K's SIMD kernels (its activations are the unsigned operand),
+  // and per 32-block the sums of q over its two halves of 16 as int16 pairs in one int32 (low: the
+  // first half), for the 256-bit q6_K decode without VNNI (whose weights are the unsigned operand);
+  // filled by prepare_act_x8, emptied whenever q is rewritten so they can never be stale.
   std::vector<uint8_t> qu;
+  std::vector<int32_t> half_sums;
 };
 void quantize_act_q8(const float* x, int C, q8_act& out);
 
@@ -118,8 +121,9 @@ void quantize_act_q8_rows(const float* X, int N, int C, q8_act& out);
 void resize_act_q8(int N, int C, q8_act& out);
 void quantize_act_blocks(const float* x, int64_t nb, int8_t* q, float* d, int32_t* sum);
 // Readies quantized activations for matmul_x8 over weights of encoding t, once for every thread and
-// row group of the product: q6_K's SIMD kernels take them as unsigned bytes (act.qu); every other
-// case needs nothing. Optional: without it matmul_x8 builds the copy itself, on every call.
+// row group of the product: q6_K's SIMD kernels take them as unsigned bytes (act.qu) and half-block
+// sums (act.half_sums); every other case needs nothing. Optional: without it matmul_x8 builds them
+// itself, on every call.
 void prepare_act_x8(DType t, q8_act& act);
 // out[n * OC + r] for rows r of groups [group_begin, group_end) (r = 8 * group + lane) and the N
 // rows of X (quantized by quantize_act_q8_rows): the integer product over the packed weights P.

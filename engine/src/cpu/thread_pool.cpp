@@ -9,6 +9,7 @@
 #include "engine/thread_pool.h"
 
 #include <algorithm>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -20,8 +21,19 @@ static inline void cpu_relax() {}
 namespace engine {
 
 namespace {
-// Roughly 0.1-1 ms of spinning (pause is 10-140 cycles depending on the CPU) before sleeping.
-constexpr int kSpinIterations = 20000;
+// A worker waits for the next job this many steps of wait_step before sleeping: roughly 0.1-1 ms
+// (pause is 10-140 cycles depending on the CPU, a yield on an idle core well under a microsecond).
+constexpr int kSpinIterations = 2000;
+// After this many pauses (tens of microseconds, longer than a decode chunk's usual wait) a waiting
+// thread yields its core between checks instead. On a machine with more runnable threads than cores,
+// a waiter that only spins holds a core while the thread it waits for (a worker descheduled
+// mid-chunk) queues for one; on an idle machine yield returns at once and costs a syscall.
+constexpr int kPureSpinIterations = 64;
+
+inline void wait_step(int& spins) {
+  if (++spins < kPureSpinIterations) cpu_relax();
+  else std::this_thread::yield();
+}
 
 // m_next's word: generation (32 bits), the job's chunk count (16), its next unclaimed chunk (16).
 constexpr int k_max_chunks = 0xffff;
@@ -108,7 +120,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     m_wake.notify_all();
   }
   work_on(generation);
-  while (m_done.load(std::memory_order_acquire) != n_chunks) cpu_relax();
+  for (int spins = 0; m_done.load(std::memory_order_acquire) != n_chunks;) wait_step(spins);
   if (m_error) std::rethrow_exception(m_error);
 }
 
@@ -116,8 +128,8 @@ void ThreadPool::worker_loop() {
   uint64_t seen = 0;  // a job published before this thread started is joined too
   for (;;) {
     uint64_t gen = m_generation.load(std::memory_order_acquire);
-    for (int spin = 0; gen == seen && spin < kSpinIterations; ++spin) {
-      cpu_relax();
+    for (int spins = 0; gen == seen && spins < kSpinIterations;) {
+      wait_step(spins);
       gen = m_generation.load(std::memory_order_acquire);
     }
     if (gen == seen) {

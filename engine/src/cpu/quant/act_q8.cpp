@@ -67,6 +67,7 @@ void quantize_act_q8(const float* x, int C, q8_act& out) {
   const int nb = C / k_qblock;
   out.C = C;
   out.qu.clear();
+  out.half_sums.clear();
   out.q.resize(static_cast<size_t>(C));
   out.d.resize(static_cast<size_t>(nb));
   out.sum.resize(static_cast<size_t>(nb));
@@ -80,6 +81,7 @@ void resize_act_q8(int N, int C, q8_act& out) {
   if (n > static_cast<uint64_t>(INT32_MAX)) throw Error("quantize_act_q8_rows: more than 2^31 activations");
   out.C = C;
   out.qu.clear();
+  out.half_sums.clear();
   out.q.resize(static_cast<size_t>(n));
   out.d.resize(static_cast<size_t>(n / k_qblock));
   out.sum.resize(static_cast<size_t>(n / k_qblock));

@@ -23,6 +23,18 @@ void offset_act_bytes(const int8_t* q, uint8_t* qu, size_t n) {
   for (size_t i = 0; i < n; ++i) qu[i] = static_cast<uint8_t>(static_cast<uint8_t>(q[i]) ^ 0x80u);
 }
 
+// Per 32-block of q: the sums of its two halves of 16, as int16 pairs in one int32 (|sum| <= 16*128).
+void half_block_sums(const int8_t* q, int32_t* out, size_t blocks) {
+  for (size_t b = 0; b < blocks; ++b) {
+    int32_t lo = 0, hi = 0;
+    for (int j = 0; j < k_qblock / 2; ++j) {
+      lo += q[b * k_qblock + j];
+      hi += q[b * k_qblock + k_qblock / 2 + j];
+    }
+    out[b] = static_cast<int32_t>((static_cast<uint32_t>(lo) & 0xffffu) | (static_cast<uint32_t>(hi) << 16));
+  }
+}
+
 }  // namespace
 
 bool has_x8_layout(DType t) { return dtype_traits(t).x8 != nullptr; }
@@ -39,6 +51,8 @@ void prepare_act_x8(DType t, q8_act& act) {
   if (!x8 || !x8->unsigned_act) return;
   act.qu.resize(act.q.size());
   offset_act_bytes(act.q.data(), act.qu.data(), act.q.size());
+  act.half_sums.resize(act.q.size() / k_qblock);
+  half_block_sums(act.q.data(), act.half_sums.data(), act.half_sums.size());
 }
 
 void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64_t OC, int64_t group_begin,
@@ -61,6 +75,14 @@ void matmul_x8(DType t, float* out, const void* P, const q8_act& X, int N, int64
       qu.resize(X.q.size());
       offset_act_bytes(X.q.data(), qu.data(), qu.size());
       rows.qu = qu.data();
+    }
+    if (X.half_sums.size() == X.q.size() / k_qblock) {
+      rows.half_sums = X.half_sums.data();
+    } else {
+      thread_local std::vector<int32_t> half_sums;
+      half_sums.resize(X.q.size() / k_qblock);
+      half_block_sums(X.q.data(), half_sums.data(), half_sums.size());
+      rows.half_sums = half_sums.data();
     }
   }
   x8.matmul(out, P, rows, N, OC, group_begin, group_end);

@@ -12,7 +12,9 @@
 //         madd: each int16 lane holds two products |n*x| <= 15*127, so eight reach 30480 < 32767.
 //   q8_0: sum(w*x) = sum(|w| * sign(x, w)); a lane's pair reaches 2*127*127 = 32258, so each
 //         maddubs result is widened (madd) before adding.
-// With VNNI both use vpdpbusd (no int16 stage). Prefill takes 4 tokens per step so each weight
+// With VNNI both use vpdpbusd (no int16 stage). Without it, a single token (decode) of q4_0 and q4_K
+// takes its own functions (single_q4, single_q4_K) with fewer instructions per block than the tile's
+// one-token form. Prefill takes 4 tokens per step so each weight
 // block is loaded and unpacked once for four tokens; a group's blocks (8 rows) stay in L1 while
 // every token passes over them, so each weight byte comes from memory once per call.
 //   q4_K: each 32-weight sub-block is an unsigned nibble dot like q4_0's, then per sub-block
@@ -101,6 +103,53 @@ WB_KERNEL_INLINE void tile_q4(float* og, const block_q4_0x8* wg, const ActRows& 
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
+#if !defined(WB_X8_VNNI)
+// One token x one group, q4_0, without VNNI (decode): the tile's arithmetic in fewer instructions,
+// since a decode token reads every block once and nothing is shared across tokens. Low and high
+// nibbles go to two int16 sums (two short dependency chains instead of one of eight adds; each lane
+// at most four products of 2*15*127, and their sum 30480 < 32767); the -8*sum(x) correction is
+// one shift and subtract on a broadcast from memory instead of a scalar multiply moved into a
+// vector; two blocks per step with an accumulator each; one prefetch per cache line of the pair
+// (288 bytes, five lines) rather than three per block. Integer arithmetic as the tile's, so the
+// same exact block dot products.
+WB_KERNEL_INLINE __m256 block_dot_q4_0(__m256 acc, const block_q4_0x8& w, const int8_t* x, const float* dx,
+                                       const int32_t* xsum) {
+  const __m256i m = _mm256_set1_epi8(0x0f);
+  const __m256i v0 = load(w.qs);
+  __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v0, m), bcast4(x));
+  __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), bcast4(x + 16));
+#pragma GCC unroll 3
+  for (int c = 1; c < 4; ++c) {
+    const __m256i v = load(w.qs + 32 * c);
+    lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(_mm256_and_si256(v, m), bcast4(x + 4 * c)));
+    hi = _mm256_add_epi16(hi,
+                          _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), bcast4(x + 16 + 4 * c)));
+  }
+  const __m256i dot = _mm256_sub_epi32(_mm256_madd_epi16(_mm256_add_epi16(lo, hi), _mm256_set1_epi16(1)),
+                                       _mm256_slli_epi32(_mm256_set1_epi32(*xsum), 3));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(row_scales(w.d), _mm256_set1_ps(*dx)), acc);
+}
+
+WB_KERNEL_INLINE void single_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  const int64_t i = X.at(n, 0);
+  const int8_t* x = X.q + i * k_qblock;
+  int64_t b = 0;
+  for (; b + 2 <= X.nb; b += 2) {
+    prefetch_lines(wg + b, 2048, (2 * sizeof(block_q4_0x8) + 63) / 64);
+    acc0 = block_dot_q4_0(acc0, wg[b], x + b * k_qblock, X.d + i + b, X.sum + i + b);
+    acc1 = block_dot_q4_0(acc1, wg[b + 1], x + (b + 1) * k_qblock, X.d + i + b + 1, X.sum + i + b + 1);
+  }
+  if (b < X.nb) acc0 = block_dot_q4_0(acc0, wg[b], x + b * k_qblock, X.d + i + b, X.sum + i + b);
+  _mm256_storeu_ps(og + n * OC, _mm256_add_ps(acc0, acc1));
+}
+#else
+// With VNNI the tile's one-token form is already one instruction per product.
+WB_KERNEL_INLINE void single_q4(float* og, const block_q4_0x8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  tile_q4<1>(og, wg, X, n, OC);
+}
+#endif
+
 // The same for q8_0: per chunk, |w| is computed once for all T tokens (the unsigned operand) and
 // each token's activations take w's signs.
 template <int T>
@@ -186,6 +235,62 @@ WB_KERNEL_INLINE void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
+
+#if !defined(WB_X8_VNNI)
+// One token x one group, q4_K, without VNNI (decode). Per super-block the float work is moved out of
+// the sub-blocks: the madd that widens a sub-block's int16 sums to int32 multiplies by the rows'
+// 6-bit scales on the way (both int16 halves of a lane hold sc; |sum| <= 2*30480*63, far from
+// 2^31), so a sub-block costs one conversion and one fma with its activation scale; the rows' d
+// multiplies the super-block's sum once. The mins term dmin*m_j*dx_j*sum(xq_j) takes dx_j*sum_j of
+// all eight sub-blocks from one vector multiply, applied with dmin once per super-block too.
+WB_KERNEL_INLINE void single_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const auto scale_pairs = [](const uint8_t* b) {  // 8 bytes -> 8 lanes of (b, b) int16 pairs
+    const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+    return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
+  };
+  const auto bytes8 = [](const uint8_t* b) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+  };
+  __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+  for (int64_t s = 0; s < X.nb / 8; ++s) {
+    const block_q4_Kx8& w = wg[s];
+    prefetch_lines(&w, 2048, (sizeof(block_q4_Kx8) + 63) / 64);
+    const int64_t i = X.at(n, 8 * s);
+    alignas(32) float dx_sum[8];  // dx_j * sum(xq_j), broadcast from memory below
+    _mm256_store_ps(dx_sum,
+                    _mm256_mul_ps(_mm256_loadu_ps(X.d + i),
+                                  _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(X.sum + i)))));
+    __m256 sb = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
+    for (int c = 0; c < 4; ++c) {
+      const int8_t* x = X.q + (i + 2 * c) * k_qblock;
+      const __m256i v0 = load(w.qs[c]);
+      __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v0, m4), bcast4(x));
+      __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m4), bcast4(x + 32));
+#pragma GCC unroll 7
+      for (int k = 1; k < 8; ++k) {
+        const __m256i v = load(w.qs[c] + 32 * k);
+        lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(_mm256_and_si256(v, m4), bcast4(x + 4 * k)));
+        hi = _mm256_add_epi16(hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                                                       bcast4(x + 32 + 4 * k)));
+      }
+      sb = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(lo, scale_pairs(w.sc[2 * c]))),
+                           _mm256_set1_ps(X.d[i + 2 * c]), sb);
+      sb = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(hi, scale_pairs(w.sc[2 * c + 1]))),
+                           _mm256_set1_ps(X.d[i + 2 * c + 1]), sb);
+      mins = _mm256_fmadd_ps(bytes8(w.m[2 * c]), _mm256_set1_ps(dx_sum[2 * c]), mins);
+      mins = _mm256_fmadd_ps(bytes8(w.m[2 * c + 1]), _mm256_set1_ps(dx_sum[2 * c + 1]), mins);
+    }
+    acc = _mm256_fmadd_ps(row_scales(w.d), sb, acc);
+    acc_min = _mm256_fmadd_ps(row_scales(w.dmin), mins, acc_min);
+  }
+  _mm256_storeu_ps(og + n * OC, _mm256_sub_ps(acc, acc_min));
+}
+#else
+WB_KERNEL_INLINE void single_q4_K(float* og, const block_q4_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
+  tile_q4_K<1>(og, wg, X, n, OC);
+}
+#endif
 
 // q6_K, one group (8 rows), 256 bits: the same steps as the pair functions of matmul_x8_avx512.cpp (without ternary
 // logic the fourth block's value takes two more ops).
@@ -315,6 +420,66 @@ WB_KERNEL_INLINE void decode_block_group_q6_K(__m256 (&acc)[1], const block_q6_K
   block_tokens_q6_K<1>(acc, u, X, 0, 8 * s + 4 * h + J);
 }
 
+#if !defined(WB_X8_VNNI)
+// Decode without VNNI takes the operands the other way round: the 6-bit values u = w + 32 (0..63, one
+// mask away from the packed bytes for three blocks of four, no subtract) are the unsigned operand and
+// the int8 activations the signed one, so sum(w*x) = sum(u*x) - 32*sum(x) per 16-group. The weight
+// sums the unsigned-activation form needs per block and row (four more maddubs, a madd and a shift)
+// become one madd per block: the rows' (sc0, sc1) int16 pairs times the token's two half-block sums
+// (X.half_sums), which gives sc0*sum0 + sc1*sum1 per row. Two maddubs results add in int16 (each
+// |pair| <= 2*63*128 = 16128, two of them 32256 < 32767) before the madd with the row's scale; the
+// rows' d multiplies the super-block's sum once.
+template <int J>
+WB_KERNEL_INLINE __m256i q6_K_unsigned(const block_q6_Kx8& w, int h, int k) {
+  if constexpr (J < 3) {
+    return _mm256_and_si256(load(w.q[h][k][J]), _mm256_set1_epi8(0x3f));
+  } else {
+    const __m256i v0 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][0]), 6), _mm256_set1_epi8(0x03));
+    const __m256i v1 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][1]), 4), _mm256_set1_epi8(0x0c));
+    const __m256i v2 = _mm256_and_si256(_mm256_srli_epi16(load(w.q[h][k][2]), 2), _mm256_set1_epi8(0x30));
+    return _mm256_or_si256(_mm256_or_si256(v0, v1), v2);
+  }
+}
+
+template <int J>
+WB_KERNEL_INLINE __m256 block_q6_K_signed_act(__m256 sb, const block_q6_Kx8& w, const ActRows& X, int64_t i, int h) {
+  const int blk = 4 * h + J;
+  const int8_t* x = X.q + i * k_qblock;
+  const __m256i sc0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.sc[2 * blk])));
+  const __m256i sc1 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.sc[2 * blk + 1])));
+  const __m256i low16 = _mm256_set1_epi32(0xffff);
+  const __m256i pair0 = _mm256_or_si256(_mm256_and_si256(sc0, low16), _mm256_slli_epi32(sc0, 16));
+  const __m256i pair1 = _mm256_or_si256(_mm256_and_si256(sc1, low16), _mm256_slli_epi32(sc1, 16));
+  const auto two = [&](int k) {  // positions 4k .. 4k + 7 of the block, in int16
+    return _mm256_add_epi16(_mm256_maddubs_epi16(q6_K_unsigned<J>(w, h, k), bcast4(x + 4 * k)),
+                            _mm256_maddubs_epi16(q6_K_unsigned<J>(w, h, k + 1), bcast4(x + 4 * k + 4)));
+  };
+  __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(two(0), pair0), _mm256_madd_epi16(two(2), pair0));
+  sum = _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_madd_epi16(two(4), pair1), _mm256_madd_epi16(two(6), pair1)));
+  const __m256i scales = _mm256_or_si256(_mm256_and_si256(sc0, low16), _mm256_slli_epi32(sc1, 16));
+  const __m256i offset = _mm256_madd_epi16(scales, _mm256_set1_epi32(X.half_sums[i]));
+  sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(X.d[i]), sb);
+}
+
+WB_KERNEL_INLINE void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t s = 0; s < X.nb / 8; ++s) {
+    const block_q6_Kx8& w = wg[s];
+    prefetch_lines(&w, 2048, (sizeof(block_q6_Kx8) + 63) / 64);
+    __m256 sb = _mm256_setzero_ps();
+    for (int h = 0; h < 2; ++h) {
+      const int64_t i = 8 * s + 4 * h;
+      sb = block_q6_K_signed_act<0>(sb, w, X, i, h);
+      sb = block_q6_K_signed_act<1>(sb, w, X, i + 1, h);
+      sb = block_q6_K_signed_act<2>(sb, w, X, i + 2, h);
+      sb = block_q6_K_signed_act<3>(sb, w, X, i + 3, h);
+    }
+    acc = _mm256_fmadd_ps(row_scales(w.d), sb, acc);
+  }
+  _mm256_storeu_ps(og, acc);
+}
+#else
 WB_KERNEL_INLINE void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X) {
   __m256 acc[1] = {_mm256_setzero_ps()};
   for (int64_t s = 0; s < X.nb / 8; ++s) {
@@ -330,6 +495,7 @@ WB_KERNEL_INLINE void decode_group_q6_K(float* og, const block_q6_Kx8* wg, const
   }
   _mm256_storeu_ps(og, acc[0]);
 }
+#endif
 
 template <int T>
 void tile_unpacked_group_q6_K(float* og, const Q6KBlockGroup (&u)[8], const ActRows& X, int64_t n, int64_t s,
@@ -383,13 +549,13 @@ void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC,
 }
 
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, tile_q4<1>>(out, static_cast<const block_q4_0x8*>(P), X, N, OC,
-                                                                  g0, g1, X.nb);
+  matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, single_q4>(out, static_cast<const block_q4_0x8*>(P), X, N, OC, g0,
+                                                                 g1, X.nb);
 }
 
 void matmul_q4_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, tile_q4_K<1>>(out, static_cast<const block_q4_Kx8*>(P), X, N,
-                                                                      OC, g0, g1, X.nb / 8);
+  matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, single_q4_K>(out, static_cast<const block_q4_Kx8*>(P), X, N, OC,
+                                                                     g0, g1, X.nb / 8);
 }
 
 // One token through the decode functions, more through the prefill ones.

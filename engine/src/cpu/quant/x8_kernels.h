@@ -28,6 +28,8 @@ struct ActRows {
   int64_t nb;
   // q6_K's SIMD kernels only: the quants plus 128 as unsigned bytes, laid out as q.
   const uint8_t* qu = nullptr;
+  // q6_K's 256-bit decode without VNNI: per block the sums of its two 16-value halves (q8_act).
+  const int32_t* half_sums = nullptr;
   const uint8_t* ublock(int64_t n, int64_t b) const { return qu + at(n, b) * k_qblock; }
   int64_t at(int64_t n, int64_t b) const { return n * nb + b; }
   const int8_t* block(int64_t n, int64_t b) const { return q + at(n, b) * k_qblock; }
@@ -44,7 +46,7 @@ void matmul_q6_K(float* out, const void* P, const ActRows& X, int N, int64_t OC,
 }  // namespace x8_portable
 
 #if defined(WB_QUANT_AVX2)
-// q6_K reads X.qu (the activations as unsigned bytes), which the caller must have filled.
+// q6_K reads X.qu (the activations as unsigned bytes) and X.half_sums, which the caller must have filled.
 namespace x8_avx2 {
 void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
