@@ -1,5 +1,6 @@
-// RunsPage: every training run with its settings and status; tick runs to overlay their loss curves
-// (EMA-smoothed train loss, one colour per run). A run's row shows the command that repeats it.
+// RunsPage: every training run with its base model, method, final loss and status; tick runs to overlay
+// their loss curves (EMA-smoothed train loss, one colour per run). The selected run shows the command
+// that repeats it and its actions: open the tuned model, evaluate it (the Train page's wizard), delete.
 import QtQml
 import QtQuick
 import QtQuick.Controls
@@ -11,6 +12,10 @@ Item {
     id: page
     objectName: "page_runs"
     signal goToPlaygroundRequested()
+    signal evaluateRequested(var runId)
+
+    property string actionMessage
+    readonly property var currentRun: { runs.dataVersion; return runs.get(runs.idAt(list.currentIndex)) }
 
     readonly property var runColors: ["#3f51b5", "#e65100", "#2e7d32", "#c2185b", "#00838f", "#6d4c41", "#7b1fa2", "#9e9d24"]
 
@@ -58,6 +63,9 @@ Item {
                         required property string name
                         required property string status
                         required property string recipe
+                        required property string baseModelName
+                        required property string method
+                        required property var finalLoss
                         required property var totalSteps
                         required property var createdMs
                         required property bool selected
@@ -81,10 +89,21 @@ Item {
                                 Layout.fillWidth: true
                                 Label { text: name; color: Style.text; elide: Text.ElideRight; Layout.fillWidth: true }
                                 Label {
-                                    text: qsTr("%1 · %2 steps · %3").arg(recipe).arg(totalSteps)
-                                          .arg(new Date(createdMs).toLocaleString(Qt.locale(), Locale.ShortFormat))
+                                    objectName: "runDetails"
+                                    text: qsTr("%1 · %2 · %3 · %4 steps").arg(baseModelName || "—")
+                                          .arg(recipe === "sft" ? qsTr("chat fine-tune") : qsTr("pretrain")).arg(method).arg(totalSteps)
                                     color: Style.textMuted
                                     font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
+                                }
+                                Label {
+                                    text: (finalLoss !== undefined ? qsTr("final loss %1 · ").arg(Number(finalLoss).toFixed(3)) : "")
+                                          + new Date(createdMs).toLocaleString(Qt.locale(), Locale.ShortFormat)
+                                    color: Style.textMuted
+                                    font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
                                 }
                             }
                             Label {
@@ -94,6 +113,47 @@ Item {
                             }
                         }
                     }
+                }
+                // The selected run's actions.
+                RowLayout {
+                    visible: list.currentIndex >= 0 && runs.count > 0
+                    spacing: Style.gapSmall
+                    Layout.fillWidth: true
+                    Button {
+                        objectName: "runOpenButton"
+                        text: qsTr("Open")
+                        icon.source: "icons/models.svg"
+                        flat: true
+                        enabled: page.currentRun.status === "done"
+                        onClicked: App.openModelAs(page.currentRun.outputDir, page.currentRun.name)
+                        ToolTip.visible: hovered
+                        ToolTip.text: qsTr("Load the tuned model to try it in Chat, Playground and Inspect")
+                    }
+                    Button {
+                        objectName: "runEvaluateButton"
+                        text: qsTr("Evaluate…")
+                        flat: true
+                        enabled: page.currentRun.status === "done"
+                        onClicked: page.evaluateRequested(page.currentRun.runId)
+                        ToolTip.visible: hovered
+                        ToolTip.text: qsTr("Compare the tuned model with its base on the Train page")
+                    }
+                    Item { Layout.fillWidth: true }
+                    Button {
+                        objectName: "runDeleteButton"
+                        text: qsTr("Delete…")
+                        icon.source: "icons/trash.svg"
+                        flat: true
+                        enabled: ["queued", "running", "paused"].indexOf(page.currentRun.status || "") < 0
+                        onClicked: deleteDialog.open()
+                    }
+                }
+                Label {
+                    visible: page.actionMessage.length > 0
+                    text: page.actionMessage
+                    color: Style.error
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
                 }
                 TextEdit {
                     visible: list.currentIndex >= 0 && runs.count > 0
@@ -141,6 +201,21 @@ Item {
         }
     }
 
+    Dialog {
+        id: deleteDialog
+        objectName: "runDeleteDialog"
+        title: qsTr("Delete “%1”?").arg(page.currentRun.name || "")
+        anchors.centerIn: Overlay.overlay
+        modal: true
+        standardButtons: Dialog.Cancel | Dialog.Ok
+        Label {
+            text: qsTr("Its metrics, samples and folder (the trained model and checkpoints) are removed.")
+            wrapMode: Text.Wrap
+            width: 360
+        }
+        onAccepted: page.actionMessage = runs.deleteRun(page.currentRun.runId)
+    }
+
     // One MetricsModel per ticked run; the chart is redrawn from them.
     Instantiator {
         id: selectedMetrics
@@ -172,7 +247,8 @@ Item {
                 maxX = Math.max(maxX, m.lastStep, m.totalSteps)
             }
             ox.max = maxX
-            if (isFinite(lo)) { const pad = (hi - lo) * 0.08 || 0.5; oy.min = lo - pad; oy.max = hi + pad }
+            // Losses are never negative: no axis below zero.
+            if (isFinite(lo)) { const pad = (hi - lo) * 0.08 || 0.5; oy.min = Math.max(0, lo - pad); oy.max = hi + pad }
         }
     }
 }
