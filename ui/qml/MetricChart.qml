@@ -129,20 +129,6 @@ Card {
         horizontalAlignment: Text.AlignHCenter
     }
 
-    // A round tick step giving about `count` ticks over `span`: 1, 2 or 5 times a power of ten.
-    function niceStep(span, count) {
-        if (!(span > 0) || !isFinite(span)) return 1
-        const raw = span / count
-        const power = Math.pow(10, Math.floor(Math.log10(raw)))
-        const f = raw / power
-        return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power
-    }
-    // The printf format that shows a tick step's digits and no more: 0.0005 → "%.4f", 250 → "%.0f".
-    function labelFormatFor(step) {
-        const decimals = Math.max(0, Math.min(8, -Math.floor(Math.log10(step) + 1e-9)))
-        return "%." + decimals + "f"
-    }
-
     function rebuild() {
         chart.removeAllSeries()
         for (let i = 0; i < specs.length; ++i) {
@@ -170,7 +156,7 @@ Card {
             hi = Math.max(hi, r.max)
         }
         const steps = Math.max(1, metrics.totalSteps, metrics.lastStep)
-        xAxis.tickInterval = Math.max(1, niceStep(steps, 5))
+        xAxis.tickInterval = Math.max(1, Style.niceStep(steps, 5))
         xAxis.max = steps
         empty = !isFinite(lo)
         if (empty) { lo = logScale ? 0.1 : 0; hi = 1 }
@@ -179,11 +165,11 @@ Card {
             logAxis.max = hi * 1.2
         } else {
             const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1
-            const step = niceStep(hi - lo + 2 * pad, 5)
+            const step = Style.niceStep(hi - lo + 2 * pad, 5)
             // Learning rate, losses, norms and speeds are never negative: no axis below zero for them.
             const min = lo >= 0 ? Math.max(0, lo - pad) : lo - pad
             linAxis.tickInterval = step
-            linAxis.labelFormat = labelFormatFor(step)
+            linAxis.labelFormat = Style.tickFormat(step)
             linAxis.min = Math.floor(min / step) * step
             linAxis.max = Math.ceil((hi + pad) / step) * step
         }

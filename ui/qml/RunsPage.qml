@@ -1,6 +1,6 @@
 // RunsPage: every training run with its base model, method, final loss and status; tick runs to overlay
 // their loss curves (EMA-smoothed train loss, one colour per run). The selected run shows the command
-// that repeats it and its actions: open the tuned model, evaluate it (the Train page's wizard), delete.
+// that repeats it. Each row's actions: open the tuned model, evaluate it (the Train page's wizard), delete.
 import QtQml
 import QtQuick
 import QtQuick.Controls
@@ -15,7 +15,7 @@ Item {
     signal evaluateRequested(var runId)
 
     property string actionMessage
-    readonly property var currentRun: { runs.dataVersion; return runs.get(runs.idAt(list.currentIndex)) }
+    property var pendingDelete: ({})  // the run the delete dialog asks about
 
     readonly property var runColors: ["#3f51b5", "#e65100", "#2e7d32", "#c2185b", "#00838f", "#6d4c41", "#7b1fa2", "#9e9d24"]
 
@@ -70,6 +70,7 @@ Item {
                         required property var createdMs
                         required property bool selected
                         required property string command
+                        required property string outputDir
                         width: ListView.view.width
                         highlighted: ListView.isCurrentItem
                         onClicked: ListView.view.currentIndex = index
@@ -111,41 +112,34 @@ Item {
                                 font.pixelSize: Style.fontSmall
                                 color: status === "failed" ? Style.error : status === "done" ? Style.good : Style.accent
                             }
+                            ToolButton {
+                                objectName: "runOpen_" + runId
+                                icon.source: "icons/models.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: status === "done"
+                                onClicked: App.openModelAs(outputDir, name)
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Open the tuned model to try it in Chat, Playground and Inspect")
+                            }
+                            ToolButton {
+                                objectName: "runEvaluate_" + runId
+                                icon.source: "icons/sparkle.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: status === "done"
+                                onClicked: page.evaluateRequested(runId)
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Evaluate: compare the tuned model with its base (Train page)")
+                            }
+                            ToolButton {
+                                objectName: "runDelete_" + runId
+                                icon.source: "icons/trash.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: ["queued", "running", "paused"].indexOf(status) < 0
+                                onClicked: { page.pendingDelete = runs.get(runId); deleteDialog.open() }
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Delete the run, its metrics and its folder")
+                            }
                         }
-                    }
-                }
-                // The selected run's actions.
-                RowLayout {
-                    visible: list.currentIndex >= 0 && runs.count > 0
-                    spacing: Style.gapSmall
-                    Layout.fillWidth: true
-                    Button {
-                        objectName: "runOpenButton"
-                        text: qsTr("Open")
-                        icon.source: "icons/models.svg"
-                        flat: true
-                        enabled: page.currentRun.status === "done"
-                        onClicked: App.openModelAs(page.currentRun.outputDir, page.currentRun.name)
-                        ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Load the tuned model to try it in Chat, Playground and Inspect")
-                    }
-                    Button {
-                        objectName: "runEvaluateButton"
-                        text: qsTr("Evaluate…")
-                        flat: true
-                        enabled: page.currentRun.status === "done"
-                        onClicked: page.evaluateRequested(page.currentRun.runId)
-                        ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Compare the tuned model with its base on the Train page")
-                    }
-                    Item { Layout.fillWidth: true }
-                    Button {
-                        objectName: "runDeleteButton"
-                        text: qsTr("Delete…")
-                        icon.source: "icons/trash.svg"
-                        flat: true
-                        enabled: ["queued", "running", "paused"].indexOf(page.currentRun.status || "") < 0
-                        onClicked: deleteDialog.open()
                     }
                 }
                 Label {
@@ -188,11 +182,13 @@ Item {
                     // Style's chart colours, as in MetricChart: Qt Charts' theme is light-only here.
                     ValueAxis {
                         id: ox; min: 0; max: 1; labelFormat: "%d"; titleText: qsTr("step")
+                        tickType: ValueAxis.TicksDynamic; tickAnchor: 0; tickInterval: 1
                         labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
                         gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
                     }
                     ValueAxis {
-                        id: oy; min: 0; max: 1; labelFormat: "%.3g"
+                        id: oy; min: 0; max: 1; labelFormat: "%.1f"
+                        tickType: ValueAxis.TicksDynamic; tickAnchor: 0; tickInterval: 0.25
                         labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
                         gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
                     }
@@ -204,7 +200,7 @@ Item {
     Dialog {
         id: deleteDialog
         objectName: "runDeleteDialog"
-        title: qsTr("Delete “%1”?").arg(page.currentRun.name || "")
+        title: qsTr("Delete “%1”?").arg(page.pendingDelete.name || "")
         anchors.centerIn: Overlay.overlay
         modal: true
         standardButtons: Dialog.Cancel | Dialog.Ok
@@ -213,7 +209,7 @@ Item {
             wrapMode: Text.Wrap
             width: 360
         }
-        onAccepted: page.actionMessage = runs.deleteRun(page.currentRun.runId)
+        onAccepted: page.actionMessage = runs.deleteRun(page.pendingDelete.runId)
     }
 
     // One MetricsModel per ticked run; the chart is redrawn from them.
@@ -246,9 +242,17 @@ Item {
                 lo = Math.min(lo, range.min); hi = Math.max(hi, range.max)
                 maxX = Math.max(maxX, m.lastStep, m.totalSteps)
             }
+            ox.tickInterval = Math.max(1, Style.niceStep(maxX, 5))
             ox.max = maxX
-            // Losses are never negative: no axis below zero.
-            if (isFinite(lo)) { const pad = (hi - lo) * 0.08 || 0.5; oy.min = Math.max(0, lo - pad); oy.max = hi + pad }
+            // Round ticks; losses are never negative, so no axis below zero.
+            if (isFinite(lo)) {
+                const pad = (hi - lo) * 0.08 || 0.5
+                const step = Style.niceStep(hi - lo + 2 * pad, 5)
+                oy.tickInterval = step
+                oy.labelFormat = Style.tickFormat(step)
+                oy.min = Math.floor(Math.max(0, lo - pad) / step) * step
+                oy.max = Math.ceil((hi + pad) / step) * step
+            }
         }
     }
 }
