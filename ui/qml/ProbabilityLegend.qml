@@ -21,8 +21,8 @@ RowLayout {
             readonly property var band: Style.probBands[index]
             spacing: 4
             Rectangle {
-                width: 14
-                height: 12
+                implicitWidth: 14
+                implicitHeight: 12
                 radius: 3
                 color: band.color
                 border.color: Style.border
