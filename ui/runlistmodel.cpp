@@ -1,6 +1,9 @@
 // RunListModel: see runlistmodel.h.
 #include "runlistmodel.h"
 
+#include <QDir>
+#include <QFileInfo>
+
 #include "services/trainingsetup.h"
 
 RunListModel::RunListModel(QObject* parent) : QAbstractListModel(parent) {}
@@ -11,7 +14,8 @@ QHash<int, QByteArray> RunListModel::roleNames() const {
   return {{RunIdRole, "runId"},           {NameRole, "name"},           {RecipeRole, "recipe"},
           {StatusRole, "status"},         {ModelPathRole, "modelPath"}, {OutputDirRole, "outputDir"},
           {TotalStepsRole, "totalSteps"}, {CreatedMsRole, "createdMs"}, {ErrorRole, "error"},
-          {SelectedRole, "selected"},     {CommandRole, "command"}};
+          {SelectedRole, "selected"},     {CommandRole, "command"},     {SettingsRole, "settings"},
+          {BaseModelNameRole, "baseModelName"}, {MethodRole, "method"}, {FinalLossRole, "finalLoss"}};
 }
 
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
@@ -30,6 +34,16 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case ErrorRole: return r.error;
     case SelectedRole: return m_selected.contains(r.id);
     case CommandRole: return trainCliCommand(r.settings, r.outputDir);
+    case SettingsRole: return r.settings;
+    case BaseModelNameRole: return QFileInfo(QDir::cleanPath(r.modelPath)).fileName();
+    case MethodRole: {
+      const int rank = r.settings.value(QStringLiteral("lora_rank")).toInt();
+      return rank > 0 ? tr("LoRA r%1").arg(rank) : tr("Full");
+    }
+    case FinalLossRole: {
+      const auto it = m_finalLoss.constFind(r.id);
+      return it == m_finalLoss.constEnd() ? QVariant() : QVariant(*it);
+    }
     default: return {};
   }
 }
@@ -58,8 +72,13 @@ void RunListModel::setJobs(TrainingJobs* jobs) {
 void RunListModel::reload() {
   beginResetModel();
   m_runs = m_jobs ? m_jobs->store()->runs() : QList<StoredRun>{};
+  m_finalLoss.clear();
   QSet<qint64> alive;
-  for (const StoredRun& r : m_runs) alive.insert(r.id);
+  for (const StoredRun& r : m_runs) {
+    alive.insert(r.id);
+    const QList<MetricRow> rows = m_jobs->store()->metrics(r.id);
+    if (!rows.isEmpty() && qIsFinite(rows.last().loss)) m_finalLoss.insert(r.id, rows.last().loss);
+  }
   const bool dropped = !(m_selected - alive).isEmpty();
   m_selected &= alive;
   endResetModel();
@@ -101,4 +120,21 @@ QVariantMap RunListModel::get(qint64 runId) const {
   for (auto it = names.begin(); it != names.end(); ++it)
     out.insert(QString::fromLatin1(it.value()), data(index(row), it.key()));
   return out;
+}
+
+QString RunListModel::deleteRun(qint64 runId) {
+  const int row = rowOf(runId);
+  if (row < 0 || !m_jobs) return tr("There is no such run.");
+  const StoredRun run = m_runs[row];
+  if (run.status == QLatin1String("queued") || run.status == QLatin1String("running") ||
+      run.status == QLatin1String("paused"))
+    return tr("Cancel the run before deleting it.");
+  if (!m_jobs->store()->deleteRun(runId)) return tr("Could not delete the run from the database.");
+  // Only a folder the jobs made for the run: a run written elsewhere may share its folder with other files.
+  const QString root = QDir::cleanPath(m_jobs->runsRoot());
+  const QString dir = QDir::cleanPath(run.outputDir);
+  if (!run.outputDir.isEmpty() && !root.isEmpty() && dir.startsWith(root + QLatin1Char('/')) && QDir(dir).exists() &&
+      !QDir(dir).removeRecursively())
+    return tr("The run is deleted, but its folder %1 could not be removed.").arg(dir);
+  return {};
 }

@@ -1,8 +1,9 @@
 // RunListModel: the training runs in the RunStore, newest first, for the Train page's run list
-// and the Runs page (history, overlay selection). Follows RunStore::runsChanged.
+// and the Runs page (history, overlay selection, open / delete). Follows RunStore::runsChanged.
 #pragma once
 
 #include <QAbstractListModel>
+#include <QHash>
 #include <QPointer>
 #include <QSet>
 #include <QtQml/qqml.h>
@@ -32,7 +33,11 @@ class RunListModel : public QAbstractListModel {
     CreatedMsRole,
     ErrorRole,
     SelectedRole,
-    CommandRole,  // the equivalent `llm-workbench-cli train ...`
+    CommandRole,        // the equivalent `llm-workbench-cli train ...`
+    SettingsRole,       // the run's settings map (as the `train` CLI's config)
+    BaseModelNameRole,  // the base model's file or folder name
+    MethodRole,         // "Full" or "LoRA r8"
+    FinalLossRole,      // the last step's training loss; undefined before the first step
   };
 
   explicit RunListModel(QObject* parent = nullptr);
@@ -55,6 +60,10 @@ class RunListModel : public QAbstractListModel {
   // The run's roles by name ({} for an unknown id), for QML.
   Q_INVOKABLE QVariantMap get(qint64 runId) const;
   Q_INVOKABLE void setSelected(qint64 runId, bool selected);
+  // Removes a finished run (its record, metrics and samples, and its output folder when that lies
+  // under the jobs' runs folder, where only the app writes). A queued, running or paused run is refused:
+  // cancel it first. Returns "" on success, else why not.
+  Q_INVOKABLE QString deleteRun(qint64 runId);
 
  Q_SIGNALS:
   void jobsChanged();
@@ -66,5 +75,6 @@ class RunListModel : public QAbstractListModel {
   QPointer<TrainingJobs> m_jobs;
   QList<StoredRun> m_runs;
   QSet<qint64> m_selected;
+  QHash<qint64, double> m_finalLoss;  // read on reload(): a run's loss changes only while it trains
   int m_version = 0;
 };

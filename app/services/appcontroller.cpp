@@ -244,6 +244,8 @@ void AppController::openModel(const QString& pathOrUrl) {
   path = QDir::cleanPath(path);
   m_modelOrigin.clear();
   m_startupFallback.clear();  // a model the user opens replaces the startup choice and its fallback
+  m_displayName.clear();
+  m_displayNamePath.clear();
   // The newest request wins: one running load is enough work for the worker.
   if (loading()) m_worker->requestCancelLoad();
   m_cancelRequested = false;
@@ -258,6 +260,21 @@ void AppController::openModel(const QString& pathOrUrl) {
   if (m_loadsInFlight == 1) Q_EMIT loadingChanged();
   Q_EMIT loadModelRequested(path, m_settings->threads(), ticket);
 }
+
+void AppController::openModelAs(const QString& pathOrUrl, const QString& displayName) {
+  openModel(pathOrUrl);
+  if (m_loadingPath.isEmpty()) return;
+  m_displayNamePath = m_loadingPath;
+  m_displayName = displayName.trimmed();
+}
+
+bool AppController::modelIsStarter() const {
+  return m_model.isValid() && QDir::cleanPath(m_model.path) == starterModelPath(m_dataDir);
+}
+
+QString AppController::databasePath() const { return m_database->path(); }
+
+QString AppController::runsDir() const { return m_training ? m_training->runsRoot() : QString(); }
 
 void AppController::cancelLoad() {
   if (!loading()) return;
@@ -336,7 +353,9 @@ void AppController::handleLoadProgress(double fraction, const QString& stage) {
   Q_EMIT loadProgressChanged();
 }
 
-void AppController::handleModelLoaded(const ModelInfo& info) {
+void AppController::handleModelLoaded(const ModelInfo& loaded) {
+  ModelInfo info = loaded;
+  if (!m_displayName.isEmpty() && QDir::cleanPath(info.path) == m_displayNamePath) info.name = m_displayName;
   m_model = info;
   m_settings->setLastModelPath(info.path);
   m_modelHistory->recordModel(

@@ -25,6 +25,10 @@ class AppController : public QObject {
   Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
   Q_PROPERTY(QString version READ version CONSTANT)
   Q_PROPERTY(QString dataDir READ dataDir CONSTANT)
+  // Where the user's own data is kept: the session database (chats, presets, runs' records) and the
+  // training runs' folders (trained models, checkpoints). dataDir is the app's read-only resources.
+  Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+  Q_PROPERTY(QString runsDir READ runsDir CONSTANT)
   // The Chat page (sessions saved in the ChatStore).
   Q_PROPERTY(ChatController* chat READ chat CONSTANT)
   // Training runs: the queue on its own thread, runs and metrics in the RunStore.
@@ -38,6 +42,8 @@ class AppController : public QObject {
   Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
   Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
   Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+  // The loaded model is the starter model shipped with the app (the first-run note explains it).
+  Q_PROPERTY(bool modelIsStarter READ modelIsStarter NOTIFY modelChanged)
   Q_PROPERTY(QString modelInfo READ modelInfo NOTIFY modelChanged)
   Q_PROPERTY(QVariantList modelDetails READ modelDetails NOTIFY modelChanged)
   Q_PROPERTY(bool modelHasTokenizer READ modelHasTokenizer NOTIFY modelChanged)
@@ -94,6 +100,8 @@ class AppController : public QObject {
   AppSettings* settings() const { return m_settings; }
   QString version() const;
   QString dataDir() const { return m_dataDir; }
+  QString databasePath() const;
+  QString runsDir() const;
   ChatController* chat() const { return m_chat; }
   TrainingJobs* training() const { return m_training; }
   // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
@@ -110,6 +118,7 @@ class AppController : public QObject {
   bool hasModel() const { return m_model.isValid(); }
   QString modelName() const { return m_model.name; }
   QString modelPath() const { return m_model.path; }
+  bool modelIsStarter() const;
   QString modelInfo() const { return m_model.summary(); }
   QVariantList modelDetails() const { return m_model.details(); }
   bool modelHasTokenizer() const { return m_model.hasTokenizer; }
@@ -155,6 +164,8 @@ class AppController : public QObject {
   // Accepts a local path or a file: URL (what QML's file dialogs return). A load already running
   // is cancelled: the newest request wins.
   Q_INVOKABLE void openModel(const QString& pathOrUrl);
+  // The same, shown under `displayName` (a trained run's name rather than its folder's "run-12").
+  Q_INVOKABLE void openModelAs(const QString& pathOrUrl, const QString& displayName);
   Q_INVOKABLE void cancelLoad();
   // Loads the current model again, e.g. to apply a new thread count.
   Q_INVOKABLE void reloadModel();
@@ -259,6 +270,7 @@ class AppController : public QObject {
   ModelInfo m_model;
   QString m_modelOrigin;  // why the pending load was chosen ("starter model"), for the status line
   QString m_startupFallback;  // opened if the startup model fails to load (StartupModel::fallback)
+  QString m_displayNamePath, m_displayName;  // openModelAs: the name the model at that path is shown under
   QString m_backendName, m_backendReason, m_backendDescription;
 
   int m_loadsInFlight = 0;

@@ -10,6 +10,7 @@ const QString kTheme = QStringLiteral("ui/theme");
 const QString kLastModel = QStringLiteral("models/lastPath");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kMaximized = QStringLiteral("window/maximized");
+const QString kWelcomeDismissed = QStringLiteral("ui/welcomeDismissed");
 }  // namespace
 
 AppSettings::AppSettings(QObject* parent) : QObject(parent) {
@@ -17,6 +18,7 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
   m_theme = m_settings.value(kTheme, QStringLiteral("light")).toString();
   if (m_theme != QLatin1String("dark")) m_theme = QStringLiteral("light");
   m_lastModelPath = m_settings.value(kLastModel).toString();
+  m_welcomeDismissed = m_settings.value(kWelcomeDismissed, false).toBool();
 }
 
 // Twice the cores: enough room to measure oversubscription, a bound that stops typos like 800.
@@ -43,6 +45,13 @@ void AppSettings::setLastModelPath(const QString& path) {
   m_lastModelPath = path;
   m_settings.setValue(kLastModel, path);
   Q_EMIT lastModelPathChanged();
+}
+
+void AppSettings::setWelcomeDismissed(bool dismissed) {
+  if (dismissed == m_welcomeDismissed) return;
+  m_welcomeDismissed = dismissed;
+  m_settings.setValue(kWelcomeDismissed, dismissed);
+  Q_EMIT welcomeDismissedChanged();
 }
 
 QRect AppSettings::windowGeometry() const { return m_settings.value(kGeometry).toRect(); }

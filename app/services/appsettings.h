@@ -18,6 +18,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(bool darkTheme READ darkTheme NOTIFY themeChanged)
   Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
   Q_PROPERTY(int maxThreads READ maxThreads CONSTANT)
+  // The first-run note about the starter model was closed; it is not shown again.
+  Q_PROPERTY(bool welcomeDismissed READ welcomeDismissed WRITE setWelcomeDismissed NOTIFY welcomeDismissedChanged)
 
  public:
   explicit AppSettings(QObject* parent = nullptr);
@@ -30,6 +32,8 @@ class AppSettings : public QObject {
   QString lastModelPath() const { return m_lastModelPath; }
   void setLastModelPath(const QString& path);
   int maxThreads() const;
+  bool welcomeDismissed() const { return m_welcomeDismissed; }
+  void setWelcomeDismissed(bool dismissed);
 
   // Window placement is restored by main.cpp, not bound in QML, so it is not a property.
   QRect windowGeometry() const;
@@ -40,10 +44,12 @@ class AppSettings : public QObject {
   void threadsChanged();
   void themeChanged();
   void lastModelPathChanged();
+  void welcomeDismissedChanged();
 
  private:
   QSettings m_settings;
   int m_threads = 0;
   QString m_theme;
   QString m_lastModelPath;
+  bool m_welcomeDismissed = false;
 };

@@ -2,6 +2,9 @@
 // new-run form (model, data, method, steps, the CLI command it shows, start) runs a real tiny
 // training job; the dashboard then shows its curves (series filled from the stored rows), its
 // status, samples and stat tiles; the log-scale toggle keeps the curve; the Runs page overlays it.
+// A run started from the wizard keeps the wizard open on its Run step (Evaluate and Save follow); the
+// tuned model opens under the run's name; a chat fine-tune's samples answer a chat prompt; the Runs
+// page lists base model, method and final loss, and deletes a run with its folder.
 // Set WB_SCREENSHOT_DIR to keep PNGs of the pages.
 #include <QAbstractAxis>
 #include <QApplication>
@@ -17,9 +20,12 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QValueAxis>
 #include <QXYSeries>
 #include <QtQml/qqmlextensionplugin.h>
 
+#include <cmath>
+#include <functional>
 #include <memory>
 
 #include "appsingleton.h"
@@ -50,7 +56,20 @@ class TestTrainPage : public QObject {
   std::unique_ptr<AppController> m_controller;
   std::unique_ptr<QQmlApplicationEngine> m_engine;
   QQuickWindow* m_window = nullptr;
-  QString m_model, m_data;
+  QString m_model, m_data, m_chats;
+
+  // A run small enough for a few seconds of training.
+  QVariantMap smallRun() const {
+    return {{QStringLiteral("recipe"), QStringLiteral("pretrain")},
+            {QStringLiteral("model"), m_model},
+            {QStringLiteral("data"), m_data},
+            {QStringLiteral("steps"), 6},
+            {QStringLiteral("lr"), 0.003},
+            {QStringLiteral("seq"), 32},
+            {QStringLiteral("batch"), 2},
+            {QStringLiteral("val_every"), 0},
+            {QStringLiteral("save_every"), 0}};
+  }
 
   void grab(const QString& name) {
     QTest::qWait(300);
@@ -82,6 +101,16 @@ class TestTrainPage : public QObject {
     writeTinyGpt2WithTokenizer(m_model);
     m_data = m_dir.filePath(QStringLiteral("stories.txt"));
     QVERIFY(writeStories(m_data, 200));
+    m_chats = m_dir.filePath(QStringLiteral("chats.jsonl"));
+    {
+      QFile f(m_chats);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      for (int i = 0; i < 40; ++i)
+        f.write(QStringLiteral("{\"messages\":[{\"role\":\"user\",\"content\":\"Who saw the %1?\"},"
+                               "{\"role\":\"assistant\",\"content\":\"Tom saw the %1.\"}]}\n")
+                    .arg(i % 2 ? QStringLiteral("ball") : QStringLiteral("cat"))
+                    .toUtf8());
+    }
 
     m_controller = std::make_unique<AppController>();
     AppControllerForeign::setInstance(m_controller.get());
@@ -102,6 +131,17 @@ class TestTrainPage : public QObject {
     QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
   }
 
+  // The dashboard's MetricChart cards (loss, learning rate, gradient norm, throughput).
+  QList<QQuickItem*> chartCards(QQuickItem* page) {
+    QList<QQuickItem*> out;
+    std::function<void(QQuickItem*)> walk = [&](QQuickItem* item) {
+      if (item->property("specs").isValid() && item->property("chart").isValid()) out << item;
+      for (QQuickItem* child : item->childItems()) walk(child);
+    };
+    walk(page);
+    return out;
+  }
+
   void cleanupTestCase() {
     m_engine.reset();
     m_controller.reset();
@@ -113,6 +153,12 @@ class TestTrainPage : public QObject {
     QVERIFY(page);
     QTRY_VERIFY(page->isVisible());
     QVERIFY(findItem(page, QStringLiteral("trainSetup")));
+    // No run yet: the new-run wizard is open, and the empty charts say so instead of showing axes.
+    QVERIFY(findItem(page, QStringLiteral("trainWizard"))->isVisible());
+    QQuickItem* loss = findItem(page, QStringLiteral("lossChart"));
+    QVERIFY(loss && loss->property("empty").toBool());
+    QQuickItem* emptyText = findItem(loss, QStringLiteral("chartEmptyText"));
+    QVERIFY(emptyText && emptyText->isVisible());
     grab(QStringLiteral("train-empty"));
     QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
   }
@@ -203,6 +249,23 @@ class TestTrainPage : public QObject {
     m_controller->settings()->setTheme(QStringLiteral("light"));
     QTRY_VERIFY(chartColoursAre(QColor("#5e6573"), QColor("#c3c8d2"), QColor("#dfe2e8")));
 
+    // Axes read as people write numbers: round steps, no exponent, nothing below zero for a metric
+    // that cannot be negative (the learning rate decays towards zero).
+    QVERIFY(!loss->property("empty").toBool());
+    for (QQuickItem* chartCard : chartCards(page)) {
+      QObject* c = qvariant_cast<QObject*>(chartCard->property("chart"));
+      QAbstractSeries* series = nullptr;
+      QVERIFY(QMetaObject::invokeMethod(c, "series", Q_RETURN_ARG(QAbstractSeries*, series), Q_ARG(int, 0)));
+      QAbstractAxis* y = nullptr;
+      QVERIFY(QMetaObject::invokeMethod(c, "axisY", Q_RETURN_ARG(QAbstractAxis*, y), Q_ARG(QAbstractSeries*, series)));
+      auto* axis = qobject_cast<QValueAxis*>(y);
+      QVERIFY(axis);
+      QVERIFY2(axis->min() >= 0, qPrintable(QString::number(axis->min())));
+      QVERIFY2(!axis->labelFormat().contains(QLatin1Char('g')) && !axis->labelFormat().contains(QLatin1Char('e')),
+               qPrintable(axis->labelFormat()));
+      QCOMPARE(axis->tickType(), QValueAxis::TicksDynamic);
+    }
+
     // Log scale: the same points on a log axis.
     QQuickItem* log = findItem(page, QStringLiteral("logToggle"));
     QVERIFY(log->setProperty("checked", true));
@@ -225,6 +288,105 @@ class TestTrainPage : public QObject {
     QVERIFY(overlay);
     QTRY_COMPARE(overlay->property("count").toInt(), 1);
     grab(QStringLiteral("runs-overlay"));
+    QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+  }
+
+  void wizardStaysWithItsRun() {
+    showPage(3);
+    QQuickItem* page = m_window->findChild<QQuickItem*>(QStringLiteral("page_train"));
+    QQuickItem* wizard = findItem(page, QStringLiteral("trainWizard"));
+    QVERIFY(wizard);
+    QVERIFY(page->setProperty("guided", true));
+    QVERIFY(page->setProperty("showSetup", true));
+    QTRY_VERIFY(wizard->isVisible());
+
+    // A new step starts at the top of the page, wherever the last one was scrolled to.
+    QObject* flick = nullptr;
+    for (QQuickItem* item = wizard; item && !flick; item = item->parentItem())
+      if (item->inherits("QQuickFlickable")) flick = item;
+    QVERIFY(flick);
+    QVERIFY(flick->setProperty("contentY", 300.0));
+    QVERIFY(wizard->setProperty("step", 1));
+    QCOMPARE(flick->property("contentY").toDouble(), 0.0);
+
+    // Start: the run is enqueued and the wizard stays open with it (it used to vanish with the
+    // first run, taking its Evaluate and Save steps along).
+    QVERIFY(wizard->setProperty("step", 4));
+    QVariantMap s = smallRun();
+    s[QStringLiteral("recipe")] = QStringLiteral("sft");
+    s[QStringLiteral("data")] = m_chats;
+    s[QStringLiteral("sample_every")] = 3;
+    s[QStringLiteral("sample_prompt")] = QStringLiteral("Who saw the ball?");
+    QSignalSpy finished(m_controller->training(), &TrainingJobs::runFinished);
+    QVERIFY(QMetaObject::invokeMethod(wizard, "startRequested", Q_ARG(QString, QStringLiteral("chat tune")),
+                                      Q_ARG(QVariant, s)));
+    const qint64 id = wizard->property("runId").toLongLong();
+    QVERIFY(id != 0);
+    QVERIFY(wizard->setProperty("step", 5));
+    QVERIFY(finished.wait(240000));
+    QCOMPARE(finished.first()[1].toString(), QStringLiteral("done"));
+    QVERIFY(wizard->isVisible());
+    QTRY_COMPARE(wizard->property("runStatus").toString(), QStringLiteral("done"));
+    QTRY_VERIFY(findItem(wizard, QStringLiteral("wizardOpenTuned"))->isVisible());
+    QCOMPARE(findItem(wizard, QStringLiteral("wizardRunProgress"))->property("value").toDouble(), 1.0);
+    grab(QStringLiteral("train-wizard-run-done"));
+
+    // The run bar keeps all its actions inside the window.
+    QQuickItem* exportButton = findItem(page, QStringLiteral("exportButton"));
+    QVERIFY(exportButton && exportButton->isVisible());
+    QVERIFY(exportButton->mapToScene(QPointF(exportButton->width(), 0)).x() <= m_window->width());
+
+    // The chat fine-tune's samples were made from the prompt as a chat turn, and show it as asked.
+    const QList<SampleRow> samples = m_controller->training()->store()->samples(id);
+    QVERIFY(!samples.isEmpty());
+    QCOMPARE(samples.first().prompt, QStringLiteral("Who saw the ball?"));
+
+    // The dashboard offers the tuned model; it opens under the run's name, not its folder's.
+    QQuickItem* open = findItem(page, QStringLiteral("openTunedButton"));
+    QVERIFY(open);
+    QTRY_VERIFY(open->isVisible());
+    QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                      open->mapToScene(QPointF(open->width() / 2, open->height() / 2)).toPoint());
+    QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading() && m_controller->hasModel(), 30000);
+    QVERIFY2(m_controller->lastError().isEmpty(), qPrintable(m_controller->lastError()));
+    QCOMPARE(m_controller->modelName(), QStringLiteral("chat tune"));
+
+    // Closed and picked again from the run bar: the wizard reopens on the run's Evaluate step.
+    QVERIFY(QMetaObject::invokeMethod(wizard, "cancelled"));
+    QTRY_VERIFY(!wizard->isVisible());
+    QVERIFY(QMetaObject::invokeMethod(page, "reviewRun", Q_ARG(QVariant, id)));
+    QTRY_VERIFY(wizard->isVisible());
+    QCOMPARE(wizard->property("step").toInt(), 6);
+    QCOMPARE(wizard->property("runStatus").toString(), QStringLiteral("done"));
+    QTRY_VERIFY(findItem(wizard, QStringLiteral("wizardEvaluate"))->property("enabled").toBool());
+    grab(QStringLiteral("train-wizard-review"));
+
+    // The Runs page: base model, method and final loss; a finished run can be deleted, folder and all.
+    showPage(4);
+    QQuickItem* runsPage = m_window->findChild<QQuickItem*>(QStringLiteral("page_runs"));
+    QTRY_VERIFY(runsPage->isVisible());
+    QObject* runs = runsPage->findChild<QObject*>(QStringLiteral("runsModel"));
+    QTRY_COMPARE(runs->property("count").toInt(), 2);
+    QVariantMap run;
+    QVERIFY(QMetaObject::invokeMethod(runs, "get", Q_RETURN_ARG(QVariantMap, run), Q_ARG(qint64, id)));
+    QCOMPARE(run.value(QStringLiteral("baseModelName")).toString(), QStringLiteral("model"));
+    QCOMPARE(run.value(QStringLiteral("method")).toString(), QStringLiteral("Full"));
+    QVERIFY(std::isfinite(run.value(QStringLiteral("finalLoss")).toDouble()));
+    QCOMPARE(run.value(QStringLiteral("finalLoss")).toDouble(),
+             m_controller->training()->store()->metrics(id).last().loss);
+    QQuickItem* details = findItem(runsPage, QStringLiteral("runDetails"));
+    QVERIFY(details);
+    QVERIFY2(details->property("text").toString().startsWith(QStringLiteral("model · ")),
+             qPrintable(details->property("text").toString()));
+    QTest::qWait(200);
+    grab(QStringLiteral("runs-details"));
+    const QString folder = run.value(QStringLiteral("outputDir")).toString();
+    QVERIFY(QDir(folder).exists());
+    QString why;
+    QVERIFY(QMetaObject::invokeMethod(runs, "deleteRun", Q_RETURN_ARG(QString, why), Q_ARG(qint64, id)));
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    QTRY_COMPARE(runs->property("count").toInt(), 1);
+    QVERIFY(!QDir(folder).exists());
     QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
   }
 };

@@ -1,8 +1,10 @@
 // UI smoke test: the real Main.qml with the real AppController. Every page is shown, rendered and
 // checked for a title and for not being blank; a model load and a load error show up in the UI.
 // Set WB_SCREENSHOT_DIR to keep the rendered pages as PNGs (used to review the look).
+#include <QClipboard>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
 #include <QQmlApplicationEngine>
@@ -94,6 +96,17 @@ QQuickItem* findVisibleItem(QQuickItem* root, const QString& objectName) {
   return nullptr;
 }
 
+// A ScrollView's (or Flickable's) vertical scroll bar: the ScrollBar item among its children.
+QQuickItem* verticalScrollBar(QQuickItem* view) {
+  for (QQuickItem* child : view->childItems())
+    if (child->inherits("QQuickScrollBar") && child->property("orientation").toInt() == Qt::Vertical) return child;
+  return nullptr;
+}
+
+QRectF sceneRect(QQuickItem* item) { return item->mapRectToScene(QRectF(0, 0, item->width(), item->height())); }
+
+constexpr int kScrollBarAlwaysOn = 2;  // QQuickScrollBar::AlwaysOn
+
 // Distinct colours inside `item`'s rectangle of a window grab.
 int distinctColoursIn(const QImage& image, QQuickItem* item, qreal dpr) {
   const QRectF r = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
@@ -114,9 +127,13 @@ class TestUiSmoke : public QObject {
   void shortcutsSwitchPages();
   void fileDialogsOpen();
   void loadedModelIsShown();
+  void topBarFitsTheWindow();
   void loadErrorIsShown();
   void darkThemeRenders();
+  void settingsShowWhereDataIsKept();
+  void welcomeNoteForStarterModel();
   void playgroundShowsTokens();
+  void playgroundOutputTools();
   void playgroundChatMode();
   void inspectPageShowsAnInspection();
   void playgroundGeneratesWithStarterModel();
@@ -286,6 +303,139 @@ void TestUiSmoke::loadedModelIsShown() {
   grab(QStringLiteral("models-loaded"));
   QVERIFY(m_window->setProperty("currentPage", 1));
   grab(QStringLiteral("playground-no-tokenizer"));
+}
+
+void TestUiSmoke::topBarFitsTheWindow() {
+  // The default window size: the model's name and summary keep their room, the backend pill and the
+  // open button stay inside the window, and whatever is elided is whole in the tooltip.
+  QCOMPARE(m_window->size(), QSize(1200, 780));
+  auto* summary = findItem(m_window->contentItem(), QStringLiteral("topBarModelSummary"));
+  auto* pill = findItem(m_window->contentItem(), QStringLiteral("backendPill"));
+  auto* open = findItem(m_window->contentItem(), QStringLiteral("topBarOpenButton"));
+  QVERIFY(summary && pill && open);
+  QVERIFY2(summary->width() >= 250, qPrintable(QString::number(summary->width())));
+  const QRectF s = sceneRect(summary), p = sceneRect(pill), o = sceneRect(open);
+  QVERIFY(s.right() <= p.left());
+  QVERIFY(p.right() <= o.left());
+  QVERIFY2(o.right() <= m_window->width(), qPrintable(QString::number(o.right())));
+  QCOMPARE(summary->property("text").toString(), m_controller->modelInfo());
+  grab(QStringLiteral("topbar-default-size"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("topbar-default-size-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+}
+
+void TestUiSmoke::settingsShowWhereDataIsKept() {
+  // The Settings page names the folders of the user's data, not the app's resources.
+  QVERIFY(m_window->setProperty("currentPage", 6));
+  QQuickItem* settings = page(QStringLiteral("settings"));
+  QTRY_VERIFY(settings->isVisible());
+  auto* database = findItem(settings, QStringLiteral("databaseFolderPath"));
+  auto* runs = findItem(settings, QStringLiteral("runsFolderPath"));
+  QVERIFY(database && runs);
+  QCOMPARE(database->property("text").toString(), QFileInfo(m_dir.filePath(QStringLiteral("sessions.db"))).absolutePath());
+  QCOMPARE(runs->property("text").toString(), m_controller->training()->runsRoot());
+  QVERIFY(findItem(settings, QStringLiteral("runsFolderOpen"))->property("enabled").toBool());
+  grab(QStringLiteral("settings-data"));
+}
+
+void TestUiSmoke::welcomeNoteForStarterModel() {
+  m_warnings.clear();
+  // A starter model where the app ships it (WB_DATA_DIR/models/starter): the first-run note says what
+  // it is and where to go; closed, it stays closed.
+  const QString starter = m_dir.filePath(QStringLiteral("share/models/starter"));
+  writeTinyTextModel(starter);
+  auto* note = findItem(m_window->contentItem(), QStringLiteral("welcomeNote"));
+  QVERIFY(note);
+  QVERIFY(!note->isVisible());  // another model is loaded
+  m_controller->openModel(starter);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
+  QVERIFY(m_controller->modelIsStarter());
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QTRY_VERIFY(note->isVisible());
+  const QString text = findItem(note, QStringLiteral("welcomeText"))->property("text").toString();
+  QVERIFY2(text.contains(QStringLiteral("not a chatbot")), qPrintable(text));
+  QTest::qWait(200);
+  grab(QStringLiteral("welcome-note"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("welcome-note-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+
+  // Its buttons go to the pages it names.
+  auto* goInspect = findItem(note, QStringLiteral("welcomeGo_inspect"));
+  QVERIFY(goInspect);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    goInspect->mapToScene(QPointF(goInspect->width() / 2, goInspect->height() / 2)).toPoint());
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 2);
+
+  auto* close = findItem(note, QStringLiteral("welcomeDismiss"));
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    close->mapToScene(QPointF(close->width() / 2, close->height() / 2)).toPoint());
+  QTRY_VERIFY(!note->isVisible());
+  QVERIFY(m_controller->settings()->welcomeDismissed());
+  QVERIFY(AppSettings().welcomeDismissed());  // written through: a new start reads it back
+  m_controller->settings()->setWelcomeDismissed(false);
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::playgroundOutputTools() {
+  m_warnings.clear();
+  // The tiny text model and the raw completion of playgroundShowsTokens are still there.
+  QVERIFY(m_window->setProperty("currentPage", 1));
+  QQuickItem* playground = page(QStringLiteral("playground"));
+  auto* tokensA = playground->property("tokensA").value<TokenStreamModel*>();
+  QVERIFY(tokensA);
+  QTRY_VERIFY(!m_controller->generating());
+  QTRY_VERIFY(tokensA->count() > 3);
+
+  // The sampling column is taller than the window: its scroll bar is shown, beside the sliders.
+  QQuickItem* settingsScroll = findItem(playground, QStringLiteral("settingsScroll"));
+  QVERIFY(settingsScroll);
+  QQuickItem* bar = verticalScrollBar(settingsScroll);
+  QVERIFY(bar);
+  QTRY_COMPARE(bar->property("policy").toInt(), kScrollBarAlwaysOn);
+  QQuickItem* temperature = findItem(settingsScroll, QStringLiteral("temperatureSlider"));
+  QVERIFY(temperature);
+  QVERIFY2(sceneRect(temperature).right() + 6 <= sceneRect(bar).left(),
+           qPrintable(QStringLiteral("slider ends at %1, scroll bar starts at %2")
+                          .arg(sceneRect(temperature).right())
+                          .arg(sceneRect(bar).left())));
+
+  // Hovering a token opens its details below it: over neither the token nor the prompt above.
+  QQuickItem* output = findItem(playground, QStringLiteral("outputTokensA"));
+  QQuickItem* flow = findItem(output, QStringLiteral("tokenFlow"));
+  QVERIFY(flow && flow->childItems().size() > 2);
+  QQuickItem* chip = flow->childItems().at(2);
+  QTest::mouseMove(m_window, chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2)).toPoint());
+  QObject* tip = output->findChild<QObject*>(QStringLiteral("tokenHoverTip"));
+  QVERIFY(tip);
+  QTRY_VERIFY(tip->property("opened").toBool());
+  auto* tipItem = tip->property("background").value<QQuickItem*>();
+  QVERIFY(tipItem);
+  const QRectF tipRect = sceneRect(tipItem), chipRect = sceneRect(chip);
+  QVERIFY2(!tipRect.intersects(chipRect), "the tooltip covers the token");
+  QVERIFY2(tipRect.top() >= sceneRect(output).top(), "the tooltip reaches over the prompt");
+  grab(QStringLiteral("playground-hover"));
+  QTest::mouseMove(m_window, QPoint(2, m_window->height() - 2));
+  QTRY_VERIFY(!tip->property("visible").toBool());
+
+  // The completion as plain text on the clipboard.
+  QQuickItem* copy = findItem(playground, QStringLiteral("copyTextA"));
+  QVERIFY(copy && copy->isVisible());
+  QGuiApplication::clipboard()->clear();
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    copy->mapToScene(QPointF(copy->width() / 2, copy->height() / 2)).toPoint());
+  QTRY_COMPARE(QGuiApplication::clipboard()->text(), tokensA->text());
+
+  // A raw completion is no reply: switching to Chat clears the output.
+  QVERIFY(playground->setProperty("chatMode", true));
+  QCOMPARE(tokensA->count(), 0);
+  QVERIFY(!copy->isVisible());
+  QVERIFY(playground->setProperty("chatMode", false));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("playground-settings-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 
 void TestUiSmoke::loadErrorIsShown() {
@@ -460,6 +610,13 @@ void TestUiSmoke::playgroundChatMode() {
            qPrintable(rendered));
   QVERIFY(rendered.size() > QStringLiteral("Answer in few words.abc defcab feda cab").size());
   QTRY_VERIFY(findItem(playground, QStringLiteral("chatPromptTokens"))->isVisible());
+  // The conversation is taller than its card: its scroll bar is shown, so "Add message" and the
+  // chips below are found.
+  QQuickItem* chatEditor = findItem(playground, QStringLiteral("chatEditor"));
+  QQuickItem* chatBar = verticalScrollBar(chatEditor);
+  QVERIFY(chatBar);
+  QTRY_VERIFY(chatEditor->property("contentHeight").toDouble() <= chatEditor->height() ||
+              chatBar->property("policy").toInt() == kScrollBarAlwaysOn);
 
   auto* tokensA = playground->property("tokensA").value<TokenStreamModel*>();
   QSignalSpy done(m_controller.get(), &AppController::generationDone);
@@ -650,9 +807,18 @@ void TestUiSmoke::inspectPageShowsAnInspection() {
   QVERIFY(!inspect->property("overlayActive").toBool());
   QCOMPARE(heatmap->property("overlayHeads").toList().size(), 0);
 
+  // Layers are counted from 0 and say so.
+  QCOMPARE(findItem(inspect, QStringLiteral("layerBox"))->property("displayText").toString(),
+           QStringLiteral("0 (of 0–%1)").arg(in->n_layer - 1));
+
   QVERIFY(inspect->setProperty("currentView", 2));
   QQuickItem* lens = findItem(inspect, QStringLiteral("lensView"));
   QTRY_VERIFY(lens && lens->isVisible());
+  // Every position fits, or the scroll bar says that more are to the side.
+  QObject* lensBar = inspect->findChild<QObject*>(QStringLiteral("lensScrollBar"));
+  QVERIFY(lensBar);
+  QTRY_VERIFY(lens->property("contentWidth").toDouble() <= lens->width() + 1 ||
+              lensBar->property("policy").toInt() == kScrollBarAlwaysOn);
   QTest::qWait(200);
   image = grab(QStringLiteral("inspect-lens"));
   QVERIFY(distinctColoursIn(image, lens, dpr) > 4);

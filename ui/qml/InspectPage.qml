@@ -229,8 +229,9 @@ Item {
                         visible: !page.overlayActive
                         objectName: "layerBox"
                         model: grid.layers
-                        displayText: qsTr("%1 of %2").arg(currentIndex).arg(grid.layers)
-                        implicitWidth: 110
+                        // Layers count from 0, as in the head grid, the overlay legend and the CLI.
+                        displayText: qsTr("%1 (of 0–%2)").arg(currentIndex).arg(grid.layers - 1)
+                        implicitWidth: 120
                     }
                     Label { text: qsTr("Head"); color: Style.textMuted; visible: !page.overlayActive }
                     ComboBox {
@@ -514,7 +515,16 @@ Item {
                         rowSpacing: 1
                         Layout.fillWidth: true
                         Layout.fillHeight: true
-                        ScrollBar.horizontal: ScrollBar {}
+                        // Every position fits when it can (columns share the width, 56 to 120 px); a longer
+                        // text scrolls, with its scroll bar always shown so the hidden columns are no secret.
+                        readonly property real fittedWidth: lens.positions > 0
+                            ? Math.max(56, Math.min(120, (width - columnSpacing * (lens.positions - 1)) / lens.positions)) : 86
+                        columnWidthProvider: function(column) { return fittedWidth }
+                        onFittedWidthChanged: forceLayout()
+                        ScrollBar.horizontal: ScrollBar {
+                            objectName: "lensScrollBar"
+                            policy: lensView.contentWidth > lensView.width + 1 ? ScrollBar.AlwaysOn : ScrollBar.AsNeeded
+                        }
                         ScrollBar.vertical: ScrollBar {}
                         delegate: Rectangle {
                             required property string display

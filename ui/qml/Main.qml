@@ -113,6 +113,13 @@ ApplicationWindow {
             LoadBanner {
                 Layout.fillWidth: true
             }
+            WelcomeNote {
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Layout.topMargin: Style.gapLarge
+                onPageRequested: key => window.showPage(key)
+            }
             // Load errors are shown here on every page except Models, which shows them in place.
             InlineMessage {
                 objectName: "globalError"
@@ -139,8 +146,17 @@ ApplicationWindow {
                     playgroundText: playgroundPage.runPrompt + playgroundPage.tokensA.text
                     onGoToPlaygroundRequested: window.showPage("playground")
                 }
-                TrainPage { onGoToPlaygroundRequested: window.showPage("playground") }
-                RunsPage { onGoToPlaygroundRequested: window.showPage("playground") }
+                TrainPage {
+                    id: trainPage
+                    onGoToPlaygroundRequested: window.showPage("playground")
+                }
+                RunsPage {
+                    onGoToPlaygroundRequested: window.showPage("playground")
+                    onEvaluateRequested: function(runId) {
+                        window.showPage("train")
+                        trainPage.reviewRun(runId)
+                    }
+                }
                 ModelsPage {
                     onOpenFileRequested: window.openModelFile()
                     onOpenFolderRequested: window.openModelFolder()

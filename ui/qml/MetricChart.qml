@@ -4,6 +4,9 @@
 // 200 ms while a run trains. A log scale swaps the y axis for a LogValueAxis.
 // Every part of the chart (axes, their titles, grid, legend, background) takes Style's chart colours,
 // so it follows the light / dark theme; Qt Charts' own theme would paint light-theme text on dark.
+// Ticks fall on round numbers (1, 2 or 5 times a power of ten) and are labelled with just the digits
+// that step needs ("2550", "0.0003", never "2.55e+03"); all these metrics are >= 0, so an axis never
+// dips below zero. Before the first point the chart says so instead of showing a 0..1 grid.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -20,6 +23,9 @@ Card {
     // Extra controls shown in the title row (a smoothing slider, a log toggle).
     property alias tools: toolRow.data
     readonly property alias chart: chart
+    // No point in any series yet.
+    property bool empty: true
+    readonly property string emptyText: qsTr("No data yet: the curve appears with the run's first steps.")
 
     padding: 14
     Layout.fillWidth: true
@@ -53,6 +59,11 @@ Card {
             id: xAxis
             min: 0
             max: 1
+            tickType: ValueAxis.TicksDynamic
+            tickAnchor: 0
+            tickInterval: 1
+            labelsVisible: !card.empty
+            gridVisible: !card.empty
             labelFormat: "%d"
             titleText: qsTr("step")
             labelsColor: Style.chartLabel
@@ -68,6 +79,11 @@ Card {
         ValueAxis {
             id: linAxis
             visible: !card.logScale
+            tickType: ValueAxis.TicksDynamic
+            tickAnchor: 0
+            tickInterval: 0.25
+            labelsVisible: !card.empty
+            gridVisible: !card.empty
             titleText: card.yTitle
             labelsColor: Style.chartLabel
             titleBrush: Style.chartTitle
@@ -76,13 +92,15 @@ Card {
             minorGridLineColor: Style.chartMinorGrid
             shadesVisible: false
             lineVisible: false
-            labelFormat: "%.3g"
+            labelFormat: "%.2f"
             labelsFont.pixelSize: 11
             titleFont.pixelSize: 11
         }
         LogValueAxis {
             id: logAxis
             visible: card.logScale
+            labelsVisible: !card.empty
+            gridVisible: !card.empty
             base: 10
             titleText: card.yTitle
             labelsColor: Style.chartLabel
@@ -96,6 +114,19 @@ Card {
             labelsFont.pixelSize: 11
             titleFont.pixelSize: 11
         }
+    }
+
+    Label {
+        objectName: "chartEmptyText"
+        parent: chart
+        anchors.centerIn: parent
+        width: Math.min(parent.width - 40, implicitWidth)
+        visible: card.empty
+        text: card.emptyText
+        color: Style.textMuted
+        font.pixelSize: Style.fontSmall
+        wrapMode: Text.Wrap
+        horizontalAlignment: Text.AlignHCenter
     }
 
     function rebuild() {
@@ -124,15 +155,23 @@ Card {
             lo = Math.min(lo, r.min)
             hi = Math.max(hi, r.max)
         }
-        xAxis.max = Math.max(1, metrics.totalSteps, metrics.lastStep)
-        if (!isFinite(lo)) { lo = logScale ? 0.1 : 0; hi = 1 }
+        const steps = Math.max(1, metrics.totalSteps, metrics.lastStep)
+        xAxis.tickInterval = Math.max(1, Style.niceStep(steps, 5))
+        xAxis.max = steps
+        empty = !isFinite(lo)
+        if (empty) { lo = logScale ? 0.1 : 0; hi = 1 }
         if (logScale) {
             logAxis.min = lo / 1.2
             logAxis.max = hi * 1.2
         } else {
             const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1
-            linAxis.min = lo - pad
-            linAxis.max = hi + pad
+            const step = Style.niceStep(hi - lo + 2 * pad, 5)
+            // Learning rate, losses, norms and speeds are never negative: no axis below zero for them.
+            const min = lo >= 0 ? Math.max(0, lo - pad) : lo - pad
+            linAxis.tickInterval = step
+            linAxis.labelFormat = Style.tickFormat(step)
+            linAxis.min = Math.floor(min / step) * step
+            linAxis.max = Math.ceil((hi + pad) / step) * step
         }
     }
 

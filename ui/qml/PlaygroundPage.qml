@@ -19,7 +19,11 @@ Item {
     property alias promptText: promptArea.text
     // Chat mode: the conversation below is rendered with the model's chat template.
     property bool chatMode: false
-    onChatModeChanged: tokenizeTimer.restart()
+    onChatModeChanged: {
+        tokenizeTimer.restart()
+        // The output belongs to the mode that made it: a raw completion is no reply to the conversation.
+        if (!App.generating && !pendingB && runChat !== chatMode) clearOutput()
+    }
     readonly property string templateText: App.chatTemplateNote.length > 0
         ? qsTr("Template: %1. %2").arg(App.chatTemplateName).arg(App.chatTemplateNote)
         : App.chatTemplateName === "plain"
@@ -147,6 +151,18 @@ Item {
         pendingB = true
         start("A", a)
     }
+    function clearOutput() {
+        tokensA.clear(); tokensB.clear()
+        setStat("A", "", ""); setStat("B", "", "")
+        App.clearGeneration()
+    }
+    // The lane's output as plain text on the clipboard (the chips' text, without ids or colours).
+    function copyText(lane) {
+        clipboardHelper.text = modelFor(lane).text
+        clipboardHelper.selectAll()
+        clipboardHelper.copy()
+        clipboardHelper.text = ""
+    }
     function stop() {
         pendingB = false
         App.stopGeneration()
@@ -177,6 +193,9 @@ Item {
         }
         function onModelChanged() { tokenizeTimer.restart() }
     }
+
+    // QML has no clipboard API; a text edit's copy() is the way to it.
+    TextEdit { id: clipboardHelper; visible: false }
 
     Timer {
         id: tokenizeTimer
@@ -290,10 +309,11 @@ Item {
                         visible: page.chatMode
                         contentWidth: availableWidth
                         clip: true
+                        ScrollBar.vertical.policy: contentHeight > availableHeight + 1 ? ScrollBar.AlwaysOn : ScrollBar.AsNeeded
                         Layout.fillWidth: true
                         Layout.fillHeight: true
                         ColumnLayout {
-                            width: chatScroll.availableWidth - 12
+                            width: chatScroll.availableWidth - chatScroll.ScrollBar.vertical.width - 8
                             spacing: Style.gapSmall
 
                             Label {
@@ -484,14 +504,35 @@ Item {
                                     Layout.fillHeight: true
                                     onAlternativeChosen: (row, altIndex) => page.forceAlternative(lane, row, altIndex)
                                 }
-                                Label {
-                                    objectName: "generationStats" + lane
-                                    text: page.errors[lane].length > 0 ? page.errors[lane] : page.stats[lane]
-                                    visible: text.length > 0
-                                    color: page.errors[lane].length > 0 ? Style.error : Style.textMuted
-                                    font.pixelSize: Style.fontSmall
-                                    wrapMode: Text.Wrap
+                                RowLayout {
+                                    spacing: Style.gapSmall
+                                    visible: statsLabel.visible || copyButton.visible
                                     Layout.fillWidth: true
+                                    Label {
+                                        id: statsLabel
+                                        objectName: "generationStats" + lane
+                                        visible: text.length > 0
+                                        text: page.errors[lane].length > 0 ? page.errors[lane] : page.stats[lane]
+                                        color: page.errors[lane].length > 0 ? Style.error : Style.textMuted
+                                        font.pixelSize: Style.fontSmall
+                                        wrapMode: Text.Wrap
+                                        Layout.fillWidth: true
+                                    }
+                                    Item { Layout.fillWidth: true; visible: !statsLabel.visible }
+                                    Button {
+                                        id: copyButton
+                                        objectName: "copyText" + lane
+                                        readonly property TokenStreamModel laneTokens: page.modelFor(lane)
+                                        text: qsTr("Copy as plain text")
+                                        icon.source: "icons/copy.svg"
+                                        icon.width: 16
+                                        icon.height: 16
+                                        flat: true
+                                        font.pixelSize: Style.fontSmall
+                                        visible: laneTokens.count > 0
+                                        enabled: !(App.generating && App.generationLane === lane)
+                                        onClicked: page.copyText(lane)
+                                    }
                                 }
                             }
                         }
@@ -528,14 +569,20 @@ Item {
                     TabButton { text: qsTr("A") }
                     TabButton { text: qsTr("B") }
                 }
+                // The knobs are taller than most windows: the scroll bar stays visible while there is more
+                // below, in a gutter of its own (the sliders' handles reach 6 px past their column).
                 ScrollView {
                     id: settingsScroll
+                    objectName: "settingsScroll"
+                    readonly property bool overflows: contentHeight > availableHeight + 1
                     clip: true
                     contentWidth: availableWidth
                     Layout.fillWidth: true
                     Layout.fillHeight: true
+                    Layout.rightMargin: -10  // the gutter takes part of the card's padding
+                    ScrollBar.vertical.policy: overflows ? ScrollBar.AlwaysOn : ScrollBar.AsNeeded
                     StackLayout {
-                        width: settingsScroll.availableWidth - 12
+                        width: settingsScroll.availableWidth - settingsScroll.ScrollBar.vertical.width - 12
                         currentIndex: page.compare ? panelTabs.currentIndex : 0
                         SamplerSettings { id: settingsA }
                         SamplerSettings { id: settingsB }
@@ -565,11 +612,7 @@ Item {
                     flat: true
                     enabled: !App.generating && (tokensA.count > 0 || tokensB.count > 0)
                     Layout.fillWidth: true
-                    onClicked: {
-                        tokensA.clear(); tokensB.clear()
-                        page.setStat("A", "", ""); page.setStat("B", "", "")
-                        App.clearGeneration()
-                    }
+                    onClicked: page.clearOutput()
                 }
                 Label {
                     text: qsTr("Ctrl+Enter generates · Esc stops")

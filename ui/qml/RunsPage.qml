@@ -1,5 +1,6 @@
-// RunsPage: every training run with its settings and status; tick runs to overlay their loss curves
-// (EMA-smoothed train loss, one colour per run). A run's row shows the command that repeats it.
+// RunsPage: every training run with its base model, method, final loss and status; tick runs to overlay
+// their loss curves (EMA-smoothed train loss, one colour per run). The selected run shows the command
+// that repeats it. Each row's actions: open the tuned model, evaluate it (the Train page's wizard), delete.
 import QtQml
 import QtQuick
 import QtQuick.Controls
@@ -11,6 +12,10 @@ Item {
     id: page
     objectName: "page_runs"
     signal goToPlaygroundRequested()
+    signal evaluateRequested(var runId)
+
+    property string actionMessage
+    property var pendingDelete: ({})  // the run the delete dialog asks about
 
     readonly property var runColors: ["#3f51b5", "#e65100", "#2e7d32", "#c2185b", "#00838f", "#6d4c41", "#7b1fa2", "#9e9d24"]
 
@@ -58,10 +63,14 @@ Item {
                         required property string name
                         required property string status
                         required property string recipe
+                        required property string baseModelName
+                        required property string method
+                        required property var finalLoss
                         required property var totalSteps
                         required property var createdMs
                         required property bool selected
                         required property string command
+                        required property string outputDir
                         width: ListView.view.width
                         highlighted: ListView.isCurrentItem
                         onClicked: ListView.view.currentIndex = index
@@ -81,10 +90,21 @@ Item {
                                 Layout.fillWidth: true
                                 Label { text: name; color: Style.text; elide: Text.ElideRight; Layout.fillWidth: true }
                                 Label {
-                                    text: qsTr("%1 · %2 steps · %3").arg(recipe).arg(totalSteps)
-                                          .arg(new Date(createdMs).toLocaleString(Qt.locale(), Locale.ShortFormat))
+                                    objectName: "runDetails"
+                                    text: qsTr("%1 · %2 · %3 · %4 steps").arg(baseModelName || "—")
+                                          .arg(recipe === "sft" ? qsTr("chat fine-tune") : qsTr("pretrain")).arg(method).arg(totalSteps)
                                     color: Style.textMuted
                                     font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
+                                }
+                                Label {
+                                    text: (finalLoss !== undefined ? qsTr("final loss %1 · ").arg(Number(finalLoss).toFixed(3)) : "")
+                                          + new Date(createdMs).toLocaleString(Qt.locale(), Locale.ShortFormat)
+                                    color: Style.textMuted
+                                    font.pixelSize: Style.fontSmall
+                                    elide: Text.ElideRight
+                                    Layout.fillWidth: true
                                 }
                             }
                             Label {
@@ -92,8 +112,42 @@ Item {
                                 font.pixelSize: Style.fontSmall
                                 color: status === "failed" ? Style.error : status === "done" ? Style.good : Style.accent
                             }
+                            ToolButton {
+                                objectName: "runOpen_" + runId
+                                icon.source: "icons/models.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: status === "done"
+                                onClicked: App.openModelAs(outputDir, name)
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Open the tuned model to try it in Chat, Playground and Inspect")
+                            }
+                            ToolButton {
+                                objectName: "runEvaluate_" + runId
+                                icon.source: "icons/sparkle.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: status === "done"
+                                onClicked: page.evaluateRequested(runId)
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Evaluate: compare the tuned model with its base (Train page)")
+                            }
+                            ToolButton {
+                                objectName: "runDelete_" + runId
+                                icon.source: "icons/trash.svg"
+                                icon.width: 18; icon.height: 18
+                                enabled: ["queued", "running", "paused"].indexOf(status) < 0
+                                onClicked: { page.pendingDelete = runs.get(runId); deleteDialog.open() }
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Delete the run, its metrics and its folder")
+                            }
                         }
                     }
+                }
+                Label {
+                    visible: page.actionMessage.length > 0
+                    text: page.actionMessage
+                    color: Style.error
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
                 }
                 TextEdit {
                     visible: list.currentIndex >= 0 && runs.count > 0
@@ -128,17 +182,34 @@ Item {
                     // Style's chart colours, as in MetricChart: Qt Charts' theme is light-only here.
                     ValueAxis {
                         id: ox; min: 0; max: 1; labelFormat: "%d"; titleText: qsTr("step")
+                        tickType: ValueAxis.TicksDynamic; tickAnchor: 0; tickInterval: 1
                         labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
                         gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
                     }
                     ValueAxis {
-                        id: oy; min: 0; max: 1; labelFormat: "%.3g"
+                        id: oy; min: 0; max: 1; labelFormat: "%.1f"
+                        tickType: ValueAxis.TicksDynamic; tickAnchor: 0; tickInterval: 0.25
                         labelsColor: Style.chartLabel; titleBrush: Style.chartTitle; color: Style.chartAxisLine
                         gridLineColor: Style.chartGrid; minorGridLineColor: Style.chartMinorGrid; shadesVisible: false
                     }
                 }
             }
         }
+    }
+
+    Dialog {
+        id: deleteDialog
+        objectName: "runDeleteDialog"
+        title: qsTr("Delete “%1”?").arg(page.pendingDelete.name || "")
+        anchors.centerIn: Overlay.overlay
+        modal: true
+        standardButtons: Dialog.Cancel | Dialog.Ok
+        Label {
+            text: qsTr("Its metrics, samples and folder (the trained model and checkpoints) are removed.")
+            wrapMode: Text.Wrap
+            width: 360
+        }
+        onAccepted: page.actionMessage = runs.deleteRun(page.pendingDelete.runId)
     }
 
     // One MetricsModel per ticked run; the chart is redrawn from them.
@@ -171,8 +242,17 @@ Item {
                 lo = Math.min(lo, range.min); hi = Math.max(hi, range.max)
                 maxX = Math.max(maxX, m.lastStep, m.totalSteps)
             }
+            ox.tickInterval = Math.max(1, Style.niceStep(maxX, 5))
             ox.max = maxX
-            if (isFinite(lo)) { const pad = (hi - lo) * 0.08 || 0.5; oy.min = lo - pad; oy.max = hi + pad }
+            // Round ticks; losses are never negative, so no axis below zero.
+            if (isFinite(lo)) {
+                const pad = (hi - lo) * 0.08 || 0.5
+                const step = Style.niceStep(hi - lo + 2 * pad, 5)
+                oy.tickInterval = step
+                oy.labelFormat = Style.tickFormat(step)
+                oy.min = Math.floor(Math.max(0, lo - pad) / step) * step
+                oy.max = Math.ceil((hi + pad) / step) * step
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-// SettingsPage: engine and appearance preferences. Saved as they change.
+// SettingsPage: engine and appearance preferences (saved as they change), and where the user's data
+// is kept: the session database (chats, presets, run records) and the training runs' folders.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -7,6 +8,48 @@ import Workbench.Ui
 Item {
     id: page
     objectName: "page_settings"
+
+    // A folder path as the system's file manager opens it.
+    function folderUrl(path) { return "file://" + path.split("/").map(encodeURIComponent).join("/") }
+    function folderOf(path) { return path.substring(0, path.lastIndexOf("/")) }
+
+    component FolderRow: RowLayout {
+        id: folderRow
+        property string label
+        property string hint
+        property string path
+        spacing: Style.gapLarge
+        Layout.fillWidth: true
+        ColumnLayout {
+            spacing: 2
+            Layout.fillWidth: true
+            Label { text: folderRow.label; color: Style.text }
+            Label {
+                objectName: folderRow.objectName + "Path"
+                text: folderRow.path
+                color: Style.text
+                font.family: Style.monoFont
+                font.pixelSize: Style.fontSmall
+                wrapMode: Text.WrapAnywhere
+                Layout.fillWidth: true
+            }
+            Label {
+                text: folderRow.hint
+                color: Style.textMuted
+                font.pixelSize: Style.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+        }
+        Button {
+            objectName: folderRow.objectName + "Open"
+            text: qsTr("Open folder")
+            icon.source: "icons/folder.svg"
+            flat: true
+            enabled: folderRow.path.length > 0
+            onClicked: Qt.openUrlExternally(page.folderUrl(folderRow.path))
+        }
+    }
 
     ScrollView {
         id: scroll
@@ -123,6 +166,27 @@ Item {
             }
 
             Card {
+                title: qsTr("Your data")
+                subtitle: qsTr("Kept on this computer only. Back up these folders to keep your chats and trained models.")
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+
+                FolderRow {
+                    objectName: "databaseFolder"
+                    label: qsTr("Chats, presets and run history")
+                    path: page.folderOf(App.databasePath)
+                    hint: qsTr("in the database file %1").arg(App.databasePath.split("/").pop())
+                }
+                FolderRow {
+                    objectName: "runsFolder"
+                    label: qsTr("Training runs")
+                    path: App.runsDir
+                    hint: qsTr("one folder per run: the trained model, its checkpoints and exports")
+                }
+            }
+
+            Card {
                 title: qsTr("About")
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
@@ -136,7 +200,7 @@ Item {
                     Layout.fillWidth: true
                     Label { text: qsTr("Version"); color: Style.textMuted }
                     Label { text: App.version; color: Style.text; Layout.fillWidth: true }
-                    Label { text: qsTr("Data folder"); color: Style.textMuted }
+                    Label { text: qsTr("App resources"); color: Style.textMuted }
                     Label {
                         text: App.dataDir
                         color: Style.text

@@ -64,6 +64,20 @@ QtObject {
         return probBands[probBands.length - 1].color
     }
 
+    // Chart ticks on round numbers: a step of 1, 2 or 5 times a power of ten giving about `count`
+    // ticks over `span`, and the printf format that shows that step's digits and no more (0.0005 →
+    // "%.4f", 250 → "%.0f"), so axes never read "2.55e+03" or "0 0 0 0 1".
+    function niceStep(span, count) {
+        if (!(span > 0) || !isFinite(span)) return 1
+        const raw = span / count
+        const power = Math.pow(10, Math.floor(Math.log10(raw)))
+        const f = raw / power
+        return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power
+    }
+    function tickFormat(step) {
+        return "%." + Math.max(0, Math.min(8, -Math.floor(Math.log10(step) + 1e-9))) + "f"
+    }
+
     // A byte count as people read memory sizes: "812 MiB", "3.4 GiB"; "—" when unknown (negative).
     function bytes(b) {
         if (!isFinite(b) || b < 0) return "—"

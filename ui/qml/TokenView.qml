@@ -1,6 +1,7 @@
 // TokenView: generated text as token chips coloured by the probability the model gave each one.
-// Hover shows a token's id, probability and top alternatives; a click opens the alternatives, and
-// picking one emits alternativeChosen (the page truncates there and continues generating).
+// Hover shows a token's id, probability and top alternatives (below the token, or above it at the
+// window's bottom: never over the token itself or the prompt above the output); a click opens the
+// alternatives, and picking one emits alternativeChosen (the page truncates there and continues).
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -81,18 +82,43 @@ ScrollView {
                     hoverEnabled: true
                     cursorShape: view.interactive && chip.alternatives.length > 1 ? Qt.PointingHandCursor : Qt.ArrowCursor
                     onClicked: if (view.interactive && chip.alternatives.length > 0) altPopup.openFor(chip)
-                }
-                ToolTip.visible: chipMouse.containsMouse && !altPopup.visible
-                ToolTip.delay: 300
-                ToolTip.text: {
-                    let lines = [qsTr("id %1 · p = %2").arg(chip.tokenId).arg(view.percent(chip.prob))]
-                    for (let i = 0; i < Math.min(5, chip.alternatives.length); ++i) {
-                        const a = chip.alternatives[i]
-                        lines.push("“" + view.shown(a.text) + "”  " + view.percent(a.prob))
+                    onContainsMouseChanged: {
+                        if (containsMouse) hoverTip.showFor(chip)
+                        else if (hoverTip.chip === chip) hoverTip.chip = null
                     }
-                    return lines.join("\n")
                 }
+                Component.onDestruction: if (hoverTip.chip === chip) hoverTip.chip = null
             }
+        }
+    }
+
+    // One tooltip for all chips, placed by hand: the attached ToolTip opens above its item, which in
+    // the Playground is over the prompt.
+    ToolTip {
+        id: hoverTip
+        objectName: "tokenHoverTip"
+        property Item chip: null
+        visible: chip !== null && !altPopup.visible
+        delay: 300
+        // Unwrapped lines: as wide as the longest one (a wrapping text would take the window's width).
+        contentItem: Label {
+            text: hoverTip.text
+            font: hoverTip.font
+            color: "white"  // on Material's grey tooltip, in both themes
+        }
+        function showFor(c) {
+            let lines = [qsTr("id %1 · p = %2").arg(c.tokenId).arg(view.percent(c.prob))]
+            for (let i = 0; i < Math.min(5, c.alternatives.length); ++i) {
+                const a = c.alternatives[i]
+                lines.push("“" + view.shown(a.text) + "”  " + view.percent(a.prob))
+            }
+            text = lines.join("\n")
+            const below = c.mapToItem(view, 0, c.height + 4)
+            const inWindow = c.mapToItem(null, 0, c.height + 4)
+            const fitsBelow = !view.Window.window || inWindow.y + implicitHeight < view.Window.height - 8
+            x = Math.max(0, Math.min(below.x, view.width - implicitWidth))
+            y = fitsBelow ? below.y : below.y - c.height - 8 - implicitHeight
+            chip = c
         }
     }
 

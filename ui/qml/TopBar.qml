@@ -1,4 +1,7 @@
 // TopBar: the strip above every page: which model is loaded, which backend runs it and why.
+// At the default window size the model's summary and the backend's reason do not both fit: the model
+// side gets the room (at least 260 px), the backend pill shows its name and as much of the reason as
+// fits, and each elided text has its whole in a tooltip.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -32,7 +35,13 @@ Rectangle {
         ColumnLayout {
             spacing: 0
             Layout.fillWidth: true
+            Layout.minimumWidth: 260
+            HoverHandler { id: modelHover }
+            ToolTip.visible: modelHover.hovered && (modelName.truncated || modelSummary.truncated)
+            ToolTip.delay: 400
+            ToolTip.text: modelName.text + "\n" + modelSummary.text
             Label {
+                id: modelName
                 objectName: "topBarModelName"
                 text: App.hasModel ? App.modelName : qsTr("No model loaded")
                 font.pixelSize: Style.fontBody
@@ -42,6 +51,8 @@ Rectangle {
                 Layout.fillWidth: true
             }
             Label {
+                id: modelSummary
+                objectName: "topBarModelSummary"
                 text: App.hasModel ? App.modelInfo : qsTr("Open one to get started (Ctrl+O)")
                 font.pixelSize: Style.fontSmall
                 color: Style.textMuted
@@ -59,7 +70,7 @@ Rectangle {
             border.color: Style.border
             implicitHeight: 30
             implicitWidth: pillRow.implicitWidth + 24
-            Layout.maximumWidth: bar.width * 0.4
+            Layout.maximumWidth: Math.max(160, bar.width * 0.32)
 
             RowLayout {
                 id: pillRow
@@ -84,11 +95,15 @@ Rectangle {
             }
             HoverHandler { id: pillHover }
             ToolTip.visible: pillHover.hovered
+            ToolTip.delay: 400
             ToolTip.text: App.backendName + " — " + App.backendReason + "\n" + App.backendDescription
         }
 
         Button {
-            text: qsTr("Open model…")
+            objectName: "topBarOpenButton"
+            // Narrow windows keep the icon only; the tooltip names the action either way.
+            text: bar.width > 900 ? qsTr("Open model…") : ""
+            display: bar.width > 900 ? AbstractButton.TextBesideIcon : AbstractButton.IconOnly
             icon.source: "icons/folder.svg"
             flat: true
             onClicked: bar.openModelRequested()

@@ -15,8 +15,10 @@ Item {
 
     readonly property TrainingJobs jobs: App.training
     property string exportMessage
-    // The new-run form: open when there is no run yet, else on demand ("New run").
-    property bool showSetup: runs.count === 0
+    // The new-run form: open at first when there is no run yet, else on demand ("New run"). Set once, not
+    // bound to the run count: the wizard must stay open when its own run starts (its Run, Evaluate and
+    // Save steps follow).
+    property bool showSetup: false
     property bool guided: true
 
     RunListModel { id: runs; jobs: page.jobs }
@@ -30,7 +32,28 @@ Item {
         function onActiveRunChanged() { if (page.jobs.activeRunId !== 0) page.shownRunId = page.jobs.activeRunId }
     }
     onShownRunIdChanged: metrics.runId = shownRunId
-    Component.onCompleted: if (runs.count > 0) shownRunId = runs.idAt(0)
+    Component.onCompleted: {
+        if (runs.count > 0) shownRunId = runs.idAt(0)
+        showSetup = runs.count === 0
+    }
+    // A finished run picked elsewhere (the run bar, the Runs page): the wizard opens at its Evaluate step.
+    function reviewRun(runId) {
+        const run = runs.get(runId)
+        if (run.runId === undefined) return
+        shownRunId = runId
+        guided = true
+        showSetup = true
+        trainWizard.review(run)
+    }
+    function openTunedModel(runId) {
+        const run = runs.get(runId)
+        if (run.status === "done") App.openModelAs(run.outputDir, run.name)
+    }
+    // Each wizard step starts at its top: a long step scrolled down would leave the next one off-screen.
+    Connections {
+        target: trainWizard
+        function onStepChanged() { scroll.contentItem.contentY = 0 }
+    }
     // Re-read whenever the store's runs change (status, new runs).
     readonly property var shownRun: { runs.count; runs.dataVersion; return runs.get(shownRunId) }
     readonly property int shownRow: { runs.count; runs.dataVersion; return runs.rowOf(shownRunId) }
@@ -79,6 +102,10 @@ Item {
                 id: trainWizard
                 visible: page.showSetup && page.guided
                 runs: page.runList
+                runProgress: metrics.runId === runId && metrics.totalSteps > 0 ? metrics.lastStep / metrics.totalSteps : 0
+                runProgressText: metrics.runId === runId && metrics.totalSteps > 0
+                                 ? qsTr("Step %1 of %2 · loss %3").arg(metrics.lastStep).arg(metrics.totalSteps).arg(page.num(metrics.lastLoss))
+                                 : ""
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
@@ -126,7 +153,8 @@ Item {
                         model: runs
                         textRole: "name"
                         valueRole: "runId"
-                        Layout.preferredWidth: 260
+                        Layout.preferredWidth: 220
+                        Layout.minimumWidth: 140
                         currentIndex: page.shownRow
                         displayText: runs.count === 0 ? qsTr("No runs yet") : currentText
                         onActivated: page.shownRunId = currentValue
@@ -148,11 +176,35 @@ Item {
                     }
                     Item { Layout.fillWidth: true }
                     Button {
+                        objectName: "openTunedButton"
+                        text: qsTr("Open tuned model")
+                        icon.source: "icons/models.svg"
+                        flat: true
+                        visible: page.shownStatus === "done"
+                        onClicked: page.openTunedModel(page.shownRunId)
+                        ToolTip.visible: hovered
+                        ToolTip.text: qsTr("Load the trained model as “%1” to try it in Chat, Playground and Inspect").arg(page.shownRun.name || "")
+                    }
+                    Button {
+                        objectName: "reviewRunButton"
+                        text: qsTr("Evaluate / save…")
+                        flat: true
+                        visible: page.shownStatus === "done" && !(page.showSetup && page.guided && trainWizard.runId === page.shownRunId)
+                        onClicked: page.reviewRun(page.shownRunId)
+                        ToolTip.visible: hovered
+                        ToolTip.text: qsTr("Compare the tuned model with its base, and export it")
+                    }
+                    Button {
                         objectName: "newRunButton"
                         text: page.showSetup ? qsTr("Hide new run") : qsTr("New run…")
                         icon.source: "icons/train.svg"
                         flat: true
-                        onClicked: page.showSetup = !page.showSetup
+                        onClicked: {
+                            // A wizard whose run has ended starts over; one whose run still trains keeps following it.
+                            if (!page.showSetup && ["done", "failed", "cancelled"].indexOf(trainWizard.runStatus) >= 0)
+                                trainWizard.restart()
+                            page.showSetup = !page.showSetup
+                        }
                     }
                     Button {
                         objectName: "pauseButton"
@@ -177,26 +229,35 @@ Item {
                         visible: ["running", "queued", "paused"].indexOf(page.shownStatus) >= 0
                         onClicked: page.jobs.cancel(page.shownRunId)
                     }
+                    // The exports share one button: the bar must keep its run actions in view at 1200 px.
                     Button {
-                        text: qsTr("Export CSV")
+                        objectName: "exportButton"
+                        text: qsTr("Export")
+                        icon.source: "icons/download.svg"
                         flat: true
                         enabled: metrics.count > 0
-                        onClicked: {
-                            const path = page.shownRun.outputDir + "/metrics.csv"
-                            const err = metrics.exportCsv(path)
-                            page.exportMessage = err.length > 0 ? err : qsTr("Metrics written to %1").arg(path)
-                        }
-                    }
-                    Button {
-                        text: qsTr("Export PNG")
-                        flat: true
-                        enabled: metrics.count > 0
-                        onClicked: {
-                            const path = page.shownRun.outputDir + "/loss.png"
-                            lossChart.grabToImage(function(result) {
-                                page.exportMessage = result.saveToFile(path) ? qsTr("Chart written to %1").arg(path)
-                                                                             : qsTr("Could not write %1").arg(path)
-                            })
+                        onClicked: exportMenu.open()
+                        Menu {
+                            id: exportMenu
+                            y: parent.height
+                            MenuItem {
+                                text: qsTr("Metrics as CSV")
+                                onTriggered: {
+                                    const path = page.shownRun.outputDir + "/metrics.csv"
+                                    const err = metrics.exportCsv(path)
+                                    page.exportMessage = err.length > 0 ? err : qsTr("Metrics written to %1").arg(path)
+                                }
+                            }
+                            MenuItem {
+                                text: qsTr("Loss chart as PNG")
+                                onTriggered: {
+                                    const path = page.shownRun.outputDir + "/loss.png"
+                                    lossChart.grabToImage(function(result) {
+                                        page.exportMessage = result.saveToFile(path) ? qsTr("Chart written to %1").arg(path)
+                                                                                     : qsTr("Could not write %1").arg(path)
+                                    })
+                                }
+                            }
                         }
                     }
                 }

@@ -32,7 +32,9 @@ Card {
         seq: seqBox.value,
         val_every: valBox.value,
         sample_every: sampleBox.value,
-        save_every: saveBox.value
+        save_every: saveBox.value,
+        // A chat fine-tune's samples answer a user turn (rendered in the chat template), not a story opening.
+        sample_prompt: setup.recipe === "sft" ? qsTr("What can you help me with?") : setup.defaults.sample_prompt
     })
     readonly property bool ready: modelField.text.length > 0 && dataField.text.length > 0 && isFinite(Number(lrField.text))
                                   && Number(lrField.text) > 0

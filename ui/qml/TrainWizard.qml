@@ -51,15 +51,56 @@ Card {
         val_fraction: wizard.valFraction,
         val_every: valEveryBox.value,
         sample_every: sampleBox.value,
-        save_every: saveBox.value
+        save_every: saveBox.value,
+        // A chat fine-tune's samples answer a user turn (rendered in the chat template); a story prompt
+        // would show nothing of what the run teaches.
+        sample_prompt: wizard.recipe === "sft" ? service.defaultPrompts("sft")[0] : wizard.defaults.sample_prompt
     })
 
-    // The run the wizard started, and how it ended; `runs` (the page's RunListModel) knows its folder.
+    // The run the wizard started (or was given to review), and how it ended; `runs` (the page's
+    // RunListModel) knows its folder. Evaluate and export use the run's own settings, not the fields,
+    // which may have been edited since.
     property RunListModel runs
     property var runId: 0
+    property string runName
     property string runDir
     property string runStatus
-    function startedRun(id) { runId = id; runStatus = "queued" }
+    property var runSettings: ({})
+    readonly property bool runLora: (runSettings.lora_rank || 0) > 0
+    // The run's progress (0..1) and a line about it, from the page's dashboard.
+    property real runProgress: 0
+    property string runProgressText
+    function startedRun(id) {
+        runId = id
+        runStatus = "queued"
+        const stored = runs ? runs.get(id) : ({})
+        runSettings = stored.settings || settings  // as stored: what the run really trains with
+        runDir = stored.outputDir || ""
+    }
+    // Opens the Evaluate step for a finished run (one started here before, or picked on the dashboard).
+    function review(run) {
+        runId = run.runId
+        runName = run.name
+        runDir = run.outputDir
+        runStatus = run.status
+        runError = run.error || ""
+        runSettings = run.settings || ({})
+        promptList.clear()
+        for (const p of service.defaultPrompts(runSettings.recipe || "pretrain")) promptList.append({ prompt: p })
+        step = 6
+    }
+    // Back to the first step for another run; what was entered stays.
+    function restart() {
+        runId = 0
+        runName = ""
+        runDir = ""
+        runStatus = ""
+        runError = ""
+        runSettings = ({})
+        promptList.clear()
+        step = 0
+    }
+    function openTunedModel() { if (runStatus === "done") App.openModelAs(runDir, runName) }
     Connections {
         target: App.training
         function onRunStarted(id) { if (id === wizard.runId) wizard.runStatus = "running" }
@@ -104,12 +145,13 @@ Card {
         if (!canNext) return
         if (step === 4) {
             const base = dataField.text.split("/").pop()
-            startRequested(nameField.text.length > 0 ? nameField.text
-                                                     : qsTr("%1 on %2").arg(wizard.lora ? "LoRA" : wizard.recipe).arg(base),
-                           settings)
+            runName = nameField.text.length > 0 ? nameField.text
+                                                : qsTr("%1 on %2").arg(wizard.lora ? "LoRA" : wizard.recipe).arg(base)
+            startRequested(runName, settings)
+            if (runId === 0) return  // not stored: the page shows why
         }
         if (step === 5 && promptList.count === 0) {
-            for (const p of service.defaultPrompts(wizard.recipe)) promptList.append({ prompt: p })
+            for (const p of service.defaultPrompts(runSettings.recipe || wizard.recipe)) promptList.append({ prompt: p })
         }
         step += 1
     }
@@ -525,8 +567,22 @@ Card {
                 color: wizard.runStatus === "failed" ? Style.error : Style.text
                 font.weight: Font.DemiBold
             }
+            ProgressBar {
+                objectName: "wizardRunProgress"
+                visible: wizard.runStatus === "running" || wizard.runStatus === "queued" || wizard.runProgress > 0
+                value: wizard.runStatus === "done" ? 1 : wizard.runProgress
+                Layout.fillWidth: true
+            }
             Label {
-                text: qsTr("The live dashboard below shows loss, learning rate, gradient norm, speed and samples. When the run is done, go on to compare the tuned model with the base.")
+                visible: text.length > 0
+                text: wizard.runProgressText
+                color: Style.text
+                Layout.fillWidth: true
+            }
+            Label {
+                text: wizard.runStatus === "done"
+                      ? qsTr("Done. Next compares the tuned model with the base; or open it now to try it in Chat, Playground and Inspect.")
+                      : qsTr("The live dashboard below shows loss, learning rate, gradient norm, speed and samples. When the run is done, go on to compare the tuned model with the base.")
                 color: Style.textMuted
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
@@ -569,7 +625,7 @@ Card {
                     onClicked: {
                         const ps = []
                         for (let i = 0; i < promptList.count; ++i) ps.push(promptList.get(i).prompt)
-                        service.evaluate(wizard.settings, wizard.runDir, ps)
+                        service.evaluate(wizard.runSettings, wizard.runDir, ps)
                     }
                 }
             }
@@ -615,7 +671,7 @@ Card {
             Layout.fillWidth: true
             spacing: Style.gap
             Label {
-                text: qsTr("The tuned model is in %1. Save a copy in the form you need:").arg(wizard.runDir)
+                text: qsTr("The tuned model “%1” is in %2. Save a copy in the form you need:").arg(wizard.runName).arg(wizard.runDir)
                 color: Style.textMuted
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
@@ -628,7 +684,7 @@ Card {
                 ComboBox {
                     id: exportKind
                     objectName: "wizardExportKind"
-                    model: wizard.lora ? [qsTr("HF folder (merged)"), qsTr("Adapter only"), qsTr("GGUF")] : [qsTr("HF folder"), qsTr("—"), qsTr("GGUF")]
+                    model: wizard.runLora ? [qsTr("HF folder (merged)"), qsTr("Adapter only"), qsTr("GGUF")] : [qsTr("HF folder"), qsTr("—"), qsTr("GGUF")]
                     Layout.fillWidth: true
                 }
                 ComboBox {
@@ -648,7 +704,7 @@ Card {
                     objectName: "wizardExport"
                     text: qsTr("Export")
                     highlighted: true
-                    enabled: !service.busy && exportField.text.length > 0 && !(exportKind.currentIndex === 1 && !wizard.lora)
+                    enabled: !service.busy && exportField.text.length > 0 && !(exportKind.currentIndex === 1 && !wizard.runLora)
                     onClicked: service.exportModel(wizard.runDir, ["hf", "adapter", "gguf"][exportKind.currentIndex], exportField.text, ggufType.currentText)
                 }
                 Label {
@@ -673,6 +729,25 @@ Card {
     RowLayout {
         Layout.fillWidth: true
         Button { objectName: "wizardCancel"; text: qsTr("Close"); flat: true; onClicked: wizard.cancel() }
+        Button {
+            objectName: "wizardOpenTuned"
+            text: qsTr("Open tuned model")
+            icon.source: "icons/models.svg"
+            flat: true
+            visible: wizard.step >= 5 && wizard.runStatus === "done"
+            onClicked: wizard.openTunedModel()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Load “%1” to try it in Chat, Playground and Inspect").arg(wizard.runName)
+        }
+        Button {
+            objectName: "wizardRestart"
+            text: qsTr("Another run")
+            flat: true
+            visible: wizard.step >= 5 && ["done", "failed", "cancelled"].indexOf(wizard.runStatus) >= 0
+            onClicked: wizard.restart()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Back to the first step, keeping what was entered")
+        }
         Label {
             objectName: "wizardBlocker"
             text: wizard.blocker

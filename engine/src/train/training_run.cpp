@@ -100,7 +100,14 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   o.sample_every = spec.sample_every;
   o.sample_tokens = spec.sample_tokens;
   if (spec.sample_every > 0) {
-    o.sample_prompt = tok.encode(spec.sample_prompt);
+    // A chat fine-tune learns to answer turns in its template, so its sample prompt is a user turn
+    // rendered in that template (ending where the assistant's reply begins), not raw text.
+    if (spec.recipe == Recipe::Sft) {
+      const std::vector<ChatMessage> turn{{"user", spec.sample_prompt}};
+      o.sample_prompt = encode_chat(tok, d.chat_template.render(turn, true), turn);
+    } else {
+      o.sample_prompt = tok.encode(spec.sample_prompt);
+    }
     if (o.sample_prompt.empty()) throw Error("the sample prompt is empty");
   }
   o.save_every = spec.save_every;

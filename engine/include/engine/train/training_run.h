@@ -53,7 +53,7 @@ struct TrainingRunSpec {
   int val_every = 50;  // 0: no validation split at all
   int val_batches = 8;
   int sample_every = 0;
-  std::string sample_prompt = "Once upon a time";
+  std::string sample_prompt = "Once upon a time";  // sft: a user turn, rendered in the chat template
   int sample_tokens = 32;
   int save_every = 0;
   int keep_checkpoints = 3;
