@@ -8,7 +8,7 @@
 #   --target T    run only T (repeatable); default: every tests/fuzz/fuzz_*.cpp
 #   --build-only  configure and build, run nothing
 #
-# Build dir: $WB_FUZZ_BUILD_DIR or build-fuzz/ (engine + fuzz targets only: no Qt, no tests).
+# Build dir: $WB_FUZZ_BUILD_DIR or build-fuzz/ (engine + fuzz targets only: no Qt, no Qt Test executables).
 # Corpora grow in <build>/fuzz-corpus/<target> between runs, seeded from the test fixtures by
 # tests/fuzz/make_seeds.py; findings land in <build>/fuzz-findings/<target>/, logs in <build>/fuzz-logs/.
 # Afterwards CTest runs each target once over its seeds and over tests/fuzz/regressions/<target>/.
@@ -23,7 +23,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds="$2"; shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
