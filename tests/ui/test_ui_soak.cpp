@@ -2,16 +2,20 @@
 // a seeded random walk of user actions for a bounded time, with the app's invariants checked all
 // along:
 //   - the GUI thread never stalls longer than WB_SOAK_MAX_LATENESS_MS (250 ms): a 25 ms QTimer
-//     heartbeat measures its own lateness; a watchdog thread ends the process with the seed and the
-//     action log when the GUI thread stops for good (a freeze no event-loop check could report);
+//     heartbeat measures its own lateness, less the time the thread waited for a free CPU (a loaded
+//     machine's delay, not the app's; both figures are reported); a watchdog thread ends the
+//     process with the seed and the action log when the GUI thread stops for good (a freeze no
+//     event-loop check could report);
 //   - resident memory stays bounded: sampled every second, the end of the run may not exceed the
 //     warm-up's peak by more than a generous bound;
 //   - every reply ends in a stored state (complete with a finish reason, or interrupted by a reopen
 //     and then kept as incomplete), checked through the store and the database;
 //   - the SQLite file passes PRAGMA integrity_check and foreign_key_check at checkpoints and at the end.
-// killDuringWalk runs the same walk in a child process (this executable with WB_SOAK_CHILD=1), kills
-// it with SIGKILL at a random moment and checks that every message the walk had seen saved is still
-// there. fixedSequences replays walks that once failed, as plain action lists.
+// killDuringWalk runs the same walk in a child process (this executable with WB_SOAK_CHILD=1: the
+// AppController and Main.qml that main.cpp builds; test_app_kill kills the llm-workbench binary
+// itself), kills it with SIGKILL at a random moment and checks that every message the walk had seen
+// saved is still there, unchanged. fixedSequences replays walks that once failed, as action lists.
+// A seed fixes the walk's choices; what depends on timing (where a stop lands) may still differ.
 //
 // Environment:
 //   WB_SOAK_SECONDS=N    how long the walk runs (default 100; e.g. 3600 for an hour locally)
@@ -319,6 +323,9 @@ int main(int argc, char* argv[]) {
   // Qt Charts in QML (the Train and Runs pages) needs a QApplication, as main.cpp has.
   QApplication app(argc, argv);
   if (qEnvironmentVariableIntValue("WB_SOAK_CHILD") == 1) return runChildWalk();
+  // Qt Test ends a test function after 5 minutes unless told otherwise; a long soak is one function.
+  if (!qEnvironmentVariableIsSet("QTEST_FUNCTION_TIMEOUT"))
+    qputenv("QTEST_FUNCTION_TIMEOUT", QByteArray::number((qint64(envInt("WB_SOAK_SECONDS", 100)) + 600) * 1000));
   TestUiSoak test;
   QTEST_SET_MAIN_SOURCE_PATH
   return QTest::qExec(&test, argc, argv);

@@ -132,6 +132,12 @@ void Walker::onReplyFinished(qint64 id, const QString& error) {
     return;
   }
   const QString reason = m.stats.value(QStringLiteral("finishReason")).toString();
+  // Whatever the action (a long reply, a model switch waiting for one), a chat whose last reply ran
+  // into the end of the context is where the next message meets a full context.
+  if (reason == QLatin1String("context_full")) {
+    ++m_result.fullContextReplies;
+    m_filledChats.insert(m.chatId);
+  }
   if (!m.complete || reason.isEmpty())
     fail(QStringLiteral("reply %1 ended (error '%2') but is stored complete=%3 finishReason='%4'")
              .arg(id)
@@ -268,18 +274,7 @@ void Walker::sendFillingContext() {
   // As the kill test's autosend: replies allowed up to the model's whole context, and the starter
   // model's end-of-text banned (the sampling popup's logit bias), so that the reply does fill it.
   setMaxTokens(m_app.app()->modelContextLength(), m_onStarter ? QStringLiteral("50256:ban") : QString());
-  if (!send(QStringLiteral("Once upon a time"))) return;
-  const qint64 chatId = chat->currentChatId();
-  if (!waitForReply(QStringLiteral("sendFillingContext"))) return;
-  const QList<ChatMessageModel::Row> r = rows();
-  if (r.isEmpty()) return;
-  const QString reason = r.last().message.stats.value(QStringLiteral("finishReason")).toString();
-  m_log.add(
-      QStringLiteral("  finish %1, context %2 / %3").arg(reason).arg(chat->contextUsed()).arg(chat->contextLength()));
-  if (reason == QLatin1String("length") || reason == QLatin1String("context_full")) {
-    ++m_result.fullContextReplies;
-    m_filledChats.insert(chatId);
-  }
+  if (send(QStringLiteral("Once upon a time"))) waitForReply(QStringLiteral("sendFillingContext"));
 }
 
 void Walker::regenerate() {
