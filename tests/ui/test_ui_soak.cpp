@@ -23,6 +23,7 @@
 //   WB_SOAK_KILL_SEED=N  reproduces the kill test's walk and kill moment
 //   WB_SOAK_MAX_LATENESS_MS=N   the heartbeat bound (default 250)
 //   WB_SOAK_VERBOSE=1    prints the action log also when the walk passes
+//   WB_SOAK_ACTIONS=a,b  fixedSequences replays this list of action names instead of its own
 //   WB_SOAK_SKIP_FULL_CONTEXT_FOLLOWUP=1   never sends into a chat whose last reply filled the whole
 //                        context (the GUI freeze fixed on the chat branch); for iterating on other
 //                        parts only, never in CI.
@@ -255,8 +256,14 @@ void TestUiSoak::killDuringWalk() {
 // Walks that once failed, kept as plain action lists (the shortest sequence found for each).
 void TestUiSoak::fixedSequences_data() {
   QTest::addColumn<QStringList>("actions");
-  // A second message after a reply that filled the whole context froze the GUI thread (a Repeater
-  // re-creating its delegates forever, memory growing): seeds 1 and 2 both reached it this way.
+  // WB_SOAK_ACTIONS=a,b,c replays a list of one's own (to shorten a failing walk's log by hand).
+  const QString own = qEnvironmentVariable("WB_SOAK_ACTIONS");
+  if (!own.isEmpty()) {
+    QTest::newRow("WB_SOAK_ACTIONS") << own.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    return;
+  }
+  // A message after a reply that filled the whole context froze the GUI thread (a Repeater
+  // re-creating its delegates forever, memory growing): seeds 1 and 20261207 reached it this way.
   QTest::newRow("message after a full-context reply")
       << QStringList{QStringLiteral("showChatPage"), QStringLiteral("sendFillingContext"), QStringLiteral("sendShort"),
                      QStringLiteral("sendShort")};
