@@ -63,9 +63,9 @@ class TestTrainPage : public QObject {
     return {{QStringLiteral("recipe"), QStringLiteral("pretrain")},
             {QStringLiteral("model"), m_model},
             {QStringLiteral("data"), m_data},
-            {QStringLiteral("steps"), 6},
+            {QStringLiteral("steps"), 4},
             {QStringLiteral("lr"), 0.003},
-            {QStringLiteral("seq"), 32},
+            {QStringLiteral("seq"), 24},
             {QStringLiteral("batch"), 2},
             {QStringLiteral("val_every"), 0},
             {QStringLiteral("save_every"), 0}};
@@ -315,7 +315,8 @@ class TestTrainPage : public QObject {
     QVariantMap s = smallRun();
     s[QStringLiteral("recipe")] = QStringLiteral("sft");
     s[QStringLiteral("data")] = m_chats;
-    s[QStringLiteral("sample_every")] = 3;
+    s[QStringLiteral("sample_every")] = 2;
+    s[QStringLiteral("sample_tokens")] = 4;
     s[QStringLiteral("sample_prompt")] = QStringLiteral("Who saw the ball?");
     QSignalSpy finished(m_controller->training(), &TrainingJobs::runFinished);
     QVERIFY(QMetaObject::invokeMethod(wizard, "startRequested", Q_ARG(QString, QStringLiteral("chat tune")),

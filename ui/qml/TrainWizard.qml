@@ -3,7 +3,9 @@
 // Back/Next move between steps and keep what was entered (every page stays alive, only hidden);
 // Enter is Next, Esc cancels (a running check first, else the wizard). Next is blocked until the
 // step is sound: a model read, a data file without bad rows, a valid learning rate. The long checks
-// run in FineTuneWizard off the GUI thread with a progress bar and a Cancel button.
+// run in FineTuneWizard off the GUI thread with a progress bar and a Cancel button. Once started, the
+// wizard follows its run (progress, then Evaluate and Save); review(run) opens those steps for any
+// finished run, restart() begins another; "Open tuned model" loads the result under the run's name.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Dialogs
