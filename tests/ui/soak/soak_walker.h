@@ -84,7 +84,6 @@ class Walker {
   }
   ~Walker() { m_app.close(); }
 
-  QString databasePath() const { return m_db; }
   const WalkResult& result() const { return m_result; }
 
   // Runs the walk for the configured time; false when it could not start.
@@ -92,11 +91,6 @@ class Walker {
   // Replays a fixed list of action names (fixedSequences); false when the app could not start.
   bool replay(const QStringList& actions, Heartbeat* heartbeat);
   void closeApp() { m_app.close(); }
-  QStringList actionNames() const {
-    QStringList names;
-    for (const Action& a : m_actions) names << a.name;
-    return names;
-  }
 
  private:
   struct Action {
