@@ -8,6 +8,7 @@
 #include <QRect>
 #include <QSettings>
 #include <QString>
+#include <QVariantMap>
 
 class AppSettings : public QObject {
   Q_OBJECT
@@ -30,6 +31,11 @@ class AppSettings : public QObject {
   QString lastModelPath() const { return m_lastModelPath; }
   void setLastModelPath(const QString& path);
   int maxThreads() const;
+
+  // The Chat page's sampling settings that differ from its defaults (ChatController's
+  // changedGenerationSettings), restored at launch.
+  QVariantMap chatSampling() const;
+  void setChatSampling(const QVariantMap& settings);
 
   // Window placement is restored by main.cpp, not bound in QML, so it is not a property.
   QRect windowGeometry() const;
