@@ -126,6 +126,11 @@ void AppController::connectChat() {
   connect(this, &AppController::chatGenerateRequested, m_worker, &EngineWorker::generateChat, Qt::QueuedConnection);
   connect(this, &AppController::chatCountRequested, m_worker, &EngineWorker::countChatTokens, Qt::QueuedConnection);
   connect(m_worker, &EngineWorker::chatTokensCounted, m_chat, &ChatController::handleTokenCount, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::chatTurnsLeftOut, m_chat, &ChatController::handleTurnsLeftOut, Qt::QueuedConnection);
+  // The Chat page's sampling settings outlive the session.
+  m_chat->restoreGenerationSettings(m_settings->chatSampling());
+  connect(m_chat, &ChatController::generationSettingsChanged, this,
+          [this] { m_settings->setChatSampling(m_chat->changedGenerationSettings()); });
   connect(m_chat, &ChatController::generateRequested, this,
           [this](const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings) {
             if (m_shutDown) return;

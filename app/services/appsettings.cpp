@@ -1,6 +1,8 @@
 // AppSettings: QSettings keys and defaults.
 #include "appsettings.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QThread>
 
 namespace {
@@ -11,6 +13,7 @@ const QString kLastModel = QStringLiteral("models/lastPath");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kMaximized = QStringLiteral("window/maximized");
 const QString kWelcomeDismissed = QStringLiteral("ui/welcomeDismissed");
+const QString kChatSampling = QStringLiteral("chat/sampling");  // a JSON object: readable in the file
 }  // namespace
 
 AppSettings::AppSettings(QObject* parent) : QObject(parent) {
@@ -62,4 +65,16 @@ void AppSettings::setWindowGeometry(const QRect& geometry, bool maximized) {
   // A maximized window's geometry is the screen; keep the last normal one so un-maximizing works.
   if (!maximized && geometry.isValid()) m_settings.setValue(kGeometry, geometry);
   m_settings.setValue(kMaximized, maximized);
+}
+
+QVariantMap AppSettings::chatSampling() const {
+  const QJsonDocument doc = QJsonDocument::fromJson(m_settings.value(kChatSampling).toString().toUtf8());
+  return doc.isObject() ? doc.object().toVariantMap() : QVariantMap{};
+}
+
+void AppSettings::setChatSampling(const QVariantMap& settings) {
+  const QString json = QString::fromUtf8(QJsonDocument(QJsonObject::fromVariantMap(settings)).toJson(QJsonDocument::Compact));
+  if (m_settings.value(kChatSampling).toString() == json) return;
+  if (settings.isEmpty()) m_settings.remove(kChatSampling);
+  else m_settings.setValue(kChatSampling, json);
 }

@@ -8,6 +8,7 @@
 #include <QRect>
 #include <QSettings>
 #include <QString>
+#include <QVariantMap>
 
 class AppSettings : public QObject {
   Q_OBJECT
@@ -34,6 +35,11 @@ class AppSettings : public QObject {
   int maxThreads() const;
   bool welcomeDismissed() const { return m_welcomeDismissed; }
   void setWelcomeDismissed(bool dismissed);
+
+  // The Chat page's sampling settings that differ from its defaults (ChatController's
+  // changedGenerationSettings), restored at launch.
+  QVariantMap chatSampling() const;
+  void setChatSampling(const QVariantMap& settings);
 
   // Window placement is restored by main.cpp, not bound in QML, so it is not a property.
   QRect windowGeometry() const;

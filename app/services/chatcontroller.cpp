@@ -23,10 +23,11 @@ const QString kNewChatTitle = QObject::tr("New chat");
 }  // namespace
 
 ChatController::ChatController(ChatStore* chats, InspectionStore* inspections, QObject* parent)
-    : QObject(parent), m_store(chats), m_inspections(inspections), m_chats(this), m_messages(this) {
+    : QObject(parent), m_store(chats), m_inspections(inspections), m_chats(this), m_messages(this), m_newestFirst(&m_messages, this) {
   qRegisterMetaType<ChatTurn>();
   qRegisterMetaType<QList<ChatTurn>>();
   m_settings = settingsToMap(chatDefaults());
+  m_settings[QStringLiteral("maxTokens")] = defaultMaxTokens();
 
   m_flushTimer.setSingleShot(true);
   connect(&m_flushTimer, &QTimer::timeout, this, [this] { flushStream(true); });
@@ -101,6 +102,8 @@ void ChatController::reloadMessages() {
   }
   m_messages.setRows(rows);
   if (m_highlightId) Q_EMIT highlightChanged();  // its row may have moved or gone
+  // The meter counts what is shown: every change of the messages is counted again.
+  requestTokenCount();
 }
 
 qint64 ChatController::newChat() {
@@ -322,6 +325,7 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
   m_replyDirty = false;
   // Saved beside the reply; the seed is replaced by the one actually used when it finishes.
   m_replySettings = settingsForReply(settings);
+  m_replyTurnsLeftOut = 0;
   setGenerating(true);
   reloadMessages();
   m_sinceFlush.start();
@@ -471,6 +475,7 @@ void ChatController::handleFinished(const GenerationStats& stats) {
   m_flushTimer.stop();
   QVariantMap statsMap = stats.toVariantMap();
   statsMap.remove(QStringLiteral("summary"));
+  if (m_replyTurnsLeftOut > 0) statsMap[QStringLiteral("turnsLeftOut")] = m_replyTurnsLeftOut;
   m_replySettings[QStringLiteral("seed")] = QString::number(stats.seed);
   const qint64 id = m_replyId;
   m_store->finishMessage(id, m_replyText, statsMap, m_replySettings);
@@ -515,6 +520,7 @@ void ChatController::handleTokenCount(quint64 requestId, int tokens) {
 void ChatController::setContextLength(int tokens) {
   if (tokens == m_contextLength) return;
   m_contextLength = tokens;
+  followDefaultMaxTokens();
   Q_EMIT contextChanged();
   requestTokenCount();
 }
@@ -522,27 +528,47 @@ void ChatController::setContextLength(int tokens) {
 void ChatController::handleModelChanged(int contextLength) {
   m_contextLength = contextLength;
   m_contextUsed = 0;
+  followDefaultMaxTokens();
+  // A refusal or failure under the old model says nothing about the new one.
+  clearError();
   Q_EMIT contextChanged();
   requestTokenCount();
 }
 
+void ChatController::handleTurnsLeftOut(int turns) {
+  if (m_generating) m_replyTurnsLeftOut = turns;
+}
+
+int ChatController::defaultMaxTokens() const {
+  constexpr int kDefault = 256;
+  return m_contextLength > 0 ? qBound(1, m_contextLength / 4, kDefault) : kDefault;
+}
+
+void ChatController::followDefaultMaxTokens() {
+  if (m_maxTokensChosen) return;
+  const QString key = QStringLiteral("maxTokens");
+  if (m_settings.value(key).toInt() == defaultMaxTokens()) return;
+  m_settings[key] = defaultMaxTokens();
+  Q_EMIT generationSettingsChanged();
+}
+
 QString ChatController::contextWarning() const {
   if (m_contextLength <= 0 || m_contextUsed <= 0) return {};
-  if (m_contextUsed >= m_contextLength)
-    return tr("This chat is %1 tokens, more than the model's context of %2, so the model cannot read all of it. "
-              "Delete or edit earlier messages, shorten the system prompt, or start a new chat. Nothing is cut "
-              "silently.")
+  // The engine leaves the oldest messages out of the prompt until the reply has this much room
+  // (EngineWorker::generateChat): the warning says when that happens, with the same numbers.
+  const int maxTokens = static_cast<int>(settingsFromMap(m_settings, chatDefaults()).max_tokens);
+  const int replyRoom = qBound(1, maxTokens, qMax(1, m_contextLength / 4));
+  if (m_contextUsed > m_contextLength)
+    return tr("This chat is %1 tokens, more than the model's context of %2: the model reads only its most recent "
+              "messages; the oldest are left out of what it reads (they stay in the chat).")
         .arg(m_contextUsed)
         .arg(m_contextLength);
-  // Warn when the room left is less than a reply may need: the reply budget, but never more than a
-  // quarter of the context (a budget as large as the context would warn on every chat).
-  const int maxTokens = static_cast<int>(settingsFromMap(m_settings, chatDefaults()).max_tokens);
-  const int room = m_contextLength - m_contextUsed;
-  if (room < qMin(maxTokens, m_contextLength / 4))
-    return tr("%1 of %2 context tokens used: the next reply stops after at most %3 tokens, when the context is full.")
+  if (m_contextLength - m_contextUsed < replyRoom)
+    return tr("%1 of %2 context tokens used: to leave room for a reply of up to %3 tokens, the oldest messages are "
+              "left out of what the model reads (they stay in the chat).")
         .arg(m_contextUsed)
         .arg(m_contextLength)
-        .arg(room);
+        .arg(replyRoom);
   return {};
 }
 
@@ -550,9 +576,30 @@ void ChatController::setGenerationSettings(const QVariantMap& settings) {
   // Keys left out keep their values; every value is checked against the field table.
   const QVariantMap merged = settingsToMap(settingsFromMap(settings, settingsFromMap(m_settings, chatDefaults())));
   if (merged == m_settings) return;
+  const QString maxTokens = QStringLiteral("maxTokens");
+  if (merged.value(maxTokens) != m_settings.value(maxTokens)) m_maxTokensChosen = true;
   m_settings = merged;
   Q_EMIT generationSettingsChanged();
   Q_EMIT contextChanged();  // the warning depends on maxTokens
+}
+
+QVariantMap ChatController::changedGenerationSettings() const {
+  const QVariantMap defaults = settingsToMap(chatDefaults());
+  QVariantMap changed;
+  for (auto it = m_settings.cbegin(); it != m_settings.cend(); ++it)
+    if (defaults.value(it.key()) != it.value()) changed.insert(it.key(), it.value());
+  const QString maxTokens = QStringLiteral("maxTokens");
+  if (m_maxTokensChosen) changed[maxTokens] = m_settings.value(maxTokens);
+  else changed.remove(maxTokens);
+  return changed;
+}
+
+void ChatController::restoreGenerationSettings(const QVariantMap& changed) {
+  m_settings = settingsToMap(settingsFromMap(changed, chatDefaults()));
+  m_maxTokensChosen = changed.contains(QStringLiteral("maxTokens"));
+  if (!m_maxTokensChosen) m_settings[QStringLiteral("maxTokens")] = defaultMaxTokens();
+  Q_EMIT generationSettingsChanged();
+  Q_EMIT contextChanged();
 }
 
 // ---- files ---------------------------------------------------------------------------------------

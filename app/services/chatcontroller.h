@@ -21,6 +21,7 @@
 #include "chatmessagemodel.h"
 #include "chattypes.h"
 #include "generationtypes.h"
+#include "newestfirstmodel.h"
 
 class ChatStore;
 class InspectionStore;
@@ -29,6 +30,8 @@ class ChatController : public QObject {
   Q_OBJECT
   Q_PROPERTY(ChatListModel* chats READ chats CONSTANT)
   Q_PROPERTY(ChatMessageModel* messages READ messages CONSTANT)
+  // The same rows, newest first, for the chat view (which lays them out from the bottom up).
+  Q_PROPERTY(QAbstractItemModel* messagesNewestFirst READ messagesNewestFirst CONSTANT)
   Q_PROPERTY(qint64 currentChatId READ currentChatId NOTIFY currentChatChanged)
   Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChatChanged)
   Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY currentChatChanged)
@@ -43,12 +46,14 @@ class ChatController : public QObject {
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   // Sampling settings for new replies (the field table's keys, all of them: chatDefaults() until
   // changed; a write merges and clamps). The table's stored_with_reply ones are saved with each reply.
+  // Until the user picks a maxTokens, it follows the model: defaultMaxTokens().
   Q_PROPERTY(QVariantMap generationSettings READ generationSettings WRITE setGenerationSettings NOTIFY
                  generationSettingsChanged)
   // Context use: tokens of the rendered chat (system prompt and template markup included).
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY contextChanged)
-  // Non-empty when the chat is near or past the model's context; says what will happen.
+  // Non-empty when the chat is near or past the model's context; says what will happen (the oldest
+  // messages are left out of what the model reads, never out of the chat).
   Q_PROPERTY(QString contextWarning READ contextWarning NOTIFY contextChanged)
   Q_PROPERTY(bool contextExceeded READ contextExceeded NOTIFY contextChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
@@ -71,6 +76,7 @@ class ChatController : public QObject {
 
   ChatListModel* chats() { return &m_chats; }
   ChatMessageModel* messages() { return &m_messages; }
+  QAbstractItemModel* messagesNewestFirst() { return &m_newestFirst; }
   qint64 currentChatId() const { return m_chatId; }
   QString currentTitle() const { return m_chat.title; }
   QString systemPrompt() const { return m_chat.systemPrompt; }
@@ -92,6 +98,12 @@ class ChatController : public QObject {
   int contextLength() const { return m_contextLength; }
   void setContextLength(int tokens);
   QString contextWarning() const;
+  // maxTokens for replies until the user picks one: 256, or a quarter of the context if less.
+  int defaultMaxTokens() const;
+  // The settings that differ from the Chat page's defaults (maxTokens only when the user picked it):
+  // what is kept between sessions. restoreGenerationSettings() takes them back.
+  QVariantMap changedGenerationSettings() const;
+  void restoreGenerationSettings(const QVariantMap& changed);
   bool contextExceeded() const { return m_contextLength > 0 && m_contextUsed >= m_contextLength; }
   QString lastError() const { return m_lastError; }
   QString storageProblem() const;
@@ -165,6 +177,8 @@ class ChatController : public QObject {
   void handleTokenCount(quint64 requestId, int tokens);
   // The model changed: counts are stale (another tokenizer, another template).
   void handleModelChanged(int contextLength);
+  // The engine left this many of the oldest turns out of the reply's prompt to fit the context.
+  void handleTurnsLeftOut(int turns);
 
  Q_SIGNALS:
   // `continuation`: text of the assistant turn so far (continue); empty for a new reply.
@@ -203,12 +217,15 @@ class ChatController : public QObject {
   bool startReply(qint64 parentId, qint64 continueId);
   void flushStream(bool force);
   void requestTokenCount();
+  // Sets maxTokens to defaultMaxTokens() unless the user picked one.
+  void followDefaultMaxTokens();
   QString localPath(const QString& pathOrUrl) const;
 
   ChatStore* m_store;
   InspectionStore* m_inspections;
   ChatListModel m_chats;
   ChatMessageModel m_messages;
+  NewestFirstModel m_newestFirst;
   qint64 m_chatId = 0;
   StoredChat m_chat;
   QStringList m_folders;
@@ -227,12 +244,14 @@ class ChatController : public QObject {
   QString m_replyText;        // its whole text so far
   bool m_replyDirty = false;  // text not yet written to the store
   QVariantMap m_replySettings;
+  int m_replyTurnsLeftOut = 0;  // turns of the chat the reply's prompt left out (handleTurnsLeftOut)
   QElapsedTimer m_sinceFlush;
   QTimer m_flushTimer;
   int m_flushMs = 250;
 
   int m_contextUsed = 0;
   int m_contextLength = 0;
+  bool m_maxTokensChosen = false;  // the user set maxTokens; until then it follows defaultMaxTokens()
   quint64 m_countRequest = 0;
   QTimer m_countTimer;  // coalesces the recounts of quick edits
 };

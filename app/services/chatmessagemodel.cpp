@@ -25,7 +25,7 @@ void ChatMessageModel::appendTo(int row, const QString& text) {
   if (row < 0 || row >= m_rows.size() || text.isEmpty()) return;
   m_rows[row].message.content += text;
   const QModelIndex i = index(row);
-  Q_EMIT dataChanged(i, i, {ContentRole});
+  Q_EMIT dataChanged(i, i, {ContentRole, BlocksRole});
 }
 
 void ChatMessageModel::updateRow(int row, const StoredMessage& message, bool streaming) {
@@ -135,7 +135,10 @@ QString ChatMessageModel::statsText(const QVariantMap& stats) {
   if (reason == QLatin1String("length")) parts << tr("token limit reached");
   else if (reason == QLatin1String("eos") || reason == QLatin1String("stop")) parts << tr("end of turn");
   else if (reason == QLatin1String("cancelled")) parts << tr("stopped by you");
-  else if (reason == QLatin1String("context_full")) parts << tr("context full: reply cut off");
+  else if (reason == QLatin1String("context_full")) parts << tr("stopped: context full");
+  const int leftOut = stats.value(QStringLiteral("turnsLeftOut")).toInt();
+  if (leftOut == 1) parts << tr("the oldest message was not read (context)");
+  else if (leftOut > 1) parts << tr("the oldest %1 messages were not read (context)").arg(leftOut);
   return parts.join(QStringLiteral(" · "));
 }
 

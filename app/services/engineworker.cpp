@@ -163,25 +163,48 @@ std::vector<int32_t> EngineWorker::chatIds(const QList<ChatTurn>& turns, const Q
 
 void EngineWorker::generateChat(const QList<ChatTurn>& turns, const QString& continuation,
                                 const GenerationSettings& settings, quint64 ticket) {
-  runChat(turns, continuation, {}, settings, ticket, Output::Text);
+  runChat(turns, continuation, {}, settings, ticket, Output::Text, ContextOverflow::DropOldestTurns);
 }
 
 void EngineWorker::generateChatTokens(const QList<ChatTurn>& turns, const QList<int>& forcedIds,
                                       const GenerationSettings& settings, quint64 ticket) {
-  runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket, Output::Tokens);
+  runChat(turns, {}, std::vector<int32_t>(forcedIds.begin(), forcedIds.end()), settings, ticket, Output::Tokens,
+          ContextOverflow::Refuse);
 }
 
 void EngineWorker::runChat(const QList<ChatTurn>& turns, const QString& continuation,
                            const std::vector<int32_t>& forced, const GenerationSettings& settings, quint64 ticket,
-                           Output output) {
+                           Output output, ContextOverflow overflow) {
   std::vector<std::string> stops;
   if (m_model) stops = m_model->chat_template().stop_strings();
   run(
       [&] {
         std::vector<int32_t> ids = chatIds(turns, continuation);
-        const int context = m_info.contextLength;
-        // No silent truncation: a chat that does not fit is refused, with the numbers.
-        if (context > 0 && static_cast<int64_t>(ids.size()) >= context)
+        const int64_t context = m_info.contextLength;
+        if (context <= 0) return ids;
+        if (overflow == ContextOverflow::DropOldestTurns) {
+          // Room for the reply: what it may take, but never more than a quarter of the context (a
+          // budget as large as the context would leave no history at all). The reply still ends at
+          // the context's end if it runs that far.
+          const int64_t room = std::clamp<int64_t>(settings.max_tokens, 1, std::max<int64_t>(1, context / 4));
+          QList<ChatTurn> kept = turns;
+          const qsizetype first = !kept.isEmpty() && kept.first().role == QLatin1String("system") ? 1 : 0;
+          int dropped = 0;
+          // The oldest turns after the system prompt go first, the last turn never; a reply left at
+          // the front without its question goes with it, as templates expect a user turn first.
+          while (static_cast<int64_t>(ids.size()) + room > context && kept.size() - first > 1) {
+            kept.removeAt(first);
+            ++dropped;
+            if (kept.size() - first > 1 && kept[first].role == QLatin1String("assistant")) {
+              kept.removeAt(first);
+              ++dropped;
+            }
+            ids = chatIds(kept, continuation);
+          }
+          if (dropped > 0) Q_EMIT chatTurnsLeftOut(dropped);
+        }
+        // What is left must fit: the last message (and system prompt) alone may not.
+        if (static_cast<int64_t>(ids.size()) >= context)
           throw std::runtime_error(tr("This chat is %1 tokens, but the model reads at most %2. Delete or edit earlier "
                                       "messages, shorten the system prompt, or start a new chat.")
                                        .arg(ids.size())

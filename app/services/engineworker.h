@@ -66,11 +66,14 @@ class EngineWorker : public QObject {
   // A chat reply, as text: `turns` rendered with the model's chat template (special tokens only from
   // its markup), generation stopping at the template's end-of-turn strings. No alternatives are
   // computed, whatever the settings' top_logprobs says. `continuation`: the reply so
-  // far, to be continued (its text is not emitted again). A chat longer than the model's context
-  // fails with a message saying so; it is never cut to fit.
+  // far, to be continued (its text is not emitted again). A chat that leaves less room than the reply
+  // may take (at most a quarter of the context) is read without its oldest turns (never the system
+  // prompt or the last turn), and chatTurnsLeftOut says how many; when even that does not fit, it
+  // fails with a message saying so.
   void generateChat(const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings,
                     quint64 ticket = 0);
-  // The Playground's chat mode: `turns` rendered and limited as by generateChat, then `forcedIds` (the
+  // The Playground's chat mode: `turns` rendered as by generateChat (refused, never shortened, when
+  // longer than the context: the Playground shows the prompt exactly), then `forcedIds` (the
   // reply so far with one token swapped for an alternative; empty for a new reply) as by
   // continueGeneration. Emits per-token records like generate().
   void generateChatTokens(const QList<ChatTurn>& turns, const QList<int>& forcedIds, const GenerationSettings& settings,
@@ -108,6 +111,9 @@ class EngineWorker : public QObject {
   void tokensGenerated(const QList<TokenRecord>& tokens);
   void promptTokenized(quint64 requestId, const QList<TokenRecord>& pieces);
   void chatTokensCounted(quint64 requestId, int tokens);
+  // generateChat left this many of the oldest turns out of the prompt to fit the context (before
+  // generationStarted).
+  void chatTurnsLeftOut(int turns);
   void generationFinished(const GenerationStats& stats);
   void generationFailed(const QString& message);
   void inspectionProgress(quint64 requestId, double fraction);
@@ -123,10 +129,12 @@ class EngineWorker : public QObject {
   void run(const std::function<std::vector<int32_t>()>& makeIds, const std::vector<int32_t>& forced,
            const GenerationSettings& settings, quint64 ticket, Output output,
            const std::vector<std::string>& extraStops = {});
-  // generateChat and generateChatTokens: the chat's ids (refused when they fill the context), then
-  // `forced`, stopping at the template's end-of-turn strings.
+  // What a chat longer than the context gets: its oldest turns left out, or a refusal.
+  enum class ContextOverflow { DropOldestTurns, Refuse };
+  // generateChat and generateChatTokens: the chat's ids (see ContextOverflow; refused when what is
+  // left still fills the context), then `forced`, stopping at the template's end-of-turn strings.
   void runChat(const QList<ChatTurn>& turns, const QString& continuation, const std::vector<int32_t>& forced,
-               const GenerationSettings& settings, quint64 ticket, Output output);
+               const GenerationSettings& settings, quint64 ticket, Output output, ContextOverflow overflow);
   // The chat's ids as the model's template renders them, with the generation prompt.
   std::vector<int32_t> chatIds(const QList<ChatTurn>& turns, const QString& continuation) const;
   // Prompt ids as generate() feeds them (an empty prompt starts from the boundary token).

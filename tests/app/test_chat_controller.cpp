@@ -113,6 +113,10 @@ class TestChatController : public QObject {
   void markdownBlocksSplitCode_data();
   void storageProblemIsShownAndChatStillWorks();
   void saveInFlightWritesAtOnce();
+  void newestFirstFollowsTheMessages();
+  void maxTokensFollowsTheModelUntilChosen();
+  void changedSettingsRoundTrip();
+  void turnsLeftOutAreNotedOnTheReply();
   void markdownBlocksSplitCode();
 
  private:
@@ -124,7 +128,7 @@ class TestChatController : public QObject {
   std::unique_ptr<InspectionStore> m_inspections;
   std::unique_ptr<ChatController> m_chat;
   std::unique_ptr<FakeEngine> m_engine;
-  std::unique_ptr<QAbstractItemModelTester> m_listTester, m_messageTester;
+  std::unique_ptr<QAbstractItemModelTester> m_listTester, m_messageTester, m_newestFirstTester;
 };
 
 void TestChatController::init() {
@@ -142,6 +146,7 @@ Database::OpenState TestChatController::openStores(const QString& path) {
 }
 
 void TestChatController::makeController() {
+  m_newestFirstTester.reset();
   m_messageTester.reset();
   m_listTester.reset();
   m_engine.reset();
@@ -152,9 +157,12 @@ void TestChatController::makeController() {
                                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
   m_messageTester = std::make_unique<QAbstractItemModelTester>(m_chat->messages(),
                                                                QAbstractItemModelTester::FailureReportingMode::QtTest);
+  m_newestFirstTester = std::make_unique<QAbstractItemModelTester>(
+      m_chat->messagesNewestFirst(), QAbstractItemModelTester::FailureReportingMode::QtTest);
 }
 
 void TestChatController::cleanup() {
+  m_newestFirstTester.reset();
   m_messageTester.reset();
   m_listTester.reset();
   m_engine.reset();
@@ -180,7 +188,7 @@ void TestChatController::sendStreamsAndPersists() {
   QVERIFY(roleValue(*messages, 1, "streaming").toBool());
   QCOMPARE(m_engine->requests.size(), 1);
   QCOMPARE(roles(m_engine->requests[0].turns), QStringList{QStringLiteral("user:Hello there, how are you today?")});
-  QCOMPARE(m_engine->requests[0].settings.max_tokens, int64_t(512));
+  QCOMPARE(m_engine->requests[0].settings.max_tokens, int64_t(256));  // no model yet: the default
   QCOMPARE(m_engine->requests[0].settings.top_logprobs, int64_t(0));  // a chat shows no alternatives
 
   // The reply's row exists in the store from the start, and its text reaches the store as it streams.
@@ -650,7 +658,7 @@ void TestChatController::renameSearchAndFolders() {
   m_chat->setSearchText(QStringLiteral("powerhouse"));
   QCOMPARE(m_chat->chats()->rowCount(), 1);
   QCOMPARE(roleValue(*m_chat->chats(), 0, "chatId").toLongLong(), bio);
-  QVERIFY(roleValue(*m_chat->chats(), 0, "snippet").toString().contains(QStringLiteral("[powerhouse]")));
+  QVERIFY(roleValue(*m_chat->chats(), 0, "snippet").toString().contains(QString(QChar(kSnippetMatchBegin)) + QStringLiteral("powerhouse") + QChar(kSnippetMatchEnd)));
   m_chat->setSearchText({});
   QCOMPARE(m_chat->chats()->rowCount(), 2);
 
@@ -688,11 +696,20 @@ void TestChatController::contextUseAndWarnings() {
   QVERIFY(m_chat->contextWarning().isEmpty());
   // Less room than the reply may take: a warning that says how long it can be.
   m_chat->handleTokenCount(id, 800);
+  // (The reply may take a quarter of the context at most, 250 tokens: the engine leaves the oldest
+  // messages out to make that room, and the warning says so with the same numbers.)
   QVERIFY2(m_chat->contextWarning().contains(QStringLiteral("800 of 1000")) &&
-               m_chat->contextWarning().contains(QStringLiteral("200")),
+               m_chat->contextWarning().contains(QStringLiteral("up to 250 tokens")) &&
+               m_chat->contextWarning().contains(QStringLiteral("oldest messages are left out")),
            qPrintable(m_chat->contextWarning()));
   m_chat->setGenerationSettings({{QStringLiteral("maxTokens"), 100}});
   QVERIFY(m_chat->contextWarning().isEmpty());
+  // Exactly the context: full, and not called "more than" it.
+  m_chat->handleTokenCount(id, 1000);
+  QVERIFY(m_chat->contextExceeded());
+  QVERIFY2(!m_chat->contextWarning().contains(QStringLiteral("more than")) &&
+               m_chat->contextWarning().contains(QStringLiteral("1000 of 1000")),
+           qPrintable(m_chat->contextWarning()));
   // Past the context: exceeded, and said plainly.
   m_chat->handleTokenCount(id, 1200);
   QVERIFY(m_chat->contextExceeded());
@@ -709,6 +726,17 @@ void TestChatController::contextUseAndWarnings() {
   QVERIFY(m_chat->send(QStringLiteral("more")));
   m_engine->reply(QStringLiteral("sure"));
   QTRY_COMPARE(counts.count(), 3);
+  // A sent message is counted at once, before its reply ends (the meter never lags a turn behind).
+  QVERIFY(m_chat->send(QStringLiteral("and more")));
+  QTRY_COMPARE(counts.count(), 4);
+  m_engine->reply(QStringLiteral("fine"));
+  // A new model: its own count, and an error from the old one is gone.
+  QVERIFY(m_chat->send(QStringLiteral("x")));
+  m_chat->handleFailed(QStringLiteral("This chat is 1200 tokens, but the model reads at most 1000."));
+  QVERIFY(!m_chat->lastError().isEmpty());
+  m_chat->handleModelChanged(2000);
+  QVERIFY(m_chat->lastError().isEmpty());
+  QCOMPARE(m_chat->contextUsed(), 0);
 }
 
 void TestChatController::exportAndImport() {
@@ -871,4 +899,82 @@ void TestChatController::saveInFlightWritesAtOnce() {
 }
 
 QTEST_GUILESS_MAIN(TestChatController)
+void TestChatController::newestFirstFollowsTheMessages() {
+  QAbstractItemModel* view = m_chat->messagesNewestFirst();
+  QVERIFY(m_chat->send(QStringLiteral("first")));
+  m_engine->piece(QStringLiteral("partial"));
+  QCOMPARE(view->rowCount(), 2);
+  QCOMPARE(roleValue(*view, 0, "content").toString(), QStringLiteral("partial"));  // streaming: the newest row
+  QCOMPARE(roleValue(*view, 1, "content").toString(), QStringLiteral("first"));
+  m_engine->piece(QStringLiteral(" reply"));
+  QCOMPARE(roleValue(*view, 0, "content").toString(), QStringLiteral("partial reply"));
+  QCOMPARE(roleValue(*view, 0, "blocks").toList().size(), 1);  // the blocks follow the text as it streams
+  m_engine->finish();
+  QVERIFY(m_chat->send(QStringLiteral("second")));
+  m_engine->reply(QStringLiteral("done"));
+  QCOMPARE(view->rowCount(), 4);
+  QCOMPARE(roleValue(*view, 0, "content").toString(), QStringLiteral("done"));
+  QCOMPARE(roleValue(*view, 3, "content").toString(), QStringLiteral("first"));
+}
+
+void TestChatController::maxTokensFollowsTheModelUntilChosen() {
+  const QString key = QStringLiteral("maxTokens");
+  QCOMPARE(m_chat->generationSettings().value(key).toInt(), 256);
+  m_chat->handleModelChanged(512);  // a quarter of a small context
+  QCOMPARE(m_chat->generationSettings().value(key).toInt(), 128);
+  m_chat->handleModelChanged(8192);
+  QCOMPARE(m_chat->generationSettings().value(key).toInt(), 256);
+  // Other settings changed: maxTokens still follows the model.
+  m_chat->setGenerationSettings({{QStringLiteral("temperature"), 0.5}});
+  m_chat->handleModelChanged(400);
+  QCOMPARE(m_chat->generationSettings().value(key).toInt(), 100);
+  // Picked by the user: kept, whatever the model.
+  m_chat->setGenerationSettings({{key, 300}});
+  m_chat->handleModelChanged(512);
+  QCOMPARE(m_chat->generationSettings().value(key).toInt(), 300);
+  // The request carries it.
+  QVERIFY(m_chat->send(QStringLiteral("hello")));
+  QCOMPARE(m_engine->requests.last().settings.max_tokens, int64_t(300));
+}
+
+void TestChatController::changedSettingsRoundTrip() {
+  QVERIFY(m_chat->changedGenerationSettings().isEmpty());
+  m_chat->setGenerationSettings({{QStringLiteral("temperature"), 0.25}, {QStringLiteral("topK"), 7}});
+  QVariantMap changed = m_chat->changedGenerationSettings();
+  QCOMPARE(changed.keys(), (QStringList{QStringLiteral("temperature"), QStringLiteral("topK")}));
+  // Another session: the same settings; maxTokens, never picked, follows that session's model.
+  makeController();
+  m_chat->handleModelChanged(512);
+  m_chat->restoreGenerationSettings(changed);
+  QCOMPARE(m_chat->generationSettings().value(QStringLiteral("temperature")).toDouble(), 0.25);
+  QCOMPARE(m_chat->generationSettings().value(QStringLiteral("topK")).toInt(), 7);
+  QCOMPARE(m_chat->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 128);
+  // A picked maxTokens is kept too.
+  m_chat->setGenerationSettings({{QStringLiteral("maxTokens"), 64}});
+  changed = m_chat->changedGenerationSettings();
+  QCOMPARE(changed.value(QStringLiteral("maxTokens")).toInt(), 64);
+  makeController();
+  m_chat->restoreGenerationSettings(changed);
+  m_chat->handleModelChanged(4096);
+  QCOMPARE(m_chat->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 64);
+  QCOMPARE(m_chat->generationSettings().value(QStringLiteral("temperature")).toDouble(), 0.25);
+}
+
+void TestChatController::turnsLeftOutAreNotedOnTheReply() {
+  QVERIFY(m_chat->send(QStringLiteral("hello")));
+  m_chat->handleTurnsLeftOut(2);
+  m_engine->piece(QStringLiteral("hi"));
+  m_engine->finish(QStringLiteral("context_full"));
+  const StoredMessage reply = m_store->message(m_chat->messages()->rowAt(1).message.id);
+  QCOMPARE(reply.stats.value(QStringLiteral("turnsLeftOut")).toInt(), 2);
+  const QString stats = roleValue(*m_chat->messages(), 1, "statsText").toString();
+  QVERIFY2(stats.contains(QStringLiteral("the oldest 2 messages were not read")) &&
+               stats.contains(QStringLiteral("stopped: context full")),
+           qPrintable(stats));
+  // The next reply starts without the note.
+  QVERIFY(m_chat->send(QStringLiteral("again")));
+  m_engine->reply(QStringLiteral("ok"));
+  QVERIFY(!m_store->message(m_chat->messages()->rowAt(3).message.id).stats.contains(QStringLiteral("turnsLeftOut")));
+}
+
 #include "test_chat_controller.moc"

@@ -25,6 +25,7 @@ class TestChatWorker : public QObject {
   void chatReplyStreams();
   void continuationFollowsTheReply();
   void tooLongChatIsRefused();
+  void oldestTurnsAreLeftOutToFit();
   void noModelCountsMinusOne();
   void modelTemplateIsUsed();
   void playgroundChatStreamsTokens();
@@ -134,6 +135,40 @@ void TestChatWorker::tooLongChatIsRefused() {
   QVERIFY2(message.contains(QStringLiteral("This chat is %1 tokens").arg(engineCount(turns))) &&
                message.contains(QStringLiteral("at most 64")),
            qPrintable(message));
+}
+
+void TestChatWorker::oldestTurnsAreLeftOutToFit() {
+  // Three long turns and a short question on a 64-token context: the Chat reads the question with as
+  // much history as leaves room for the reply (a quarter of the context here), the oldest first out;
+  // the system prompt stays.
+  const QString longText(60, QLatin1Char('y'));
+  const QList<ChatTurn> turns{{QStringLiteral("system"), QStringLiteral("hi")},
+                              {QStringLiteral("user"), longText},
+                              {QStringLiteral("assistant"), longText},
+                              {QStringLiteral("user"), QStringLiteral("abc")}};
+  QVERIFY(engineCount(turns) >= 64);
+  GenerationSettings s;
+  s.temperature = 0;
+  s.max_tokens = 4;
+  QSignalSpy leftOut(m_worker.get(), &EngineWorker::chatTurnsLeftOut);
+  QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
+  QSignalSpy failed(m_worker.get(), &EngineWorker::generationFailed);
+  m_worker->generateChat(turns, {}, s);
+  QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+  QCOMPARE(finished.count(), 1);
+  QCOMPARE(leftOut.count(), 1);
+  QCOMPARE(leftOut.first().at(0).toInt(), 2);  // the question and its reply go together
+  const QList<ChatTurn> kept{turns[0], turns[3]};
+  QCOMPARE(finished.first().at(0).value<GenerationStats>().promptTokens, engineCount(kept));
+  // A chat that fits loses nothing.
+  leftOut.clear();
+  m_worker->generateChat(kept, {}, s);
+  QCOMPARE(leftOut.count(), 0);
+  // The Playground's chat mode shows the prompt exactly: refused, never shortened.
+  failed.clear();
+  m_worker->generateChatTokens(turns, {}, s);
+  QCOMPARE(leftOut.count(), 0);
+  QCOMPARE(failed.count(), 1);
 }
 
 void TestChatWorker::noModelCountsMinusOne() {

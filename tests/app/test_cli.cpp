@@ -741,7 +741,7 @@ class TestCli : public QObject {
     QVERIFY2(plain.code == 0, plain.err.constData());
     const QJsonObject p = json_of(plain);
     QCOMPARE(p["chat_template"].toString(), QStringLiteral("plain"));
-    QCOMPARE(p["prompt_tokens"].toArray(), ids_of("system: Be brief.\nuser: Hello there\nassistant:"));
+    QCOMPARE(p["prompt_tokens"].toArray(), ids_of("System: Be brief.\nUser: Hello there\nAssistant:"));
 
     // --template overrides; with GPT-2's vocabulary ChatML's markup is plain text, and the user's
     // "<|endoftext|>" stays text too (it would be id 50256 only with --special, which --chat refuses).

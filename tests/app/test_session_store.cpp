@@ -372,7 +372,7 @@ void TestSessionStore::fullTextSearch() {
   QCOMPARE(hits.size(), 1);
   QCOMPARE(hits.first().chatId, c1);
   QCOMPARE(hits.first().chatTitle, QStringLiteral("Cooking"));
-  QVERIFY(hits.first().snippet.contains(QStringLiteral("[nine]")));
+  QVERIFY(hits.first().snippet.contains(QString(QChar(kSnippetMatchBegin)) + QStringLiteral("nine") + QChar(kSnippetMatchEnd)));
   // Titles match too.
   const QList<SearchHit> titleHits = store.search(QStringLiteral("travel"));
   QCOMPARE(titleHits.size(), 1);

@@ -210,7 +210,7 @@ class TestChatTemplate : public QObject {
   void plain_renders_role_lines() {
     const ChatTemplate t;
     const engine::RenderedChat r = t.render({{"system", "S"}, {"user", "U"}, {"assistant", "A"}}, true);
-    QCOMPARE(r.text(), std::string("system: S\nuser: U\nassistant: A\nassistant:"));
+    QCOMPARE(r.text(), std::string("System: S\nUser: U\nAssistant: A\nAssistant:"));
   }
 
   void render_never_throws() {
@@ -324,7 +324,7 @@ class TestChatTemplate : public QObject {
 
   void mask_covers_plain_answers() {
     // Plain template, no special tokens: the answer's first token merges the space from the markup
-    // ("assistant: " + "Paris" -> " Paris"), and is trained with the rest of the answer and its "\n".
+    // ("Assistant: " + "Paris" -> " Paris"), and is trained with the rest of the answer and its "\n".
     const auto tok = engine::Tokenizer::from_tokenizer_json(k_data + "tiny_chat_tokenizer.json");
     const ChatTemplate t;
     const std::vector<ChatMessage> messages = {{"user", "What is the capital?"}, {"assistant", "Paris is."}};

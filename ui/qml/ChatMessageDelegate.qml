@@ -26,6 +26,8 @@ Item {
     property bool editing: false
     property bool highlighted: false  // the search hit the chat was opened for
     readonly property bool isUser: role === "user"
+    readonly property var actionIcons: ({ copy: "copy", edit: "edit", regenerate: "reload", continue: "continue",
+                                          inspect: "inspect", delete: "trash" })
 
     signal copyRequested(string text)
     signal editSubmitted(var messageId, string text)
@@ -132,18 +134,22 @@ Item {
                 anchors.left: parent.left
                 anchors.right: parent.right
                 spacing: 10
+                // One item per block, by position: a streaming reply changes the text of its last block
+                // and now and then adds one, so the items stay and only their text changes (a model of
+                // the blocks themselves would rebuild every item, text layout and all, for each piece).
                 Repeater {
-                    model: root.isUser ? [] : root.blocks
+                    model: root.isUser ? 0 : root.blocks.length
                     delegate: Loader {
                         id: blockLoader
-                        required property var modelData
+                        required property int index
+                        readonly property var block: root.blocks[index] ?? ({ kind: "text", text: "", language: "" })
                         Layout.fillWidth: true
-                        sourceComponent: modelData.kind === "code" ? codeComponent : textComponent
+                        sourceComponent: block.kind === "code" ? codeComponent : textComponent
                         Component {
                             id: textComponent
                             TextEdit {
                                 objectName: "markdownText"
-                                text: blockLoader.modelData.text
+                                text: blockLoader.block.text
                                 textFormat: TextEdit.MarkdownText
                                 readOnly: true
                                 selectByMouse: true
@@ -157,8 +163,8 @@ Item {
                         Component {
                             id: codeComponent
                             CodeBlock {
-                                code: blockLoader.modelData.text
-                                language: blockLoader.modelData.language
+                                code: blockLoader.block.text
+                                language: blockLoader.block.language
                                 onCopyRequested: text => root.copyRequested(text)
                             }
                         }
@@ -293,26 +299,16 @@ Item {
                 spacing: 0
                 opacity: hover.hovered || root.isLast ? 1 : 0
                 Behavior on opacity { NumberAnimation { duration: 120 } }
+                // A fixed list of actions (a model rebuilt from the message's state would recreate the
+                // buttons whenever a reply starts or ends); each button works out whether it shows.
                 Repeater {
-                    model: [
-                        { key: "copy", icon: "copy", tip: qsTr("Copy"), show: true },
-                        { key: "edit", icon: "edit", tip: qsTr("Edit (starts a branch)"), show: !root.streaming },
-                        { key: "regenerate", icon: "reload", tip: root.isUser ? qsTr("New reply") : qsTr("Regenerate"),
-                          show: !root.streaming },
-                        { key: "continue", icon: "continue", tip: qsTr("Continue this reply"),
-                          show: !root.isUser && root.isLast && !root.streaming },
-                        { key: "inspect", icon: "inspect",
-                          tip: qsTr("Inspect: tokens, probabilities and attention of the chat up to here"),
-                          show: !root.streaming },
-                        { key: "delete", icon: "trash", tip: qsTr("Delete this message and the replies below it"),
-                          show: !root.streaming }
-                    ]
+                    model: ["copy", "edit", "regenerate", "continue", "inspect", "delete"]
                     delegate: ToolButton {
-                        required property var modelData
-                        objectName: "action_" + modelData.key
-                        visible: modelData.show
-                        enabled: modelData.key === "copy" || !root.busy
-                        icon.source: "icons/" + modelData.icon + ".svg"
+                        required property string modelData
+                        objectName: "action_" + modelData
+                        visible: modelData === "copy" || (!root.streaming && (modelData !== "continue" || (!root.isUser && root.isLast)))
+                        enabled: modelData === "copy" || !root.busy
+                        icon.source: "icons/" + root.actionIcons[modelData] + ".svg"
                         icon.width: 16
                         icon.height: 16
                         icon.color: Style.textMuted
@@ -320,13 +316,18 @@ Item {
                         implicitHeight: 28
                         padding: 0
                         ToolTip.visible: hovered
-                        ToolTip.text: modelData.tip
+                        ToolTip.text: modelData === "copy" ? qsTr("Copy")
+                                      : modelData === "edit" ? qsTr("Edit (starts a branch)")
+                                      : modelData === "regenerate" ? (root.isUser ? qsTr("New reply") : qsTr("Regenerate"))
+                                      : modelData === "continue" ? qsTr("Continue this reply")
+                                      : modelData === "inspect" ? qsTr("Inspect: tokens, probabilities and attention of the chat up to here")
+                                      : qsTr("Delete this message and the replies below it")
                         onClicked: {
-                            if (modelData.key === "copy") root.copyRequested(root.content)
-                            else if (modelData.key === "edit") { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
-                            else if (modelData.key === "regenerate") root.regenerateRequested(root.messageId)
-                            else if (modelData.key === "delete") root.deleteRequested(root.messageId)
-                            else if (modelData.key === "inspect") root.inspectRequested(root.messageId)
+                            if (modelData === "copy") root.copyRequested(root.content)
+                            else if (modelData === "edit") { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+                            else if (modelData === "regenerate") root.regenerateRequested(root.messageId)
+                            else if (modelData === "delete") root.deleteRequested(root.messageId)
+                            else if (modelData === "inspect") root.inspectRequested(root.messageId)
                             else root.continueRequested(root.messageId)
                         }
                     }

@@ -1,6 +1,7 @@
 // ChatPage: conversations with the loaded model. Chats live in the ChatStore and are saved as
 // they happen; the sidebar lists and searches them, the conversation shows the active branch of the
 // message tree with per-reply stats, and the header shows how much of the model's context is used.
+import QtCore
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Dialogs
@@ -20,6 +21,10 @@ Item {
     property var exportChatId: 0
     property string exportFormat: "md"
     property string fileMessage
+    // How the model reads the chat: its chat template's family, by name.
+    readonly property string promptFormat: ({ chatml: "ChatML", llama3: "Llama 3", llama2: "Llama 2", zephyr: "Zephyr",
+                                              alpaca: "Alpaca", plain: qsTr("Plain transcript") })[App.chatTemplateName]
+                                           ?? App.chatTemplateName
 
     function copyText(text) {
         clipboard.text = text
@@ -38,13 +43,28 @@ Item {
     function showHighlighted() {
         const row = App.chat.highlightedRow
         if (row < 0) return
-        messageList.follow = false
-        messageList.positionViewAtIndex(row, ListView.Center)
+        // The view lists the newest message first.
+        messageList.positionViewAtIndex(messageList.count - 1 - row, ListView.Center)
     }
     function startExport(chatId, format) {
         if (chatId !== App.chat.currentChatId) App.chat.selectChat(chatId)
         exportFormat = format
+        exportPath.text = localPath(StandardPaths.writableLocation(StandardPaths.DocumentsLocation)) + "/"
+                          + exportFileName(App.chat.currentTitle, format)
         exportDialog.open()
+    }
+    // A file name from a chat title: characters file systems refuse become "-", never empty.
+    function exportFileName(title, format) {
+        const name = title.replace(/[\/\\:*?"<>|\x00-\x1f]+/g, "-").replace(/^[\s.-]+|[\s.-]+$/g, "")
+        return (name.length > 0 ? name : qsTr("chat")) + "." + format
+    }
+    function localPath(url) {
+        const text = url.toString()
+        return text.startsWith("file://") ? decodeURIComponent(text.substring(7)) : text
+    }
+    function exportTo(path) {
+        const error = exportFormat === "md" ? App.chat.exportMarkdown(path) : App.chat.exportJson(path)
+        fileMessage = error.length > 0 ? error : qsTr("Exported to %1").arg(path)
     }
 
     // QML has no clipboard API of its own; a hidden TextEdit's copy() uses the system clipboard.
@@ -71,16 +91,56 @@ Item {
         onActivated: page.undoDelete()
     }
 
-    FileDialog {
+    // Export: a path proposed from the chat's title in the Documents folder, editable, with a folder
+    // picker beside it; Enter or Save writes the file. (The file dialog Qt 6.4 shows where the
+    // platform has none offers no name to save under and an "Open" button.)
+    Dialog {
         id: exportDialog
         objectName: "chatExportDialog"
         title: page.exportFormat === "md" ? qsTr("Export chat as Markdown") : qsTr("Export chat as JSON")
-        fileMode: FileDialog.SaveFile
-        nameFilters: page.exportFormat === "md" ? [qsTr("Markdown (*.md)")] : [qsTr("JSON (*.json)")]
-        defaultSuffix: page.exportFormat
+        modal: true
+        anchors.centerIn: Overlay.overlay
+        width: Math.min(page.width - 80, 600)
+        standardButtons: Dialog.Save | Dialog.Cancel
+        onOpened: {
+            exportPath.forceActiveFocus()
+            // The name is what one changes most: select it, not the folder or the suffix.
+            const slash = exportPath.text.lastIndexOf("/")
+            exportPath.select(slash + 1, exportPath.text.length - page.exportFormat.length - 1)
+        }
+        onAccepted: page.exportTo(exportPath.text)
+        ColumnLayout {
+            spacing: Style.gap
+            Label {
+                text: qsTr("Save the chat's shown messages (the active branch) to:")
+                color: Style.textMuted
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            RowLayout {
+                spacing: Style.gap
+                Layout.fillWidth: true
+                TextField {
+                    id: exportPath
+                    objectName: "exportPathField"
+                    selectByMouse: true
+                    Layout.fillWidth: true
+                    onAccepted: if (text.trim().length > 0) exportDialog.accept()
+                }
+                Button {
+                    text: qsTr("Folder…")
+                    flat: true
+                    onClicked: exportFolderDialog.open()
+                }
+            }
+        }
+    }
+    FolderDialog {
+        id: exportFolderDialog
+        title: qsTr("Folder to export the chat to")
         onAccepted: {
-            const error = page.exportFormat === "md" ? App.chat.exportMarkdown(selectedFile) : App.chat.exportJson(selectedFile)
-            page.fileMessage = error.length > 0 ? error : qsTr("Exported to %1").arg(selectedFile.toString().replace("file://", ""))
+            const name = exportPath.text.substring(exportPath.text.lastIndexOf("/") + 1)
+            exportPath.text = page.localPath(selectedFolder) + "/" + name
         }
     }
     FileDialog {
@@ -124,11 +184,35 @@ Item {
             RowLayout {
                 spacing: Style.gapLarge
                 Layout.fillWidth: true
-                PageHeader {
-                    title: qsTr("Chat")
-                    subtitle: App.chat.currentChatId ? App.chat.currentTitle
-                                                     : qsTr("Talk with the loaded model; every chat is saved as you go.")
+                // The page title, and the open chat's title on one line (elided: the buttons beside it
+                // keep their room).
+                ColumnLayout {
+                    spacing: Style.gapSmall
                     Layout.fillWidth: true
+                    Layout.minimumWidth: 120
+                    Label {
+                        objectName: "pageTitle"
+                        text: qsTr("Chat")
+                        font.pixelSize: Style.fontTitle
+                        font.weight: Font.DemiBold
+                        color: Style.text
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                    }
+                    Label {
+                        objectName: "pageSubtitle"
+                        text: App.chat.currentChatId ? App.chat.currentTitle
+                                                     : qsTr("Talk with the loaded model; every chat is saved as you go.")
+                        font.pixelSize: Style.fontBody
+                        color: Style.textMuted
+                        elide: Text.ElideRight
+                        maximumLineCount: 1
+                        Layout.fillWidth: true
+                        HoverHandler { id: subtitleHover }
+                        ToolTip.visible: subtitleHover.hovered && truncated
+                        ToolTip.text: text
+                        ToolTip.delay: 500
+                    }
                 }
                 // Context use: the rendered chat (template and system prompt included) against the model's window.
                 ColumnLayout {
@@ -140,7 +224,7 @@ Item {
                         objectName: "contextLabel"
                         text: qsTr("Context %1 / %2").arg(App.chat.contextUsed.toLocaleString(Qt.locale(), 'f', 0))
                                                      .arg(App.chat.contextLength.toLocaleString(Qt.locale(), 'f', 0))
-                        color: App.chat.contextExceeded ? Style.error : App.chat.contextWarning.length > 0 ? Style.warn : Style.textMuted
+                        color: App.chat.contextWarning.length > 0 ? Style.warn : Style.textMuted
                         font.pixelSize: Style.fontSmall
                         Layout.alignment: Qt.AlignRight
                     }
@@ -153,8 +237,23 @@ Item {
                             width: parent.width * Math.min(1, App.chat.contextUsed / Math.max(1, App.chat.contextLength))
                             height: parent.height
                             radius: 3
-                            color: App.chat.contextExceeded ? Style.error : App.chat.contextWarning.length > 0 ? Style.warn : Style.accent
+                            color: App.chat.contextWarning.length > 0 ? Style.warn : Style.accent
                         }
+                    }
+                    Label {
+                        objectName: "promptFormatLabel"
+                        text: qsTr("Format: %1").arg(page.promptFormat)
+                        color: Style.textMuted
+                        font.pixelSize: Style.fontSmall
+                        elide: Text.ElideRight
+                        Layout.alignment: Qt.AlignRight
+                        Layout.maximumWidth: 190
+                        HoverHandler { id: formatHover }
+                        ToolTip.visible: formatHover.hovered
+                        ToolTip.delay: 500
+                        ToolTip.text: App.chatTemplateName === "plain"
+                                      ? qsTr("The model names no chat template, so chats are written as a plain transcript (“User: …”, “Assistant: …”); a base model continues it as text.")
+                                      : qsTr("Chats are written with the model's own chat template (%1); only its markup makes special tokens.").arg(page.promptFormat)
                     }
                 }
                 Button {
@@ -213,6 +312,7 @@ Item {
                     }
                 }
                 Button {
+                    id: exportButton
                     objectName: "exportButton"
                     text: qsTr("Export")
                     icon.source: "icons/download.svg"
@@ -220,9 +320,12 @@ Item {
                     icon.height: 16
                     flat: true
                     enabled: App.chat.currentChatId !== 0
-                    onClicked: exportMenu.popup()
+                    // Under the button, its right edge on the button's: the window's edge is near.
+                    onClicked: exportMenu.popup(exportButton, exportButton.width - exportMenu.width, exportButton.height + 4)
                     Menu {
                         id: exportMenu
+                        objectName: "exportMenu"
+                        margins: 8
                         MenuItem { text: qsTr("Markdown…"); onTriggered: page.startExport(App.chat.currentChatId, "md") }
                         MenuItem { text: qsTr("JSON (OpenAI messages)…"); onTriggered: page.startExport(App.chat.currentChatId, "json") }
                     }
@@ -322,7 +425,7 @@ Item {
             InlineMessage {
                 objectName: "contextWarning"
                 text: App.chat.contextWarning
-                isError: App.chat.contextExceeded
+                isError: false  // what the next reply will read, not a failure
                 closable: false
                 Layout.fillWidth: true
             }
@@ -334,23 +437,28 @@ Item {
                 ListView {
                     id: messageList
                     objectName: "messageList"
-                    property bool follow: true
                     anchors.top: parent.top
                     anchors.bottom: parent.bottom
                     anchors.horizontalCenter: parent.horizontalCenter
                     width: Math.min(parent.width, 920)
-                    model: App.chat.messages
+                    // Newest message first, laid out from the bottom up: the newest message stays at the
+                    // bottom edge while it grows and while older messages above it are created and
+                    // measured, so the view follows a streaming reply by itself and a reader who scrolled
+                    // up keeps their place. Do not follow the end instead by moving the view when its
+                    // content height changes: a message is measured only after its layouts have run, so
+                    // each move creates messages at a guessed height, they grow, the height changes again,
+                    // and a long reply made the view rebuild its delegates without end, in one polish pass.
+                    verticalLayoutDirection: ListView.BottomToTop
+                    model: App.chat.messagesNewestFirst
                     clip: true
                     spacing: 4
                     boundsBehavior: Flickable.StopAtBounds
                     ScrollBar.vertical: ScrollBar {}
-                    // Stay at the bottom while a reply streams, unless the user scrolled up to read.
-                    onContentHeightChanged: if (follow) positionViewAtEnd()
-                    onCountChanged: { follow = true; positionViewAtEnd() }
-                    onMovementEnded: follow = atYEnd
+                    // A sent message or another chat: show the newest message (once, after the layout).
+                    onCountChanged: Qt.callLater(messageList.positionViewAtBeginning)
 
                     delegate: ChatMessageDelegate {
-                        isLast: index === messageList.count - 1
+                        isLast: index === 0
                         highlighted: messageId === App.chat.highlightedMessageId
                         busy: App.chat.generating
                         onCopyRequested: text => page.copyText(text)

@@ -16,6 +16,12 @@ Rectangle {
     color: Style.surfaceAlt
     implicitWidth: 268
 
+    // A search snippet as styled text: its own text escaped, the matched words (between the store's
+    // marks U+E000 and U+E001, see SearchHit) in bold and the accent colour.
+    function highlightedSnippet(snippet) {
+        const escaped = snippet.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+        return escaped.replace(/\uE000/g, "<b><font color=\"" + Style.accent + "\">").replace(/\uE001/g, "</font></b>")
+    }
     function startRename(chatId, title) {
         renameDialog.chatId = chatId
         renameDialog.field = "title"
@@ -217,8 +223,10 @@ Rectangle {
                             }
                         }
                         Label {
+                            objectName: "searchSnippet"
                             visible: row.snippet.length > 0
-                            text: row.snippet
+                            text: sidebar.highlightedSnippet(row.snippet)
+                            textFormat: Text.StyledText
                             color: Style.textMuted
                             font.pixelSize: Style.fontSmall
                             elide: Text.ElideRight

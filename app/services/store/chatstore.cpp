@@ -410,7 +410,7 @@ QList<SearchHit> ChatStore::search(const QString& text, int limit) const {
                     return SearchHit{row.value(0).toLongLong(), 0, row.value(1).toString(), row.value(1).toString()};
                   });
   hits << m_db.select(what,
-                      QStringLiteral("SELECT c.id, m.id, c.title, snippet(message_search, 0, '[', ']', '…', 12)"
+                      QStringLiteral("SELECT c.id, m.id, c.title, snippet(message_search, 0, char(57344), char(57345), '…', 12)"
                                      " FROM message_search JOIN messages m ON m.id = message_search.rowid"
                                      " JOIN chats c ON c.id = m.chat_id"
                                      " WHERE message_search MATCH ? AND c.trashed_ms IS NULL"

@@ -49,8 +49,12 @@ struct SearchHit {
   qint64 chatId = 0;
   qint64 messageId = 0;  // 0: the chat's title matched
   QString chatTitle;
-  QString snippet;  // matched words wrapped in [ and ]
+  QString snippet;  // matched words between kSnippetMatchBegin and kSnippetMatchEnd
 };
+// The marks around the matched words of a SearchHit's snippet: private-use characters, which no
+// message text holds (brackets could not be told from the message's own).
+inline constexpr char16_t kSnippetMatchBegin = u'\uE000';
+inline constexpr char16_t kSnippetMatchEnd = u'\uE001';
 
 // A deleted message with every reply below it, exactly as they were stored (ids, parents, which
 // branch each one had chosen, inspection snapshots), so that restoreMessages() can put them back.

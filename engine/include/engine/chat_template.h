@@ -41,7 +41,7 @@ enum class ChatTemplateKind {
   Llama2,  // <s>[INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ... </s>
   Zephyr,  // <|system|>\n...</s>\n<|user|>\n...</s>\n<|assistant|>\n
   Alpaca,  // ### Instruction:\n...\n\n### Response:\n...
-  Plain,   // a base model: contents joined as "role: content" lines, no special tokens
+  Plain,   // a base model: a transcript of "User: content" lines, no special tokens
 };
 
 struct ChatPiece {

@@ -149,14 +149,24 @@ void render_alpaca(const ChatTemplate& t, const std::vector<ChatMessage>& m, boo
 }
 
 void render_plain(const ChatTemplate&, const std::vector<ChatMessage>& m, bool gen, std::vector<ChatPiece>& out) {
-  // For base models: "role: content" lines. The generation prompt stops after the colon so that the
-  // model writes the space itself, as its tokenizer joins it to the first word (" Hello").
+  // For base models: a transcript, "Speaker: content" lines with the speakers capitalised as in
+  // written dialogue (a lower-case "assistant:" reads to a base model as a word of the text, often a
+  // name). The generation prompt stops after the colon so that the model writes the space itself, as
+  // its tokenizer joins it to the first word (" Hello").
+  auto speaker = [](Role r) -> const char* {
+    switch (r) {
+      case Role::System: return "System";
+      case Role::Assistant: return "Assistant";
+      case Role::User: break;
+    }
+    return "User";
+  };
   for (std::size_t i = 0; i < m.size(); ++i) {
-    markup(out, std::string(role_name(role_of(m[i]))) + ": ");
+    markup(out, std::string(speaker(role_of(m[i]))) + ": ");
     content(out, m[i].content, index_of(i));
     markup(out, "\n", index_of(i));
   }
-  if (gen) markup(out, "assistant:");
+  if (gen) markup(out, "Assistant:");
 }
 
 }  // namespace engine::chat

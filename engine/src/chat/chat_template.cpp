@@ -99,7 +99,8 @@ std::vector<std::string> ChatTemplate::stop_strings() const {
     }
     case ChatTemplateKind::Plain: break;
   }
-  return {"\nuser:"};
+  // Plain: the next user line ends the reply (a base model writes both sides of a transcript).
+  return {"\nUser:"};
 }
 
 }  // namespace engine

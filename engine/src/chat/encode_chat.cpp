@@ -8,7 +8,7 @@
 // Mask: token i covers bytes [offset_i, offset_{i+1}) of the text (at least one byte); it is trained
 // (1) when that span overlaps the content of an assistant message or the end-of-turn markup that
 // closes one. A token that merges markup with the start of an answer (" Hi" after Plain's
-// "assistant:") is therefore trained, as the model must produce it.
+// "Assistant:") is therefore trained, as the model must produce it.
 #include <algorithm>
 
 #include "engine/chat_template.h"

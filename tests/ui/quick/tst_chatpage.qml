@@ -1,6 +1,7 @@
 // Qt Quick Test of the Chat page around a reply being written (replies go to the runner's
 // FakeEngine): the send button turns into a stop button that stops it, Esc stops it too, and a
 // deleted message comes back with the banner's Undo or Ctrl+Z.
+import QtCore
 import QtQuick
 import QtTest
 import Workbench.Ui
@@ -58,8 +59,9 @@ Item {
             const banner = findChild(chatPage, "undoBanner")
             verify(!banner.visible)
             // The question and the reply below it go; the banner says so and Undo brings them back.
+            // The view lists the newest message first: the question is the last of its items.
             const messageList = findChild(chatPage, "messageList")
-            App.chat.deleteMessage(messageList.itemAtIndex(0).messageId)
+            App.chat.deleteMessage(messageList.itemAtIndex(1).messageId)
             compare(App.chat.messages.count, 0)
             verify(banner.visible)
             compare(findChild(chatPage, "undoText").text, App.chat.undoText)
@@ -68,12 +70,76 @@ Item {
             compare(App.chat.messages.count, 2)
             verify(!banner.visible)
             // Ctrl+Z does the same.
-            App.chat.deleteMessage(messageList.itemAtIndex(1).messageId)
+            App.chat.deleteMessage(messageList.itemAtIndex(0).messageId)
             compare(App.chat.messages.count, 1)
             chatPage.forceActiveFocus()
             keySequence(StandardKey.Undo)
             compare(App.chat.messages.count, 2)
             verify(!banner.visible)
+        }
+        // A reply much taller than the view, then another message (a chat whose first reply filled the
+        // context): the page stays put with the newest message at the bottom and a bounded number of
+        // delegates, instead of rebuilding them without end.
+        function test_longReplyThenAnotherMessage() {
+            const messageList = findChild(chatPage, "messageList")
+            verify(App.chat.send("Tell me a story about a fox."))
+            let story = ""
+            for (let i = 0; i < 200; ++i) story += "The fox ran to the big tree and saw a bird. "
+            FakeEngine.finish(story, "context_full")
+            verify(App.chat.send("And then?"))
+            verify(App.chat.generating)
+            for (let i = 0; i < 40; ++i) {
+                App.chat.handleText("And then the fox went home. ")
+                wait(10)
+            }
+            FakeEngine.finish("", "eos")
+            wait(200)
+            compare(messageList.count, 4)
+            verify(messageList.contentHeight > messageList.height)
+            // The newest message is at the bottom edge of the view.
+            const newest = messageList.itemAtIndex(0)
+            verify(newest)
+            const bottom = newest.mapToItem(messageList, 0, newest.height).y
+            fuzzyCompare(bottom, messageList.height, 2)
+            // Items: the visible messages and their parts, not a growing pile.
+            let delegates = 0
+            for (let i = 0; i < messageList.count; ++i) if (messageList.itemAtIndex(i)) ++delegates
+            verify(delegates <= 4)
+            const height = messageList.contentHeight
+            wait(200)
+            compare(messageList.contentHeight, height)
+        }
+        function test_exportProposesAFileAndEnterSaves() {
+            verify(App.chat.send("Export me: please"))
+            FakeEngine.finish("Done.")
+            chatPage.startExport(App.chat.currentChatId, "md")
+            const dialog = findChild(chatPage, "chatExportDialog")
+            tryVerify(() => dialog.opened)
+            const field = findChild(chatPage, "exportPathField")
+            verify(field.activeFocus)
+            // The chat's title as the name (":" is not for file names), in a folder, as Markdown.
+            verify(field.text.endsWith("/Export me- please.md"), field.text)
+            compare(field.selectedText, "Export me- please")
+            const folder = chatPage.localPath(StandardPaths.writableLocation(StandardPaths.TempLocation))
+            const path = folder + "/wb-chat-export-" + Date.now() + ".md"
+            field.text = path
+            keyClick(Qt.Key_Return)
+            tryVerify(() => !dialog.visible)
+            compare(chatPage.fileMessage, "Exported to " + path)
+        }
+        function test_searchSnippetHighlightsTheMatch() {
+            verify(App.chat.send("Hello"))  // the chat's title: a message hit, not a title hit
+            FakeEngine.finish("Hi.")
+            verify(App.chat.send("We heard a big drum <b>and</b> a bell"))
+            FakeEngine.finish("Nice.")
+            App.chat.searchText = "drum"
+            let snippet = null
+            tryVerify(() => (snippet = findChild(chatPage, "searchSnippet")) !== null && snippet.visible)
+            // The match in bold, the message's own markup shown as text, no bracket marks.
+            verify(snippet.text.indexOf(">drum</font></b>") >= 0, snippet.text)
+            verify(snippet.text.indexOf("&lt;b&gt;and&lt;/b&gt;") >= 0, snippet.text)
+            verify(snippet.text.indexOf("[") < 0, snippet.text)
+            App.chat.searchText = ""
         }
     }
 }
