@@ -31,6 +31,7 @@
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
+#include "services/store/chatstore.h"
 #include "services/inspectiontypes.h"
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
@@ -1016,7 +1017,7 @@ void TestUiSmoke::chatPageConverses() {
   QVERIFY(controller->chats()
               ->data(controller->chats()->index(0), ChatListModel::SnippetRole)
               .toString()
-              .contains(QStringLiteral("[bold]")));
+              .contains(QString(QChar(kSnippetMatchBegin)) + QStringLiteral("bold") + QChar(kSnippetMatchEnd)));
   QTest::qWait(200);
   grab(QStringLiteral("chat-search"));
   QVERIFY(search->setProperty("text", QString()));
