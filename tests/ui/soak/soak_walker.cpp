@@ -188,6 +188,10 @@ void Walker::showPage(int index) {
 QQuickItem* Walker::delegateAt(int row) {
   QQuickItem* list = findItem(m_app.page(QStringLiteral("chat")), QStringLiteral("messageList"));
   if (!list) return nullptr;
+  // `row` counts messages oldest first (ChatController::messages()); the list shows them newest first.
+  const int count = list->property("count").toInt();
+  if (row < 0 || row >= count) return nullptr;
+  row = count - 1 - row;
   // Scrolled into view first, as the user would: a ListView makes delegates for visible rows only.
   QJSEngine* js = qjsEngine(list);
   if (!js) return nullptr;
