@@ -267,6 +267,10 @@ void TestUiSoak::fixedSequences_data() {
   QTest::newRow("message after a full-context reply")
       << QStringList{QStringLiteral("showChatPage"), QStringLiteral("sendFillingContext"), QStringLiteral("sendShort"),
                      QStringLiteral("sendShort")};
+  // A training run started and cancelled froze the GUI thread: the dashboard's charts set a tiny tick
+  // interval while the axis still spanned its old range, and Qt Charts laid out ~10^8 ticks.
+  QTest::newRow("a training run started and cancelled")
+      << QStringList{QStringLiteral("showChatPage"), QStringLiteral("trainAndCancel"), QStringLiteral("trainAndCancel")};
 }
 
 void TestUiSoak::fixedSequences() {

@@ -156,8 +156,7 @@ Card {
             hi = Math.max(hi, r.max)
         }
         const steps = Math.max(1, metrics.totalSteps, metrics.lastStep)
-        xAxis.tickInterval = Math.max(1, Style.niceStep(steps, 5))
-        xAxis.max = steps
+        Style.setAxisTicks(xAxis, xAxis.min, steps, Math.max(1, Style.niceStep(steps, 5)))
         empty = !isFinite(lo)
         if (empty) { lo = logScale ? 0.1 : 0; hi = 1 }
         if (logScale) {
@@ -168,10 +167,8 @@ Card {
             const step = Style.niceStep(hi - lo + 2 * pad, 5)
             // Learning rate, losses, norms and speeds are never negative: no axis below zero for them.
             const min = lo >= 0 ? Math.max(0, lo - pad) : lo - pad
-            linAxis.tickInterval = step
             linAxis.labelFormat = Style.tickFormat(step)
-            linAxis.min = Math.floor(min / step) * step
-            linAxis.max = Math.ceil((hi + pad) / step) * step
+            Style.setAxisTicks(linAxis, Math.floor(min / step) * step, Math.ceil((hi + pad) / step) * step, step)
         }
     }
 

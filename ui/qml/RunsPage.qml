@@ -242,16 +242,14 @@ Item {
                 lo = Math.min(lo, range.min); hi = Math.max(hi, range.max)
                 maxX = Math.max(maxX, m.lastStep, m.totalSteps)
             }
-            ox.tickInterval = Math.max(1, Style.niceStep(maxX, 5))
-            ox.max = maxX
+            Style.setAxisTicks(ox, ox.min, maxX, Math.max(1, Style.niceStep(maxX, 5)))
             // Round ticks; losses are never negative, so no axis below zero.
             if (isFinite(lo)) {
                 const pad = (hi - lo) * 0.08 || 0.5
                 const step = Style.niceStep(hi - lo + 2 * pad, 5)
-                oy.tickInterval = step
                 oy.labelFormat = Style.tickFormat(step)
-                oy.min = Math.floor(Math.max(0, lo - pad) / step) * step
-                oy.max = Math.ceil((hi + pad) / step) * step
+                Style.setAxisTicks(oy, Math.floor(Math.max(0, lo - pad) / step) * step,
+                                   Math.ceil((hi + pad) / step) * step, step)
             }
         }
     }

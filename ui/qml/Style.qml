@@ -74,6 +74,17 @@ QtObject {
         const f = raw / power
         return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power
     }
+    // Sets a ValueAxis (dynamic ticks) to [min, max] with a tick every `step`. Qt Charts lays out every
+    // tick at each assignment, so a small step set while the old, wide range is still there (or a wide
+    // range while an old small step is) would make millions of ticks and hold the GUI thread for minutes:
+    // the interval first covers the old and the new range together, then the range moves, then the step.
+    function setAxisTicks(axis, min, max, step) {
+        const span = Math.max(axis.max, max) - Math.min(axis.min, min)
+        axis.tickInterval = Math.max(step, isFinite(span) ? span / 10 : step)
+        axis.min = min
+        axis.max = max
+        axis.tickInterval = step
+    }
     function tickFormat(step) {
         return "%." + Math.max(0, Math.min(8, -Math.floor(Math.log10(step) + 1e-9))) + "f"
     }
