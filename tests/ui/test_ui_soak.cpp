@@ -204,11 +204,23 @@ void TestUiSoak::killDuringWalk() {
   }
   QVERIFY2(out.contains(QStringLiteral("ready\n")), qPrintable(QStringLiteral("the child never got ready: ") +
                                                                QString::fromLocal8Bit(child.readAllStandardError())));
-  // The kill moment; later if nothing has been saved yet (a kill before any save checks little).
+  // The ledger: the last word on each message the child reported (a line cut by the kill is ignored).
+  auto ledger = [](const QString& text) {
+    QHash<qint64, QString> saved;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (qsizetype i = 0; i + 1 < lines.size(); ++i) {
+      const QStringList f = lines[i].split(QLatin1Char(' '));
+      if (f.size() == 4 && f[0] == QLatin1String("saved")) saved.insert(f[1].toLongLong(), f[2] + ' ' + f[3]);
+      if (f.size() == 2 && f[0] == QLatin1String("gone")) saved.remove(f[1].toLongLong());
+    }
+    return saved;
+  };
+  // The kill moment; later while nothing saved is left (a kill then would check nothing: the walk may
+  // have deleted all it saved).
   QElapsedTimer walking;
   walking.start();
   while (child.state() == QProcess::Running &&
-         (walking.elapsed() < killAfterMs || (!out.contains(QStringLiteral("saved ")) && walking.elapsed() < 90000))) {
+         (walking.elapsed() < killAfterMs || (ledger(out).isEmpty() && walking.elapsed() < 90000))) {
     child.waitForReadyRead(20);
     readOut();
   }
@@ -219,14 +231,7 @@ void TestUiSoak::killDuringWalk() {
   readOut();
   QCOMPARE(child.exitStatus(), QProcess::CrashExit);
 
-  // The ledger: the last word on each message (a line cut by the kill is ignored).
-  QHash<qint64, QString> saved;
-  const QStringList lines = out.split(QLatin1Char('\n'));
-  for (qsizetype i = 0; i + 1 < lines.size(); ++i) {
-    const QStringList f = lines[i].split(QLatin1Char(' '));
-    if (f.size() == 4 && f[0] == QLatin1String("saved")) saved.insert(f[1].toLongLong(), f[2] + ' ' + f[3]);
-    if (f.size() == 2 && f[0] == QLatin1String("gone")) saved.remove(f[1].toLongLong());
-  }
+  const QHash<qint64, QString> saved = ledger(out);
   QVERIFY2(!saved.isEmpty(), "the walk saved nothing before the kill");
 
   const QString db = QDir(dir.path()).filePath(QStringLiteral("sessions.db"));
