@@ -632,6 +632,11 @@ class TestCli : public QObject {
     QVERIFY(report["tokens_per_byte"].toDouble() > 0.05 && report["tokens_per_byte"].toDouble() < 0.5);
     QVERIFY(QFileInfo::exists(out + "/tokenizer.json"));
     QVERIFY(!QFileInfo::exists(out + "/merges.txt"));  // the qwen2 split pattern has no vocab.json + merges.txt form
+    // The trained directory is a tokenizer on its own: `tokenize` reads it (digits one by one: qwen2 split).
+    const Run t = cli({"tokenize", "--model", out, "--text", "Mia has 12 kites.", "--json"});
+    QCOMPARE(t.code, 0);
+    const QJsonArray pieces = QJsonDocument::fromJson(t.out).object()["pieces"].toArray();
+    QVERIFY(pieces.contains(QJsonValue(QStringLiteral("1"))) && pieces.contains(QJsonValue(QStringLiteral("2"))));
     QCOMPARE(cli({"tokenizer", "train", "--data", text, "--vocab-size", "100", "--out", out}).code, 2);
     QCOMPARE(cli({"tokenizer", "train", "--data", m_dir.path() + "/missing.txt", "--out", out}).code, 1);
     QCOMPARE(cli({"tokenizer", "train", "--data", text, "--pre", "bert", "--out", out}).code, 1);

@@ -62,7 +62,8 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& p
 
 // The tokenizer of the model at `path` (anything load_model accepts) without reading its weights: a
 // GGUF file's tokenizer.ggml.* metadata (a vocabulary-only GGUF, without tensors, is enough), else
-// the tokenizer files of the model's directory. Null when there is none; throws for unknown paths.
+// the tokenizer files of the model's directory, or of a directory holding only tokenizer files.
+// Null when there is none; throws for unknown paths.
 std::unique_ptr<Tokenizer> load_model_tokenizer(const std::string& path);
 
 // Loads the tokenizer found in `directory` (tokenizer.json, else vocab.json + merges.txt), or null.

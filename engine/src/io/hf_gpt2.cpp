@@ -94,6 +94,10 @@ ModelFileInfo detect_model_format(const std::string& path) {
 }
 
 std::unique_ptr<Tokenizer> load_model_tokenizer(const std::string& path) {
+  // A directory of tokenizer files alone (what `tokenizer train` writes) has no model to detect.
+  std::error_code ec;
+  if (fs::is_directory(path, ec) && !fs::exists(fs::path(path) / "config.json", ec))
+    if (auto tok = load_tokenizer_from_directory(path)) return tok;
   const ModelFileInfo info = detect_model_format(path);
   if (info.format == ModelFormat::Gguf) return io::load_gguf_tokenizer(info.weights_path);
   return load_tokenizer_from_directory(info.directory);
