@@ -33,20 +33,10 @@
 #include "metricsmodel.h"
 #include "services/appcontroller.h"
 #include "services/trainingjobs.h"
+#include "support/quick_items.h"
 #include "support/training_job_fixture.h"
 
 Q_IMPORT_QML_PLUGIN(Workbench_UiPlugin)
-
-namespace {
-
-QQuickItem* findItem(QQuickItem* root, const QString& objectName) {
-  if (root->objectName() == objectName) return root;
-  for (QQuickItem* child : root->childItems())
-    if (QQuickItem* found = findItem(child, objectName)) return found;
-  return nullptr;
-}
-
-}  // namespace
 
 class TestTrainPage : public QObject {
   Q_OBJECT

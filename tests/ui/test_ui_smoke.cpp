@@ -33,6 +33,7 @@
 #include "services/chatcontroller.h"
 #include "services/store/chatstore.h"
 #include "services/inspectiontypes.h"
+#include "support/quick_items.h"
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
 
@@ -48,13 +49,6 @@ int distinctColours(const QImage& image) {
   return colours.size();
 }
 
-// Views (ListView) parent their delegates visually only, so QObject::findChild misses them.
-QQuickItem* findItem(QQuickItem* root, const QString& objectName) {
-  if (root->objectName() == objectName) return root;
-  for (QQuickItem* child : root->childItems())
-    if (QQuickItem* found = findItem(child, objectName)) return found;
-  return nullptr;
-}
 
 void writeTinyModel(const QString& dir) {
   engine::ModelConfig c;

@@ -19,19 +19,8 @@
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
 #include "services/store/chatstore.h"
+#include "support/quick_items.h"
 #include "support/tiny_text_model.h"
-
-namespace {
-
-// Views parent their delegates visually only, so QObject::findChild misses them.
-QQuickItem* findItem(QQuickItem* root, const QString& objectName) {
-  if (root->objectName() == objectName) return root;
-  for (QQuickItem* child : root->childItems())
-    if (QQuickItem* found = findItem(child, objectName)) return found;
-  return nullptr;
-}
-
-}  // namespace
 
 // Where the app keeps settings and caches: a folder of this run's own, never the user's (and never
 // another test's, which may be clearing its settings at the same time).
