@@ -17,7 +17,7 @@ namespace wb::cli {
 
 int cmd_data(int argc, char** argv) {
   const char* usage =
-      "usage: llm-workbench-cli data synth --kind stories|world|facts|arith|chat|prefs|prompts --n N --seed S\n"
+      "usage: llm-workbench-cli data synth --kind stories|world|corpus|facts|arith|chat|prefs|prompts --n N --seed S\n"
       "         [--split train|eval] [--world-seed W] --out FILE\n";
   if (argc < 3 || std::string(argv[2]) != "synth") {
     if (argc >= 3 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h")) throw HelpRequested(usage);
@@ -25,7 +25,8 @@ int cmd_data(int argc, char** argv) {
   }
   static const std::vector<FlagSpec> flags = {
       {"kind", true, false,
-       "stories (children's stories), world (stories of the generated world), facts, arith, chat, prefs, prompts"},
+       "stories (children's stories), world (stories of the generated world), corpus (pretraining text: world "
+       "stories, fact questions with answers, sums), facts, arith, chat, prefs, prompts"},
       {"n", true, false, "number of items"},
       {"seed", true, false, "sample seed (default 1)"},
       {"split", true, false, "train (default) or eval: eval holds facts and sums training never shows"},
@@ -49,11 +50,12 @@ int cmd_data(int argc, char** argv) {
   } else if (kind == "arith") {
     text = w::arith_jsonl(n, seed, split);
   } else {
-    const std::vector<std::string> kinds = {"world", "facts", "chat", "prefs", "prompts"};
+    const std::vector<std::string> kinds = {"world", "corpus", "facts", "chat", "prefs", "prompts"};
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-      throw UsageError("unknown --kind '" + kind + "' (stories, world, facts, arith, chat, prefs, prompts)");
+      throw UsageError("unknown --kind '" + kind + "' (stories, world, corpus, facts, arith, chat, prefs, prompts)");
     const w::World world = w::make_world(world_seed);
     if (kind == "world") text = w::stories(world, n, seed);
+    else if (kind == "corpus") text = w::pretraining_corpus(world, n, seed, split);
     else if (kind == "facts") text = w::facts_jsonl(world, n, seed, split);
     else if (kind == "chat") text = w::chat_jsonl(world, n, seed, split);
     else if (kind == "prefs") text = w::prefs_jsonl(world, n, seed, split);

@@ -1,7 +1,8 @@
 // `init`: writes a new model with random weights (GPT-2 initialisation) as a Hugging Face directory.
 // Used to make the starter model at build time and GPT-2-124M / TinyLlama-1.1B-shaped models for
 // benchmarks (llama-1b: 22 layers, 2048 wide, 5632 MLP, 32 heads over 4 key/value heads, vocab 32000,
-// untied head, as TinyLlama-1.1B).
+// untied head, as TinyLlama-1.1B). --arch/--layers/--width/--heads/--kv-heads/--ffn reshape a preset and
+// --vocab tokenizer sizes the vocabulary to a trained tokenizer (the starter recipe, scripts/make-starter.sh).
 #include <iostream>
 
 #include "cli_args.h"
@@ -19,7 +20,15 @@ int cmd_init(int argc, char** argv) {
       {"seed", true, false, "initialisation seed (default 1)"},
       {"tokenizer", true, false, "directory whose vocab.json/merges.txt or tokenizer.json are copied"},
       {"context", true, false, "context length override"},
-      {"vocab", true, false, "vocabulary size override (e.g. 50257 to pair a Llama shape with the GPT-2 tokenizer)"},
+      {"vocab", true, false,
+       "vocabulary size override (e.g. 50257 to pair a Llama shape with the GPT-2 tokenizer), or 'tokenizer': "
+       "the size of the --tokenizer's vocabulary"},
+      {"arch", true, false, "gpt2 or llama: overrides the preset's architecture (keeps its sizes)"},
+      {"layers", true, false, "number of transformer blocks (overrides the preset)"},
+      {"width", true, false, "embedding width (overrides the preset)"},
+      {"heads", true, false, "attention heads (overrides the preset)"},
+      {"kv-heads", true, false, "llama: key/value heads, dividing --heads (default: the preset's, or --heads)"},
+      {"ffn", true, false, "MLP hidden size (default 4 x width for gpt2, the preset's for llama)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string preset = a.str("preset", "starter");
@@ -47,11 +56,41 @@ int cmd_init(int argc, char** argv) {
   } else {
     throw UsageError("unknown --preset '" + preset + "' (starter, gpt2-124m, tiny, llama-1b, tiny-llama)");
   }
+  if (a.has("arch")) {
+    const std::string arch = a.str("arch");
+    if (arch != "gpt2" && arch != "llama") throw UsageError("unknown --arch '" + arch + "' (gpt2 or llama)");
+    if ((arch == "llama") != llama) {
+      llama = arch == "llama";
+      c.arch = llama ? engine::Arch::Llama : engine::Arch::GPT2;
+      if (llama) {
+        c.norm_eps = 1e-5f;
+        c.rope_theta = 10000.0f;
+        c.tie_embeddings = true;  // small models: the embedding is most of the parameters, share it
+      }
+    }
+  }
+  const bool reshaped = a.has("width") || a.has("heads");
+  c.n_layer = static_cast<int>(a.integer("layers", c.n_layer, 1, 1024));
+  c.n_embd = static_cast<int>(a.integer("width", c.n_embd, 8, 1 << 16));
+  c.n_head = static_cast<int>(a.integer("heads", c.n_head, 1, 1024));
+  if (c.n_embd % c.n_head != 0) throw UsageError("--width must be a multiple of --heads");
+  if ((c.n_embd / c.n_head) % 2 != 0) throw UsageError("the head size (width / heads) must be even");
   c.max_seq_len = static_cast<int>(a.integer("context", c.max_seq_len, 1, 1 << 20));
-  c.vocab_size = static_cast<int>(a.integer("vocab", c.vocab_size, 1, 1 << 22));
+  if (a.str("vocab") == "tokenizer") {
+    if (!a.has("tokenizer")) throw UsageError("--vocab tokenizer needs --tokenizer DIR");
+    c.vocab_size = engine::load_model_tokenizer(a.str("tokenizer"))->vocab_size();
+  } else {
+    c.vocab_size = static_cast<int>(a.integer("vocab", c.vocab_size, 1, 1 << 22));
+  }
   if (!llama) {
     c.n_kv_head = c.n_head;
-    c.ffn_dim = 4 * c.n_embd;
+    c.ffn_dim = static_cast<int>(a.integer("ffn", 4 * c.n_embd, 1, 1 << 20));
+  } else {
+    c.n_kv_head = static_cast<int>(a.integer("kv-heads", reshaped ? c.n_head : c.n_kv_head, 1, c.n_head));
+    if (c.n_head % c.n_kv_head != 0) throw UsageError("--kv-heads must divide --heads");
+    // Llama's usual MLP: about 8/3 of the width, a multiple of 32.
+    const int default_ffn = reshaped ? (8 * c.n_embd / 3 + 31) / 32 * 32 : c.ffn_dim;
+    c.ffn_dim = static_cast<int>(a.integer("ffn", default_ffn, 1, 1 << 20));
   }
   const std::string out = a.required("out");
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 1, 0, INT64_MAX));

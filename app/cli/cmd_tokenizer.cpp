@@ -1,7 +1,9 @@
 // `tokenizer train`: a byte-level BPE vocabulary learned from text files (engine::BpeTrainer), written as
 // tokenizer.json (and, for the GPT-2 split pattern, also vocab.json + merges.txt) into a directory.
 // Plain files are read as text; .jsonl files contribute every string value of each line's object
-// except "role" fields, so chat and preference datasets can be used as they are.
+// except "role" fields, so chat and preference datasets can be used as they are. With the ChatML special
+// tokens it also writes tokenizer_config.json naming the ChatML template, which `init --tokenizer` copies.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "engine/error.h"
+#include "engine/io/mapped_file.h"
 #include "engine/io/model_convert.h"
 #include "engine/tokenizer_trainer.h"
 
@@ -58,12 +61,32 @@ void add_file(engine::BpeTrainer& trainer, const std::string& path) {
   if (in.bad()) throw engine::Error("error reading " + path);
 }
 
+bool has_token(const std::vector<std::string>& tokens, const std::string& t) {
+  return std::find(tokens.begin(), tokens.end(), t) != tokens.end();
+}
+
+// The ChatML template as Hugging Face models that use it ship it (no default system prompt), with
+// <|im_end|> as the end of a turn: what our ChatTemplate recognises as ChatML and what SFT trains.
+void write_chatml_tokenizer_config(const std::string& dir) {
+  const json cfg = {
+      {"chat_template",
+       "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+       "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"},
+      {"eos_token", "<|im_end|>"},
+      {"pad_token", "<|endoftext|>"},
+      {"tokenizer_class", "PreTrainedTokenizerFast"},
+  };
+  const std::string text = cfg.dump(2) + "\n";
+  engine::io::write_file_atomic((fs::path(dir) / "tokenizer_config.json").string(), text.data(), text.size());
+}
+
 }  // namespace
 
 int cmd_tokenizer(int argc, char** argv) {
   const char* usage =
       "usage: llm-workbench-cli tokenizer train --data FILE [--data FILE...] --vocab-size N --out DIR\n"
-      "         [--pre qwen2|llama-bpe|gpt-2] [--special TOKEN...] [--min-count N] [--json]\n";
+      "         [--pre qwen2|llama-bpe|gpt-2] [--special TOKEN...] [--min-count N] [--chat-template chatml|none]\n"
+      "         [--json]\n";
   if (argc < 3 || std::string(argv[2]) != "train") {
     if (argc >= 3 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h")) throw HelpRequested(usage);
     throw UsageError(std::string("expected 'tokenizer train' (") + usage + ")");
@@ -75,6 +98,9 @@ int cmd_tokenizer(int argc, char** argv) {
       {"pre", true, false, "split pattern: qwen2 (digits one by one, default), llama-bpe, gpt-2"},
       {"special", true, true, "a special token (repeatable; default <|endoftext|> <|im_start|> <|im_end|>)"},
       {"min-count", true, false, "merge only pairs seen at least this often (default 2)"},
+      {"chat-template", true, false,
+       "chatml (default when <|im_start|> and <|im_end|> are special tokens): also write tokenizer_config.json "
+       "with the ChatML template, so models made with this tokenizer chat in it; none: no tokenizer_config.json"},
       {"json", false, false, "print the report as JSON"},
   };
   const Args a(flags, argc, argv, 3);
@@ -104,6 +130,16 @@ int cmd_tokenizer(int argc, char** argv) {
     throw engine::Error("the trained tokenizer cannot be written as tokenizer.json (pre-tokenizer " +
                         options.pre_tokenizer + ")");
   const bool gpt2_files = engine::io::write_gpt2_tokenizer_files(*tok, out);
+  const bool chatml_tokens = has_token(options.special_tokens, "<|im_start|>") &&
+                             has_token(options.special_tokens, "<|im_end|>");
+  const std::string chat_template = a.str("chat-template", chatml_tokens ? "chatml" : "none");
+  if (chat_template == "chatml") {
+    if (!chatml_tokens)
+      throw UsageError("--chat-template chatml needs <|im_start|> and <|im_end|> among the special tokens");
+    write_chatml_tokenizer_config(out);
+  } else if (chat_template != "none") {
+    throw UsageError("unknown --chat-template '" + chat_template + "' (chatml or none)");
+  }
 
   const double per_byte = report.bytes ? static_cast<double>(report.tokens_after) / static_cast<double>(report.bytes) : 0;
   if (a.has("json")) {
@@ -117,6 +153,7 @@ int cmd_tokenizer(int argc, char** argv) {
                     {"tokens_per_byte", per_byte},
                     {"last_merge_count", report.last_merge_count},
                     {"pre_tokenizer", options.pre_tokenizer},
+                    {"chat_template", chat_template},
                     {"files", gpt2_files ? json{"tokenizer.json", "vocab.json", "merges.txt"} : json{"tokenizer.json"}}};
     std::cout << j.dump() << "\n";
   } else {

@@ -599,12 +599,12 @@ class TestCli : public QObject {
       QFile f(path);
       return f.open(QIODevice::ReadOnly) ? f.readAll().split('\n') : QList<QByteArray>{};
     };
-    for (const char* kind : {"world", "facts", "arith", "chat", "prefs", "prompts"}) {
+    for (const char* kind : {"world", "corpus", "facts", "arith", "chat", "prefs", "prompts"}) {
       const QString out = m_dir.path() + "/w-" + kind;
       QCOMPARE(cli({"data", "synth", "--kind", kind, "--n", "30", "--seed", "2", "--out", out}).code, 0);
       QCOMPARE(cli({"data", "synth", "--kind", kind, "--n", "30", "--seed", "2", "--out", out + "b"}).code, 0);
       QCOMPARE(lines(out), lines(out + "b"));
-      if (QByteArray(kind) == "world") continue;
+      if (QByteArray(kind) == "world" || QByteArray(kind) == "corpus") continue;
       const QList<QByteArray> rows = lines(out);
       QCOMPARE(rows.size(), 31);  // 30 lines and the empty rest after the last newline
       QVERIFY(QJsonDocument::fromJson(rows[0]).isObject());
@@ -637,6 +637,34 @@ class TestCli : public QObject {
     QCOMPARE(t.code, 0);
     const QJsonArray pieces = QJsonDocument::fromJson(t.out).object()["pieces"].toArray();
     QVERIFY(pieces.contains(QJsonValue(QStringLiteral("1"))) && pieces.contains(QJsonValue(QStringLiteral("2"))));
+    // With the ChatML special tokens (the default) it names the ChatML template, so a model made from it
+    // with `init --tokenizer` chats in ChatML; --vocab tokenizer sizes that model's vocabulary to it.
+    QCOMPARE(report["chat_template"].toString(), QStringLiteral("chatml"));
+    QVERIFY(QFileInfo::exists(out + "/tokenizer_config.json"));
+    const QString model = m_dir.path() + "/tok-model";
+    const Run init = cli({"init", "--preset", "tiny", "--arch", "llama", "--layers", "1", "--width", "32", "--heads",
+                          "2", "--vocab", "tokenizer", "--tokenizer", out, "--out", model});
+    QVERIFY2(init.code == 0, init.err.constData());
+    QFile cfg_file(model + "/config.json");
+    QVERIFY(cfg_file.open(QIODevice::ReadOnly));
+    const QJsonObject cfg = QJsonDocument::fromJson(cfg_file.readAll()).object();
+    QCOMPARE(cfg["model_type"].toString(), QStringLiteral("llama"));
+    QCOMPARE(cfg["vocab_size"].toInt(), 400);
+    QCOMPARE(cfg["num_hidden_layers"].toInt(), 1);
+    QCOMPARE(cfg["hidden_size"].toInt(), 32);
+    QCOMPARE(cfg["num_key_value_heads"].toInt(), 2);
+    QVERIFY(cfg["tie_word_embeddings"].toBool());
+    const Run chat_run = cli({"generate", "--model", model, "--chat", "--prompt", "Hi", "--max-tokens", "2", "--json"});
+    QVERIFY2(chat_run.code == 0, chat_run.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(chat_run.out).object()["chat_template"].toString(), QStringLiteral("chatml"));
+    const QString plain = m_dir.path() + "/tok-plain";
+    QCOMPARE(cli({"tokenizer", "train", "--data", text, "--vocab-size", "300", "--out", plain, "--chat-template", "none"}).code, 0);
+    QVERIFY(!QFileInfo::exists(plain + "/tokenizer_config.json"));
+    QCOMPARE(cli({"tokenizer", "train", "--data", text, "--vocab-size", "300", "--out", plain, "--special", "<|endoftext|>",
+                  "--chat-template", "chatml"}).code, 2);
+    QCOMPARE(cli({"init", "--preset", "tiny", "--vocab", "tokenizer", "--out", model + "2"}).code, 2);
+    QCOMPARE(cli({"init", "--preset", "tiny", "--width", "30", "--heads", "4", "--out", model + "2"}).code, 2);
+    QCOMPARE(cli({"init", "--preset", "tiny", "--arch", "mamba", "--out", model + "2"}).code, 2);
     QCOMPARE(cli({"tokenizer", "train", "--data", text, "--vocab-size", "100", "--out", out}).code, 2);
     QCOMPARE(cli({"tokenizer", "train", "--data", m_dir.path() + "/missing.txt", "--out", out}).code, 1);
     QCOMPARE(cli({"tokenizer", "train", "--data", text, "--pre", "bert", "--out", out}).code, 1);

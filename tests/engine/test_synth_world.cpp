@@ -166,6 +166,43 @@ class TestSynthWorld : public QObject {
     QVERIFY(asked_unseen);
   }
 
+  void pretraining_corpus_mixes_stories_facts_and_sums_of_the_training_split() {
+    const w::World world = w::make_world(1);
+    std::set<std::string> unseen_questions, eval_sums;
+    for (const w::Fact& f : world.facts)
+      if (!f.seen) unseen_questions.insert(f.question);
+    for (const json& r : rows(w::arith_jsonl(5000, 3, w::Split::Eval))) eval_sums.insert(r["question"]);
+    const std::string text = w::pretraining_corpus(world, 600, 1, w::Split::Train);
+    QCOMPARE(text, w::pretraining_corpus(world, 600, 1, w::Split::Train));
+    int stories = 0, fact_blocks = 0, sum_lines = 0;
+    for (const std::string& doc : paragraphs(text)) {
+      if (doc.rfind("What is ", 0) == 0 && doc.find(" = ") != std::string::npos) {
+        size_t start = 0;
+        while (start < doc.size()) {
+          size_t end = doc.find('\n', start);
+          if (end == std::string::npos) end = doc.size();
+          const std::string line = doc.substr(start, end - start);
+          const size_t q = line.find("? ");
+          QVERIFY2(q != std::string::npos, line.c_str());
+          const std::string question = line.substr(0, q + 1), answer = line.substr(q + 2);
+          QVERIFY2(!eval_sums.count(question), line.c_str());
+          QCOMPARE(answer.substr(answer.find(" = ") + 3), std::to_string(solve(question)) + ".");
+          ++sum_lines;
+          start = end + 1;
+        }
+      } else if (doc.find("? ") != std::string::npos) {
+        for (const std::string& q : unseen_questions) QVERIFY2(doc.find(q) == std::string::npos, q.c_str());
+        ++fact_blocks;
+      } else {
+        ++stories;
+      }
+    }
+    // Two in five stories, one in five fact blocks, two in five sum blocks (of eight lines each).
+    QVERIFY2(stories > 180 && stories < 300, std::to_string(stories).c_str());
+    QVERIFY2(fact_blocks > 80 && fact_blocks < 160, std::to_string(fact_blocks).c_str());
+    QVERIFY2(sum_lines > 8 * 180 && sum_lines < 8 * 300, std::to_string(sum_lines).c_str());
+  }
+
   void sums_are_right_and_the_splits_disjoint() {
     std::set<std::string> train, eval;
     std::map<std::string, int> ops;

@@ -1,6 +1,7 @@
 // A chat whose first reply fills the model's whole context, then a second message, on the real Chat
-// page with the real AppController and the starter model: what every chat with the old default
-// settings (replies up to the whole context) came to. The page must stay responsive (a GUI-thread
+// page with the real AppController and a model that never ends a reply by itself (random weights over
+// the GPT-2 vocabulary, as the first starter model was): what every chat with the old default settings
+// (replies up to the whole context) came to. The page must stay responsive (a GUI-thread
 // heartbeat is never late), the number of items must stay bounded, and each reply must end stored
 // with its text and how it ended; the second either answers or says clearly why it cannot.
 //
@@ -28,6 +29,9 @@
 #include <cstdlib>
 #include <memory>
 #include <thread>
+
+#include "engine/model.h"
+#include "engine/model_loader.h"
 
 #include "appsingleton.h"
 #include "services/appcontroller.h"
@@ -120,11 +124,21 @@ class TestChatOverflow : public QObject {
 };
 
 void TestChatOverflow::initTestCase() {
-  const QString starter = QStringLiteral(WB_BUILD_DATADIR "/models/starter");
-  if (!QFile::exists(starter + QStringLiteral("/config.json"))) QSKIP("starter model not built");
   QStandardPaths::setTestModeEnabled(true);
   QSettings().clear();
   QVERIFY(m_dir.isValid());
+  // GPT-2 shape, 4 x 128, random weights: the end-of-text token is one of 50,257, so a reply runs on
+  // until the context is full (with a fixed sampling seed, every time).
+  const QString modelDir = m_dir.filePath(QStringLiteral("endless"));
+  {
+    engine::ModelConfig c;
+    c.arch = engine::Arch::GPT2;
+    c.n_layer = 4, c.n_embd = 128, c.n_head = 4, c.n_kv_head = 4, c.ffn_dim = 512, c.vocab_size = 50257;
+    c.max_seq_len = 512;
+    engine::Model model(c);
+    model.init_random(1);
+    engine::save_hf_directory(model, modelDir.toStdString(), WB_GPT2_TOKENIZER_DIR, "{}");
+  }
   qputenv("WB_DATA_DIR", m_dir.filePath(QStringLiteral("share")).toUtf8());
   qputenv("WB_SESSION_DB", m_dir.filePath(QStringLiteral("sessions.db")).toUtf8());
   if (QGuiApplication::platformName() == QLatin1String("offscreen"))
@@ -145,7 +159,7 @@ void TestChatOverflow::initTestCase() {
   m_window->show();
   QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
 
-  m_controller->openModel(starter);
+  m_controller->openModel(modelDir);
   QTRY_VERIFY_WITH_TIMEOUT(m_controller->hasModel() && !m_controller->loading(), 60000);
   QVERIFY2(m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
 }
@@ -161,9 +175,9 @@ void TestChatOverflow::secondMessageAfterAFullContext() {
   const int context = m_controller->modelContextLength();
   QVERIFY(context > 0);
   QVERIFY(chat->newChat() != 0);
-  // Replies allowed up to the whole context, as the Chat page's default once was: the starter model
-  // never ends a reply by itself, so the first one runs until the context is full.
-  chat->setGenerationSettings({{QStringLiteral("maxTokens"), context}});
+  // Replies allowed up to the whole context, as the Chat page's default once was: the model never ends
+  // a reply by itself, so the first one runs until the context is full.
+  chat->setGenerationSettings({{QStringLiteral("maxTokens"), context}, {QStringLiteral("seed"), 1}});
 
   Heartbeat beat;
   Watchdog watchdog(beat, 20000);
@@ -221,7 +235,7 @@ void TestChatOverflow::secondMessageAfterAFullContext() {
 }
 
 void TestChatOverflow::promptFormatIsNamed() {
-  // The page says how chats are written for this model (the starter names no chat template).
+  // The page says how chats are written for this model (it names no chat template).
   QQuickItem* format = m_window->findChild<QQuickItem*>(QStringLiteral("promptFormatLabel"));
   QVERIFY(format);
   QTRY_COMPARE(format->property("text").toString(), QStringLiteral("Format: Plain transcript"));

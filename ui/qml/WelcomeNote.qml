@@ -1,6 +1,6 @@
 // WelcomeNote: the first-run note above the pages while the starter model is loaded. It says what
-// that model is (a tiny model that writes text like its training stories, not a chatbot) so that its
-// answers in Chat do not read as a broken app, and where to go next. Closed once, it stays closed
+// that model is (a tiny chat model that knows only its own small generated world) so that its answers
+// in Chat do not read as a broken app, and where to go next. Closed once, it stays closed
 // (AppSettings.welcomeDismissed).
 import QtQuick
 import QtQuick.Controls
@@ -38,11 +38,13 @@ Rectangle {
                 Layout.fillWidth: true
                 Label {
                     objectName: "welcomeText"
-                    text: qsTr("<b>Welcome.</b> The model loaded now is the <b>starter model</b>: a tiny model (%1 parameters) "
-                               + "trained here on simple English stories. It makes text in the style of its training data, "
-                               + "so it continues a story well, but it is not a chatbot yet: in Chat, expect stories rather "
-                               + "than answers. Try the Playground (see each token's probability), Inspect (attention and "
-                               + "the logit lens) and Train (fine-tune it on your own text or chats).")
+                    text: qsTr("<b>Welcome.</b> The model loaded now is the <b>starter model</b>: a toy chat model "
+                               + "(%1 parameters) trained on this kind of machine by our own pipeline, pretraining then "
+                               + "chat fine-tuning. It knows only its own small world: ask it \"Where does Mia live?\", "
+                               + "\"Tell me about Leo.\" or \"What is 27 + 45?\"; anything else gets a polite refusal. "
+                               + "Try the Playground (see each token's probability), Inspect (attention and the logit "
+                               + "lens), Models (what it was trained on and its scores) and Train (fine-tune it on your "
+                               + "own text or chats).")
                           .arg(note.parameterText())
                     textFormat: Text.StyledText
                     color: Style.text

@@ -365,6 +365,32 @@ std::string stories(const World& w, int64_t n, uint64_t seed) {
   return out;
 }
 
+std::string pretraining_corpus(const World& w, int64_t n, uint64_t seed, Split split) {
+  check_n(n);
+  Rng r{seed ^ 0xC0A905ull};
+  const std::vector<const Fact*> facts = facts_of_split(w, split);
+  std::string out;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) out += "\n\n";
+    const uint64_t kind = r.below(5);
+    if (kind < 2) {
+      out += one_story(w, r);
+    } else if (kind < 3) {
+      for (int line = 0; line < 8; ++line) {
+        const Fact& f = *facts[r.below(facts.size())];
+        out += (line ? "\n" : "") + f.question + " " + f.answer;
+      }
+    } else {
+      for (int line = 0; line < 8; ++line) {
+        const Sum s = draw_sum(r, split);
+        out += (line ? "\n" : "") + s.question() + " " + s.statement();
+      }
+    }
+  }
+  if (n > 0) out += "\n";
+  return out;
+}
+
 std::string facts_jsonl(const World& w, int64_t n, uint64_t seed, Split split) {
   check_n(n);
   Rng r{seed ^ 0xFAC75ull};

@@ -20,6 +20,7 @@
 #include "services/chatcontroller.h"
 #include "services/store/chatstore.h"
 #include "support/quick_items.h"
+#include "support/reply_end_ban.h"
 #include "support/tiny_text_model.h"
 
 // Where the app keeps settings and caches: a folder of this run's own, never the user's (and never
@@ -264,9 +265,9 @@ void Walker::sendFillingContext() {
   if (!waitIdle(QStringLiteral("sendFillingContext"))) return;
   ChatController* chat = m_app.chat();
   if (chance(0.5)) chat->newChat();
-  // As the kill test's autosend: replies allowed up to the model's whole context, and the starter
-  // model's end-of-text banned (the sampling popup's logit bias), so that the reply does fill it.
-  setMaxTokens(m_app.app()->modelContextLength(), m_onStarter ? QStringLiteral("50256:ban") : QString());
+  // Replies allowed up to the model's whole context, and the starter model's end-of-reply tokens banned
+  // (the sampling popup's logit bias), so that the reply does fill it.
+  setMaxTokens(m_app.app()->modelContextLength(), m_onStarter ? replyEndBan(kStarterModel) : QString());
   if (send(QStringLiteral("Once upon a time"))) waitForReply(QStringLiteral("sendFillingContext"));
 }
 

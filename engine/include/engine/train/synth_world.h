@@ -61,6 +61,10 @@ enum class Split { Train, Eval };
 
 // Stories told from seen facts only (plain text, stories separated by one blank line).
 std::string stories(const World& w, int64_t n, uint64_t seed);
+// Pretraining text (documents separated by one blank line): stories (2 in 5), blocks of eight fact
+// questions each followed by its answer (1 in 5) and blocks of eight sums asked and answered (2 in 5),
+// so the knowledge is learned from dense text before SFT teaches the chat format.
+std::string pretraining_corpus(const World& w, int64_t n, uint64_t seed, Split split);
 // JSONL {"question","answer","key","relation","seen"}; Train: seen facts only; Eval: seen and unseen.
 std::string facts_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
 // JSONL {"question","answer","op","digits"}: addition and subtraction with operands up to 3 digits
