@@ -2,6 +2,11 @@
 // of --ctx tokens (engine/perplexity.h explains the scheme). With --reference, also the mean
 // KL(reference || model) and top-1 agreement over the same positions -- the cost of quantization
 // that means something even for untrained weights. The text is encoded without BOS.
+//
+// `eval --task arith|facts|chat`: exact-match accuracy on held-out questions of the generated world
+// (engine/eval/task_eval.h), from --data or generated in memory (--n, --seed, --world-seed), asked
+// through the model's chat template and answered greedily.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -10,6 +15,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "engine/error.h"
+#include "engine/eval/task_eval.h"
 #include "engine/model_loader.h"
 #include "engine/perplexity.h"
 
@@ -24,22 +30,77 @@ std::string read_text_file(const std::string& path) {
   if (in.bad()) throw engine::Error(path + ": read error");
   return ss.str();
 }
+
+// "  add_2d              12 / 20      60.0 %"
+std::string count_line(const std::string& name, const engine::EvalCount& c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-16s %5d / %-5d %6.1f %%\n", name.c_str(), c.correct, c.n, 100.0 * c.accuracy());
+  return buf;
+}
+
+int run_task_eval(const Args& a, engine::EvalTask task) {
+  for (const char* perplexity_only : {"ctx", "reference"})
+    if (a.has(perplexity_only)) throw UsageError(std::string("--") + perplexity_only + " is for --task perplexity only");
+  if (a.has("data") && (a.has("n") || a.has("seed") || a.has("world-seed")))
+    throw UsageError("--n, --seed and --world-seed generate the items; they cannot be used with --data");
+  const std::string model_path = a.required("model");
+  const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  const int max_tokens = static_cast<int>(a.integer("max-tokens", 32, 1, 1 << 16));
+  const std::vector<engine::EvalItem> items =
+      a.has("data") ? engine::read_eval_items(task, a.str("data"))
+                    : engine::generate_eval_items(task, a.integer("n", 200, 1, 1'000'000), a.integer("seed", 1, 0, 1ll << 62),
+                                                  a.integer("world-seed", 1, 0, 1ll << 62));
+
+  OpenedModel om{engine::load_model(model_path), engine::choose_backend(engine::BackendPreference::Auto, threads)};
+  require_tokenizer(*om.model, model_path);
+  if (!om.model->chat_template_note.empty()) std::cerr << "warning: " << om.model->chat_template_note << "\n";
+  const engine::ReplyFunction reply =
+      engine::greedy_chat_replier(*om.model, *om.backend.backend, om.model->chat_template(), max_tokens);
+  engine::TaskEvalOptions options;
+  options.progress = [](int done, int total) {
+    std::cerr << "\ritem " << done << " of " << total << std::flush;
+    return true;
+  };
+  const engine::TaskEvalResult r = engine::evaluate_task(task, items, reply, options);
+  std::cerr << "\n";
+  if (a.has("json")) {
+    nlohmann::json j = nlohmann::json::parse(engine::task_eval_json(r));
+    j["model"] = model_path;
+    print_json(j);
+    return 0;
+  }
+  std::cout << engine::eval_task_name(task) << " on " << model_path << "\n" << count_line("all", r.total);
+  for (const auto& [name, c] : r.categories) std::cout << count_line(name, c);
+  for (const engine::EvalExample& e : r.examples)
+    std::cout << (e.correct ? "  right: " : "  wrong: ") << e.prompt << " -> " << nlohmann::json(e.reply).dump(
+                     -1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  return 0;
+}
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"model", true, false, "model directory or file"},
-      {"task", true, false, "perplexity (arith, facts and chat are not implemented yet)"},
-      {"data", true, false, "plain-text file to score"},
-      {"ctx", true, false, "window length in tokens (default: 256, at most the model's context)"},
-      {"reference", true, false, "a second model (e.g. the f32 original) to compare predictions with"},
-      {"max-tokens", true, false, "score at most this many tokens of the text (default: all)"},
+      {"task", true, false, "perplexity, arith, facts or chat"},
+      {"data", true, false, "perplexity: plain-text file to score; arith|facts|chat: JSONL items (data synth's format)"},
+      {"n", true, false, "arith|facts|chat without --data: generate this many held-out items (default: 200)"},
+      {"seed", true, false, "arith|facts|chat without --data: seed of the items (default: 1)"},
+      {"world-seed", true, false, "facts|chat without --data: the world the items are about (default: 1)"},
+      {"ctx", true, false, "perplexity: window length in tokens (default: 256, at most the model's context)"},
+      {"reference", true, false, "perplexity: a second model (e.g. the f32 original) to compare predictions with"},
+      {"max-tokens", true, false,
+       "perplexity: score at most this many tokens of the text (default: all); arith|facts|chat: longest reply "
+       "(default: 32)"},
       {"threads", true, false, "CPU threads (default: all cores)"},
       {"json", false, false, "print one JSON object"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string task = a.required("task");
-  if (task != "perplexity") throw UsageError("--task '" + task + "' is not available (implemented: perplexity)");
+  if (const std::optional<engine::EvalTask> t = engine::eval_task_from_name(task)) return run_task_eval(a, *t);
+  if (task != "perplexity")
+    throw UsageError("--task must be perplexity, arith, facts or chat, got '" + task + "'");
+  for (const char* task_only : {"n", "seed", "world-seed"})
+    if (a.has(task_only)) throw UsageError(std::string("--") + task_only + " is for --task arith, facts or chat");
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));

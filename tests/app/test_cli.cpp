@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 
@@ -344,7 +345,14 @@ class TestCli : public QObject {
     QTest::newRow("quantize missing type")
         << QStringList{"quantize", "--in", "x", "--out", "y.gguf"} << 2 << "missing required flag --type";
     QTest::newRow("eval bad task") << QStringList{"eval", "--model", "x", "--task", "mmlu", "--data", "y"} << 2
-                                   << "not available";
+                                   << "--task must be perplexity, arith, facts or chat";
+    QTest::newRow("eval items from a file and generated")
+        << QStringList{"eval", "--model", "x", "--task", "arith", "--data", "y", "--n", "5"} << 2 << "cannot be used with --data";
+    QTest::newRow("eval ctx for a task") << QStringList{"eval", "--model", "x", "--task", "facts", "--ctx", "8"} << 2
+                                         << "--ctx is for --task perplexity only";
+    QTest::newRow("eval n for perplexity")
+        << QStringList{"eval", "--model", "x", "--task", "perplexity", "--data", "y", "--n", "5"} << 2
+        << "--n is for --task arith, facts or chat";
     QTest::newRow("eval missing data")
         << QStringList{"eval", "--model", "x", "--task", "perplexity", "--data", "/nonexistent-data.txt"} << 1
         << "cannot open";
@@ -617,6 +625,80 @@ class TestCli : public QObject {
     for (const QByteArray& l : lines(eval))
       if (!l.isEmpty()) QVERIFY(!asked.contains(QJsonDocument::fromJson(l).object()["question"].toString()));
     QCOMPARE(cli({"data", "synth", "--kind", "facts", "--n", "5", "--split", "test", "--out", eval}).code, 2);
+  }
+
+  // eval --task arith|facts|chat: the JSON result's shape, counts that add up, items from a file as
+  // from memory, and a bad item line named by its number.
+  void eval_tasks_json_contract() {
+    const auto keysOf = [](const QJsonObject& object) {
+      const QStringList keys = object.keys();
+      return QSet<QString>(keys.begin(), keys.end());
+    };
+    const auto countsOf = [](const QJsonObject& c) {
+      return std::make_pair(c["n"].toInt(), c["correct"].toInt());
+    };
+    const auto sumOf = [&](const QJsonObject& categories, const QStringList& prefixes) {
+      int n = 0, correct = 0;
+      for (auto it = categories.begin(); it != categories.end(); ++it)
+        for (const QString& p : prefixes)
+          if (it.key().startsWith(p)) {
+            n += countsOf(it.value().toObject()).first;
+            correct += countsOf(it.value().toObject()).second;
+          }
+      return std::make_pair(n, correct);
+    };
+    Run r = cli({"eval", "--model", m_model, "--task", "arith", "--n", "20", "--max-tokens", "8", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject o = json_of(r);
+    QCOMPARE(keysOf(o),
+             QSet<QString>({"task", "n", "correct", "accuracy", "categories", "examples", "model"}));
+    QCOMPARE(o["task"].toString(), "arith");
+    QCOMPARE(o["model"].toString(), m_model);
+    QCOMPARE(o["n"].toInt(), 20);
+    QCOMPARE(o["accuracy"].toDouble(), o["correct"].toInt() / 20.0);
+    const QJsonObject categories = o["categories"].toObject();
+    QVERIFY(!categories.isEmpty());
+    for (auto it = categories.begin(); it != categories.end(); ++it) {
+      QVERIFY2(QRegularExpression("^(add|sub|mul)_[0-9]d$").match(it.key()).hasMatch(), qPrintable(it.key()));
+      const QJsonObject c = it.value().toObject();
+      QCOMPARE(c["accuracy"].toDouble(), double(c["correct"].toInt()) / c["n"].toInt());
+    }
+    QCOMPARE(sumOf(categories, {""}), std::make_pair(20, o["correct"].toInt()));
+    const QJsonArray examples = o["examples"].toArray();
+    QCOMPARE(examples.size(), 5);
+    for (const auto& e : examples)
+      QCOMPARE(keysOf(e.toObject()),
+               QSet<QString>({"prompt", "reply", "expected", "correct"}));
+
+    r = cli({"eval", "--model", m_model, "--task", "facts", "--n", "10", "--max-tokens", "4", "--world-seed", "2", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    o = json_of(r);
+    QCOMPARE(o["n"].toInt(), 10);
+    QCOMPARE(sumOf(o["categories"].toObject(), {"seen", "unseen"}).first, 10);
+    QCOMPARE(sumOf(o["categories"].toObject(), {"rel_"}).first, 10);
+
+    const QString chat = m_dir.path() + "/eval-chat.jsonl";
+    QCOMPARE(cli({"data", "synth", "--kind", "chat", "--n", "4", "--split", "eval", "--out", chat}).code, 0);
+    r = cli({"eval", "--model", m_model, "--task", "chat", "--data", chat, "--max-tokens", "4", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    o = json_of(r);
+    QCOMPARE(o["n"].toInt(), 4);
+    QCOMPARE(keysOf(o["categories"].toObject()),
+             QSet<QString>({"stops", "in_template"}));
+    QCOMPARE(o["categories"].toObject()["stops"].toObject()["n"].toInt(), 4);
+
+    r = cli({"eval", "--model", m_model, "--task", "arith", "--n", "6", "--max-tokens", "4"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.out.startsWith("arith on ") && r.out.contains("  all ") && r.out.contains(" / 6 "), r.out.constData());
+
+    QFile bad(m_dir.path() + "/eval-bad.jsonl");
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{\"question\":\"What is 1 + 1?\",\"answer\":\"2\",\"op\":\"+\",\"digits\":1}\n{\"question\":\"q\"}\n");
+    bad.close();
+    r = cli({"eval", "--model", m_model, "--task", "arith", "--data", bad.fileName()});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY2(r.err.contains("eval-bad.jsonl: line 2: no \"answer\" field"), r.err.constData());
   }
 
   void tokenizer_train_writes_a_loadable_vocabulary() {

@@ -137,6 +137,7 @@ class TestUiSmoke : public QObject {
   void chatMessageOpensInInspect();
   void chatSearchTagsAndMessageUndo();
   void presetsAndRecentModels();
+  void modelCardAndEvaluation();
 
  private:
   QQuickItem* page(const QString& key) const;
@@ -1156,3 +1157,81 @@ void TestUiSmoke::chatSearchTagsAndMessageUndo() {
 
 QTEST_MAIN(TestUiSmoke)
 #include "test_ui_smoke.moc"
+
+void TestUiSmoke::modelCardAndEvaluation() {
+  m_warnings.clear();
+  // A model whose recipe wrote a card: the Models page shows it, evals included, in both themes.
+  const QString path = m_dir.filePath(QStringLiteral("carded-model"));
+  writeTinyTextModel(path);
+  const QByteArray workbench = R"({"created_by": "test", "recipe": {"steps": 3},
+    "card": {"title": "Starter: a tiny chat model", "summary": "Answers questions about its own small world and adds numbers.",
+             "trained_on": ["2,000 generated stories", "3,000 chat dialogues"],
+             "limitations": "A toy that knows only its own small world."},
+    "evals": {"chat": {"task": "chat", "n": 100, "correct": 97, "accuracy": 0.97,
+                       "categories": {"stops": {"n": 100, "correct": 98, "accuracy": 0.98},
+                                      "in_template": {"n": 100, "correct": 99, "accuracy": 0.99}}},
+              "arith": {"task": "arith", "n": 100, "correct": 91, "accuracy": 0.91,
+                        "categories": {"add_2d": {"n": 30, "correct": 29, "accuracy": 0.9667},
+                                       "mul_1d": {"n": 10, "correct": 6, "accuracy": 0.6}}}}})";
+  QFile f(path + QStringLiteral("/workbench.json"));
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(workbench);
+  f.close();
+  m_controller->openModel(path);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
+  QCOMPARE(m_controller->modelPath(), path);
+  QVERIFY(m_window->setProperty("currentPage", 5));
+  QQuickItem* models = page(QStringLiteral("models"));
+  QQuickItem* card = findItem(models, QStringLiteral("modelCard"));
+  QVERIFY(card);
+  QTRY_VERIFY(card->isVisible());
+  QCOMPARE(card->property("title").toString(), QStringLiteral("Starter: a tiny chat model"));
+  QQuickItem* evals = findItem(card, QStringLiteral("modelCardEvals"));
+  QVERIFY(evals);
+  // Arithmetic first, whatever the file's order.
+  const QVariantList rows = evals->property("rows").toList();
+  QCOMPARE(rows.size(), 2);
+  QCOMPARE(rows[0].toMap().value(QStringLiteral("task")).toString(), QStringLiteral("arith"));
+  QQuickItem* arith = findItem(evals, QStringLiteral("evalRow_arith"));
+  QVERIFY(arith);
+  QCOMPARE(findItem(arith, QStringLiteral("evalAccuracy"))->property("text").toString(), QStringLiteral("91 %"));
+  // Scrolled so that the card is in view for the screenshots.
+  QQuickItem* flickable = card->parentItem();
+  while (flickable && !flickable->inherits("QQuickFlickable")) flickable = flickable->parentItem();
+  QVERIFY(flickable);
+  const QQuickItem* content = flickable->property("contentItem").value<QQuickItem*>();
+  QVERIFY(content);
+  QVERIFY(flickable->setProperty("contentY", card->mapToItem(content, QPointF(0, 0)).y() - 80));
+  grab(QStringLiteral("models-card"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("models-card-dark"));
+
+  // Evaluate runs in the background with progress and shows its results.
+  QObject* evaluator = models->findChild<QObject*>(QStringLiteral("modelEvaluator"));
+  QVERIFY(evaluator);
+  QVERIFY(evaluator->setProperty("items", 3));
+  QQuickItem* button = findItem(models, QStringLiteral("evaluateButton"));
+  QVERIFY(button && button->isEnabled());
+  QVERIFY(QMetaObject::invokeMethod(button, "clicked"));
+  QVERIFY(evaluator->property("busy").toBool());
+  QTRY_VERIFY_WITH_TIMEOUT(!evaluator->property("busy").toBool(), 60000);
+  QCOMPARE(evaluator->property("error").toString(), QString());
+  QQuickItem* results = findItem(models, QStringLiteral("evaluationResults"));
+  QVERIFY(results);
+  QTRY_VERIFY(results->isVisible());
+  QCOMPARE(results->property("rows").toList().size(), 3);
+  QVERIFY(findItem(results, QStringLiteral("evalRow_chat")));
+  QTest::qWait(100);  // the results grow the page; let the layout settle
+  grab(QStringLiteral("models-evaluated-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  grab(QStringLiteral("models-evaluated"));
+
+  // A model without a card shows none, and the last model's results go with it.
+  const QString plain = m_dir.filePath(QStringLiteral("tiny-text"));
+  QVERIFY(QFileInfo::exists(plain));
+  m_controller->openModel(plain);
+  QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
+  QTRY_VERIFY(!card->isVisible());
+  QVERIFY(!results->isVisible());
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}

@@ -1,4 +1,5 @@
-// ModelsPage: open a model, see what it is, and which backend runs it and why.
+// ModelsPage: open a model, see what it is (and its card, when its recipe wrote one), how well it
+// answers held-out questions, and which backend runs it and why.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -10,6 +11,18 @@ Item {
 
     signal openFileRequested()
     signal openFolderRequested()
+
+    // The open model's card (workbench.json) and its task evaluations.
+    ModelEvaluator {
+        id: evaluator
+        objectName: "modelEvaluator"
+        modelPath: App.hasModel ? App.modelPath : ""
+    }
+    Connections {
+        target: App
+        // Reopening the same folder (Reload, or after a new recipe run wrote it) reads its card again.
+        function onModelChanged() { evaluator.reloadCard() }
+    }
 
     ScrollView {
         id: scroll
@@ -231,6 +244,127 @@ Item {
                                 Layout.fillWidth: true
                             }
                         }
+                    }
+                }
+
+                // What the model's recipe says about it: present only when its workbench.json has a "card".
+                Card {
+                    id: modelCard
+                    objectName: "modelCard"
+                    readonly property var card: evaluator.card
+                    visible: App.hasModel && Object.keys(card).length > 0
+                    title: card.title !== undefined ? card.title : qsTr("Model card")
+                    subtitle: qsTr("From the model's workbench.json")
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+
+                    Label {
+                        objectName: "modelCardSummary"
+                        visible: modelCard.card.summary !== undefined
+                        text: modelCard.card.summary || ""
+                        color: Style.text
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                    ColumnLayout {
+                        visible: modelCard.card.trainedOn !== undefined
+                        spacing: 2
+                        Layout.fillWidth: true
+                        Label {
+                            text: qsTr("Trained on")
+                            color: Style.textMuted
+                            font.pixelSize: Style.fontSmall
+                            font.weight: Font.DemiBold
+                        }
+                        Repeater {
+                            model: modelCard.card.trainedOn || []
+                            delegate: Label {
+                                required property var modelData
+                                text: "•  " + modelData
+                                color: Style.text
+                                font.pixelSize: Style.fontBody
+                                wrapMode: Text.Wrap
+                                Layout.fillWidth: true
+                            }
+                        }
+                    }
+                    InlineMessage {
+                        objectName: "modelCardLimitations"
+                        isError: false
+                        closable: false
+                        text: modelCard.card.limitations || ""
+                        Layout.fillWidth: true
+                    }
+                    ColumnLayout {
+                        visible: modelCard.card.evals !== undefined
+                        spacing: Style.gap
+                        Layout.fillWidth: true
+                        Label {
+                            text: qsTr("Evaluations recorded by its recipe")
+                            color: Style.textMuted
+                            font.pixelSize: Style.fontSmall
+                            font.weight: Font.DemiBold
+                        }
+                        EvalResults {
+                            objectName: "modelCardEvals"
+                            rows: modelCard.card.evals || []
+                            Layout.fillWidth: true
+                        }
+                    }
+                }
+
+                // Held-out questions asked of the open model, here and now (as `eval --task` does).
+                Card {
+                    objectName: "evaluationCard"
+                    visible: App.hasModel
+                    title: qsTr("Evaluation")
+                    subtitle: qsTr("Exact-match accuracy on %1 held-out questions per task: sums, facts about the generated world, and chat replies that stay in the template and stop.").arg(evaluator.items)
+                    Layout.fillWidth: true
+                    Layout.alignment: Qt.AlignTop
+
+                    RowLayout {
+                        spacing: Style.gap
+                        Layout.fillWidth: true
+                        Button {
+                            objectName: "evaluateButton"
+                            text: evaluator.results.length > 0 ? qsTr("Evaluate again") : qsTr("Evaluate")
+                            icon.source: "icons/play.svg"
+                            enabled: App.hasModel && App.modelHasTokenizer && !App.loading && !evaluator.busy
+                            onClicked: evaluator.evaluate()
+                        }
+                        ProgressBar {
+                            objectName: "evaluationProgress"
+                            visible: evaluator.busy
+                            value: evaluator.progress
+                            Layout.fillWidth: true
+                        }
+                        Button {
+                            objectName: "evaluationCancel"
+                            visible: evaluator.busy
+                            text: qsTr("Cancel")
+                            flat: true
+                            onClicked: evaluator.cancel()
+                        }
+                        Item { visible: !evaluator.busy; Layout.fillWidth: true }
+                    }
+                    Label {
+                        visible: App.hasModel && !App.modelHasTokenizer
+                        text: qsTr("This model has no tokenizer, so it cannot be asked questions.")
+                        color: Style.textMuted
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                    InlineMessage {
+                        objectName: "evaluationError"
+                        text: evaluator.error.length > 0 ? qsTr("The evaluation failed.\n%1").arg(evaluator.error) : ""
+                        onCloseRequested: evaluator.clearError()
+                        Layout.fillWidth: true
+                    }
+                    EvalResults {
+                        objectName: "evaluationResults"
+                        visible: evaluator.results.length > 0
+                        rows: evaluator.results
+                        Layout.fillWidth: true
                     }
                 }
 
