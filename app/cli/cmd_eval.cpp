@@ -2,6 +2,8 @@
 // of --ctx tokens (engine/perplexity.h explains the scheme). With --reference, also the mean
 // KL(reference || model) and top-1 agreement over the same positions -- the cost of quantization
 // that means something even for untrained weights. The text is encoded without BOS.
+// `eval --task reward`: a reward model (train --recipe reward) on JSONL preference pairs: the share of
+// pairs it ranks as the data does, and the mean margin.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,6 +11,7 @@
 #include "cli_args.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "engine/align/reward_model.h"
 #include "engine/error.h"
 #include "engine/model_loader.h"
 #include "engine/perplexity.h"
@@ -29,8 +32,9 @@ std::string read_text_file(const std::string& path) {
 int cmd_eval(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"model", true, false, "model directory or file"},
-      {"task", true, false, "perplexity (arith, facts and chat are not implemented yet)"},
-      {"data", true, false, "plain-text file to score"},
+      {"task", true, false,
+       "perplexity, or reward (a reward model's pair accuracy); arith, facts and chat are not implemented yet"},
+      {"data", true, false, "plain-text file to score (reward: JSONL preference pairs)"},
       {"ctx", true, false, "window length in tokens (default: 256, at most the model's context)"},
       {"reference", true, false, "a second model (e.g. the f32 original) to compare predictions with"},
       {"max-tokens", true, false, "score at most this many tokens of the text (default: all)"},
@@ -39,10 +43,27 @@ int cmd_eval(int argc, char** argv) {
   };
   const Args a(flags, argc, argv, 2);
   const std::string task = a.required("task");
-  if (task != "perplexity") throw UsageError("--task '" + task + "' is not available (implemented: perplexity)");
+  if (task != "perplexity" && task != "reward")
+    throw UsageError("--task '" + task + "' is not available (implemented: perplexity, reward)");
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  if (task == "reward") {
+    const engine::PreferenceDataset pairs = engine::load_preference_dataset(data_path);
+    engine::RewardModel rm(model_path, threads);
+    const engine::PairEvaluation e = engine::evaluate_reward_model(rm, pairs);
+    if (a.has("json")) {
+      print_json({{"task", "reward"},
+                  {"n", e.n},
+                  {"accuracy", e.accuracy},
+                  {"margin", e.margin},
+                  {"mean_chosen", e.mean_chosen},
+                  {"mean_rejected", e.mean_rejected}});
+    } else {
+      std::cout << "pair accuracy " << e.accuracy << " over " << e.n << " pairs, mean margin " << e.margin << "\n";
+    }
+    return 0;
+  }
   const long long max_tokens = a.integer("max-tokens", 0, 0, 1ll << 40);
   const std::string text = read_text_file(data_path);
 
