@@ -28,7 +28,8 @@ const char* kUsage =
     "             reward model's pair accuracy (--task reward --model RM --data pairs.jsonl)\n"
     "  train      pretrain, fine-tune or align (--recipe pretrain|sft|reward|dpo --model --data --out [--steps --lr\n"
     "             --batch --seq --beta --resume --metrics ...]); one JSON line per step\n"
-    "  data       data synth --kind stories|world|facts|arith|chat|prefs|prompts --n N --seed S [--split eval] --out FILE\n"
+    "  data       data synth --kind stories|world|facts|arith|chat|prefs|prompts --n N --seed S [--split eval] --out "
+    "FILE\n"
     "  attention  attention of every layer x head over a prompt (--model --prompt [--layer --head --json --png])\n"
     "  lens       logit lens: each layer's top next tokens per position (--model --prompt [--top-k --json])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";

@@ -582,7 +582,8 @@ class TestCli : public QObject {
     const QString d = m_dir.path() + "/align", prefs = d + "/prefs.jsonl", eval = d + "/prefs-eval.jsonl";
     QVERIFY(QDir().mkpath(d));
     QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "300", "--seed", "1", "--out", prefs}).code, 0);
-    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "80", "--seed", "2", "--split", "eval", "--out", eval}).code,
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "80", "--seed", "2", "--split", "eval", "--out", eval})
+                 .code,
              0);
     QCOMPARE(cli({"tokenizer", "train", "--data", prefs, "--vocab-size", "400", "--out", d + "/tok"}).code, 0);
     const QString model = d + "/tiny";
@@ -590,9 +591,9 @@ class TestCli : public QObject {
                   model})
                  .code,
              0);
-    const QStringList common = {"--model",        model,   "--data",       prefs,     "--batch", "8",
-                                "--seq",          "64",    "--lr",         "1e-3",    "--threads", "2",
-                                "--val-fraction", "0.1",   "--val-batches", "4",      "--chat-template", "chatml"};
+    const QStringList common = {"--model",        model, "--data",        prefs,  "--batch",         "8",
+                                "--seq",          "64",  "--lr",          "1e-3", "--threads",       "2",
+                                "--val-fraction", "0.1", "--val-batches", "4",    "--chat-template", "chatml"};
 
     const QString rm = d + "/rm";
     Run r = cli(QStringList{"train", "--recipe", "reward", "--out", rm, "--steps", "60", "--val-every", "20"} + common);
@@ -617,7 +618,8 @@ class TestCli : public QObject {
     QCOMPARE(r.code, 1);
     QVERIFY(r.err.contains("not a reward model"));
 
-    r = cli(QStringList{"train", "--recipe", "dpo", "--out", d + "/dpo", "--steps", "40", "--val-every", "40"} + common);
+    r = cli(QStringList{"train", "--recipe", "dpo", "--out", d + "/dpo", "--steps", "40", "--val-every", "40"} +
+            common);
     QVERIFY2(r.code == 0, r.err.constData());
     lines = jsonLines(r.out);
     QCOMPARE(lines.size(), 40);
@@ -629,17 +631,27 @@ class TestCli : public QObject {
     double late_margin = 0;
     for (int i = 30; i < 40; ++i) late_margin += lines[i]["rewards/margins"].toDouble() / 10;
     QVERIFY(late_margin > 0.2);
-    QVERIFY2(lines.last()["val_rewards/accuracies"].toDouble() >= 0.75, qPrintable(QJsonDocument(lines.last()).toJson()));
+    QVERIFY2(lines.last()["val_rewards/accuracies"].toDouble() >= 0.75,
+             qPrintable(QJsonDocument(lines.last()).toJson()));
     QVERIFY(lines.last()["val_rewards/margins"].toDouble() > 0.2);
 
     // Resume: 2 steps + 2 resumed = 4 straight (the reference stays the starting model, not the checkpoint).
-    const QStringList dpo4 = QStringList{"train", "--recipe", "dpo", "--beta", "0.2", "--schedule", "constant",
-                                         "--val-every", "0"} + common;
-    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-a" << "--steps" << "4");
+    const QStringList dpo4 =
+        QStringList{"train", "--recipe", "dpo", "--beta", "0.2", "--schedule", "constant", "--val-every", "0"} + common;
+    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-a"
+                              << "--steps"
+                              << "4");
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> straight = jsonLines(r.out);
-    QCOMPARE(cli(QStringList(dpo4) << "--out" << d + "/dpo-b" << "--steps" << "2").code, 0);
-    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-b" << "--steps" << "4" << "--resume");
+    QCOMPARE(cli(QStringList(dpo4) << "--out" << d + "/dpo-b"
+                                   << "--steps"
+                                   << "2")
+                 .code,
+             0);
+    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-b"
+                              << "--steps"
+                              << "4"
+                              << "--resume");
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> resumed = jsonLines(r.out);
     QCOMPARE(resumed.size(), 2);
@@ -654,6 +666,14 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(std::fabs(jsonLines(r.out)[0]["loss"].toDouble() - std::log(2.0)) < 1e-6);
     QVERIFY(QFileInfo::exists(d + "/dpo-lora/adapter/adapter_model.safetensors"));
+    // A LoRA reward model trains its head beside the adapters and is saved (merged) with it.
+    r = cli(QStringList{"train", "--recipe", "reward", "--out", d + "/rm-lora", "--steps", "2", "--lora-rank", "4",
+                        "--val-every", "0"} +
+            common);
+    QVERIFY2(r.code == 0, r.err.constData());
+    r = cli({"eval", "--task", "reward", "--model", d + "/rm-lora", "--data", eval, "--threads", "2", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(json_of(r)["n"].toInt(), 80);
   }
 
   void data_synth_stories() {
@@ -774,7 +794,8 @@ class TestCli : public QObject {
     QTest::newRow("bad beta") << QStringList{"--recipe", "dpo", "--beta", "-1"} << QByteArray("x") << 2 << "--beta";
     QTest::newRow("prefs row without rejected")
         << QStringList{"--recipe", "reward"}
-        << QByteArray("{\"prompt\":\"Q?\",\"chosen\":\"A.\",\"rejected\":\"B.\"}\n{\"prompt\":\"Q?\",\"chosen\":\"A.\"}\n")
+        << QByteArray(
+               "{\"prompt\":\"Q?\",\"chosen\":\"A.\",\"rejected\":\"B.\"}\n{\"prompt\":\"Q?\",\"chosen\":\"A.\"}\n")
         << 1 << "line 2: the row has no \"rejected\" field";
     QTest::newRow("prefs bad json") << QStringList{"--recipe", "dpo"} << QByteArray("{\"prompt\": [}") << 1
                                     << "line 1: bad JSON";

@@ -146,12 +146,13 @@ class TestAlign : public QObject {
       const DpoResult d = dpo_loss(floats(c["policy_chosen"]), floats(c["policy_rejected"]), floats(c["ref_chosen"]),
                                    floats(c["ref_rejected"]), c["beta"].get<double>());
       QVERIFY(std::fabs(d.loss - c["loss"].get<double>()) < 1e-6);
-      const std::vector<std::pair<const char*, double>> metrics = {
-          {"rewards/chosen", d.rewards_chosen},         {"rewards/rejected", d.rewards_rejected},
-          {"rewards/margins", d.margins},               {"rewards/accuracies", d.accuracies},
-          {"logps/chosen", d.logps_chosen},             {"logps/rejected", d.logps_rejected}};
-      for (const auto& [name, v] : metrics)
-        QVERIFY2(std::fabs(v - c[name].get<double>()) < 1e-5, name);
+      const std::vector<std::pair<const char*, double>> metrics = {{"rewards/chosen", d.rewards_chosen},
+                                                                   {"rewards/rejected", d.rewards_rejected},
+                                                                   {"rewards/margins", d.margins},
+                                                                   {"rewards/accuracies", d.accuracies},
+                                                                   {"logps/chosen", d.logps_chosen},
+                                                                   {"logps/rejected", d.logps_rejected}};
+      for (const auto& [name, v] : metrics) QVERIFY2(std::fabs(v - c[name].get<double>()) < 1e-5, name);
       for (size_t i = 0; i < d.d_chosen.size(); ++i) {
         QVERIFY(std::fabs(d.d_chosen[i] - c["d_chosen"][i].get<double>()) < 1e-7);
         QVERIFY(std::fabs(d.d_rejected[i] - c["d_rejected"][i].get<double>()) < 1e-7);
@@ -201,8 +202,11 @@ class TestAlign : public QObject {
     for (size_t i = 0; i < dlogp.size(); ++i) dlogp[i] = coef[i / size_t(b.T)];
     tm.backward_token_logprobs(dlogp.data());
     QVERIFY(!error_of([&] { tm.backward_token_logprobs(dlogp.data()); }).isEmpty());  // one backward per forward
-    for (const auto& [name, index] : std::vector<std::pair<std::string, int>>{
-             {"wte", b.inputs[12] * 64 + 3}, {"h.qkv.weight", 777}, {"h.fc.bias", 12}, {"lnf.weight", 9}, {"wpe", 70}}) {
+    for (const auto& [name, index] : std::vector<std::pair<std::string, int>>{{"wte", b.inputs[12] * 64 + 3},
+                                                                              {"h.qkv.weight", 777},
+                                                                              {"h.fc.bias", 12},
+                                                                              {"lnf.weight", 9},
+                                                                              {"wpe", 70}}) {
       float* w = model->param_data(name) + index;
       const float keep = *w, h = 1e-2f;
       *w = keep + h;
@@ -245,11 +249,13 @@ class TestAlign : public QObject {
       const double down = J();
       *w = keep;
       const double fd = (up - down) / (2.0 * h);
-      QVERIFY2(std::fabs(fd - g) < 1e-4 + 1e-2 * std::fabs(g), qPrintable(what + QString(": fd %1 vs %2").arg(fd).arg(g)));
+      QVERIFY2(std::fabs(fd - g) < 1e-4 + 1e-2 * std::fabs(g),
+               qPrintable(what + QString(": fd %1 vs %2").arg(fd).arg(g)));
     };
     const TrainableTensor head = tm.trainable().back();
     for (int i : {0, 17, 63}) check(head.value + i, head.grad[i], QString("score.weight[%1]").arg(i));
-    for (const auto& [name, index] : std::vector<std::pair<std::string, int>>{{"h.attn_proj.weight", 300}, {"wte", b.inputs[4] * 64 + 7}})
+    for (const auto& [name, index] :
+         std::vector<std::pair<std::string, int>>{{"h.attn_proj.weight", 300}, {"wte", b.inputs[4] * 64 + 7}})
       check(model->param_data(name) + index, grad_of(tm, name)[index], QString::fromStdString(name));
   }
 
@@ -260,7 +266,7 @@ class TestAlign : public QObject {
     const std::vector<float> start = policy.token_logprobs(b.view());
     auto ref = ReferencePolicy::copy_of(*model, *m_be.backend);
     QCOMPARE(ref->token_logprobs(b.view()), start);  // the same forward code: bit for bit
-    model->param_data("lnf.weight")[0] += 0.5f;       // training moves the policy ...
+    model->param_data("lnf.weight")[0] += 0.5f;      // training moves the policy ...
     QVERIFY(policy.token_logprobs(b.view()) != start);
     QCOMPARE(ref->token_logprobs(b.view()), start);  // ... never the reference
     QCOMPARE(ref->sequence_logprobs(b.view()), sequence_logprobs(start, b.B, b.T));
@@ -287,9 +293,12 @@ class TestAlign : public QObject {
     QTest::addColumn<QString>("needle");
     const QByteArray good = R"({"prompt":"Q?","chosen":"Yes.","rejected":"No."})"
                             "\n";
-    QTest::newRow("bad json") << good + "{\"prompt\": [}\n" << "line 2: bad JSON";
-    QTest::newRow("not an object") << good + "\n[1,2]\n" << "line 3: a row must be a JSON object";
-    QTest::newRow("no rejected") << good + R"({"prompt":"Q","chosen":"a"})" << "line 2: the row has no \"rejected\"";
+    QTest::newRow("bad json") << good + "{\"prompt\": [}\n"
+                              << "line 2: bad JSON";
+    QTest::newRow("not an object") << good + "\n[1,2]\n"
+                                   << "line 3: a row must be a JSON object";
+    QTest::newRow("no rejected") << good + R"({"prompt":"Q","chosen":"a"})"
+                                 << "line 2: the row has no \"rejected\"";
     QTest::newRow("empty chosen") << QByteArray(R"({"prompt":"Q","chosen":" ","rejected":"b"})")
                                   << "line 1: \"chosen\" is empty";
     QTest::newRow("number prompt") << QByteArray(R"({"prompt":3,"chosen":"a","rejected":"b"})")
@@ -300,12 +309,12 @@ class TestAlign : public QObject {
         << QByteArray(R"({"prompt":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}],)"
                       R"("chosen":"a","rejected":"b"})")
         << "line 1: the \"prompt\" list must end with a user message";
-    QTest::newRow("bad role") << QByteArray(R"({"prompt":[{"role":"robot","content":"hi"}],"chosen":"a","rejected":"b"})")
+    QTest::newRow("bad role") << QByteArray(
+                                     R"({"prompt":[{"role":"robot","content":"hi"}],"chosen":"a","rejected":"b"})")
                               << "unknown role";
-    QTest::newRow("reply list of two")
-        << QByteArray(R"({"prompt":"Q","chosen":[{"role":"assistant","content":"a"},)"
-                      R"({"role":"assistant","content":"b"}],"rejected":"b"})")
-        << "exactly one assistant message";
+    QTest::newRow("reply list of two") << QByteArray(R"({"prompt":"Q","chosen":[{"role":"assistant","content":"a"},)"
+                                                     R"({"role":"assistant","content":"b"}],"rejected":"b"})")
+                                       << "exactly one assistant message";
     QTest::newRow("empty file") << QByteArray("\n \n") << "the data file is empty";
     QTest::newRow("latin-1") << QByteArray("{\"prompt\":\"caf\xE9\"}") << "invalid UTF-8";
   }
@@ -336,7 +345,8 @@ class TestAlign : public QObject {
     const std::vector<int32_t> reply_ids(e.ids.begin() + std::ptrdiff_t(e.reply_start), e.ids.end());
     // The prompt is the chat up to the opened assistant turn; the reply is its text and the end-of-turn,
     // the last token of the sequence (the trailing newline of the template is cut).
-    QCOMPARE(tok->decode(prompt_ids), std::string("<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n"));
+    QCOMPARE(tok->decode(prompt_ids),
+             std::string("<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n"));
     QCOMPARE(tok->decode(reply_ids), std::string("4.<|im_end|>"));
 
     const std::vector<EncodedPair> pairs = encode_preference_dataset(d, *tok, chatml);

@@ -72,16 +72,16 @@ DpoResult dpo_loss(std::span<const float> logp_chosen, std::span<const float> lo
     r.d_chosen[i] = static_cast<float>(-g);
     r.d_rejected[i] = static_cast<float>(g);
   }
-  for (double* v : {&r.loss, &r.rewards_chosen, &r.rewards_rejected, &r.margins, &r.accuracies, &r.logps_chosen,
-                    &r.logps_rejected})
+  for (double* v :
+       {&r.loss, &r.rewards_chosen, &r.rewards_rejected, &r.margins, &r.accuracies, &r.logps_chosen, &r.logps_rejected})
     *v /= double(n);
   return r;
 }
 
 std::vector<float> sequence_logprobs(std::span<const float> token_logprobs, int B, int T) {
   if (B < 0 || T < 0 || token_logprobs.size() != size_t(B) * size_t(T))
-    throw Error("sequence_logprobs: " + std::to_string(token_logprobs.size()) + " values are not B*T = " +
-                std::to_string(B) + "*" + std::to_string(T));
+    throw Error("sequence_logprobs: " + std::to_string(token_logprobs.size()) +
+                " values are not B*T = " + std::to_string(B) + "*" + std::to_string(T));
   std::vector<float> out(static_cast<size_t>(B));
   for (int b = 0; b < B; ++b) {
     double s = 0;

@@ -31,9 +31,9 @@ ObjectiveResult dpo_result(const DpoResult& d, int P) {
   ObjectiveResult r;
   r.loss = d.loss;
   r.weight = P;
-  r.metrics = {{"rewards/chosen", d.rewards_chosen},     {"rewards/rejected", d.rewards_rejected},
-               {"rewards/margins", d.margins},           {"rewards/accuracies", d.accuracies},
-               {"logps/chosen", d.logps_chosen},         {"logps/rejected", d.logps_rejected}};
+  r.metrics = {{"rewards/chosen", d.rewards_chosen}, {"rewards/rejected", d.rewards_rejected},
+               {"rewards/margins", d.margins},       {"rewards/accuracies", d.accuracies},
+               {"logps/chosen", d.logps_chosen},     {"logps/rejected", d.logps_rejected}};
   return r;
 }
 
@@ -100,8 +100,8 @@ ObjectiveResult DpoObjective::forward_backward(TrainModel& model, const Batch& b
   const std::vector<float> tok = model.forward_token_logprobs(batch.view(), options);
   const std::vector<float> pol = sequence_logprobs(tok, batch.B, batch.T);
   const std::span<const float> ps(pol), rs(ref);
-  const DpoResult d = dpo_loss(ps.first(size_t(P)), ps.subspan(size_t(P)), rs.first(size_t(P)), rs.subspan(size_t(P)),
-                               m_beta);
+  const DpoResult d =
+      dpo_loss(ps.first(size_t(P)), ps.subspan(size_t(P)), rs.first(size_t(P)), rs.subspan(size_t(P)), m_beta);
   // d loss / d logp of a token = d loss / d (its row's sum); the backward ignores positions that do not count.
   std::vector<float> dlogp(tok.size());
   for (int b = 0; b < batch.B; ++b) {
@@ -117,8 +117,9 @@ ObjectiveResult DpoObjective::evaluate(TrainModel& model, const Batch& batch) {
   const std::vector<float> ref = m_ref.sequence_logprobs(batch.view());
   const std::vector<float> pol = sequence_logprobs(model.token_logprobs(batch.view()), batch.B, batch.T);
   const std::span<const float> ps(pol), rs(ref);
-  return dpo_result(
-      dpo_loss(ps.first(size_t(P)), ps.subspan(size_t(P)), rs.first(size_t(P)), rs.subspan(size_t(P)), m_beta), P);
+  return dpo_result(dpo_loss(ps.first(size_t(P)), ps.subspan(size_t(P)), rs.first(size_t(P)), rs.subspan(size_t(P)),
+                             m_beta),
+                    P);
 }
 
 }  // namespace engine

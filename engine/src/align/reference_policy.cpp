@@ -31,8 +31,7 @@ std::unique_ptr<ReferencePolicy> ReferencePolicy::copy_of(Model& model, Backend&
 ReferencePolicy::~ReferencePolicy() = default;
 
 std::vector<float> ReferencePolicy::token_logprobs(const BatchView& batch) {
-  return m_lora_policy ? m_lora_policy->token_logprobs(batch, /*use_adapters=*/false)
-                       : m_frozen->token_logprobs(batch);
+  return m_lora_policy ? m_lora_policy->token_logprobs(batch, /*use_adapters=*/false) : m_frozen->token_logprobs(batch);
 }
 
 std::vector<float> ReferencePolicy::sequence_logprobs(const BatchView& batch) {

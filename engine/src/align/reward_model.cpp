@@ -61,8 +61,8 @@ void save_reward_head(const std::string& dir, const std::vector<float>& head, co
     io::write_safetensors(weights.string(), out, {{"format", "pt"}});
   }
   io::json cfg = io::parse_json_file((d / "config.json").string());
-  std::string arch = cfg.contains("architectures") && cfg["architectures"].is_array() && !cfg["architectures"].empty() &&
-                             cfg["architectures"][0].is_string()
+  std::string arch = cfg.contains("architectures") && cfg["architectures"].is_array() &&
+                             !cfg["architectures"].empty() && cfg["architectures"][0].is_string()
                          ? cfg["architectures"][0].get<std::string>()
                          : std::string("GPT2LMHeadModel");
   for (const char* suffix : {"LMHeadModel", "ForCausalLM"})
@@ -92,7 +92,8 @@ RewardModel::RewardModel(const std::string& path, int threads) {
   const fs::path dir = model_directory(path);
   const std::optional<io::json> flag = reward_flag(dir);
   if (!flag)
-    throw Error(path + ": not a reward model (its workbench.json has no \"reward_model\"; train one with "
+    throw Error(path +
+                ": not a reward model (its workbench.json has no \"reward_model\"; train one with "
                 "train --recipe reward)");
   m_model = load_model(dir.string(), {}, LoadOptions{.dequantize = true});
   if (!m_model->tokenizer()) throw Error(path + ": the reward model has no tokenizer");

@@ -87,7 +87,8 @@ PreferenceDataset parse_preference_jsonl(std::string_view text, const std::strin
     if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
     for (const char* key : {"prompt", "chosen", "rejected"})
       if (!io::json_find(row, key, where))
-        throw Error(where + ": the row has no \"" + key + "\" field (a preference row is {\"prompt\", \"chosen\", "
+        throw Error(where + ": the row has no \"" + key +
+                    "\" field (a preference row is {\"prompt\", \"chosen\", "
                     "\"rejected\"})");
     PreferencePair p;
     const json& prompt = *io::json_find(row, "prompt", where);

@@ -49,11 +49,11 @@ struct TrainModel::Impl {
   std::vector<int32_t> targets;  // the batch's targets with -1 where the weight is 0
   std::vector<float> weights;    // the batch's loss weights (1 when none given)
 
-  bool frozen = false;       // no gradients at all (TrainModel::Frozen)
-  block::Weights w_base;     // the base weights without adapters (a LoRA model's reference forward)
+  bool frozen = false;    // no gradients at all (TrainModel::Frozen)
+  block::Weights w_base;  // the base weights without adapters (a LoRA model's reference forward)
   bool w_base_bound = false;
-  std::string head_name;                 // "" = no scalar head
-  std::vector<float> head_w, head_dw;    // (C); never reallocated once set (the optimizer holds pointers)
+  std::string head_name;               // "" = no scalar head
+  std::vector<float> head_w, head_dw;  // (C); never reallocated once set (the optimizer holds pointers)
   // The last sequence-level forward that kept its activations, for the matching backward.
   enum class Kept { None, TokenLogprobs, ScalarHead } kept = Kept::None;
   std::vector<int32_t> kept_inputs;
@@ -282,7 +282,8 @@ TrainModel::TrainModel(Model& model, Backend& backend, const LoraConfig& lora)
   m->bind();
 }
 
-TrainModel::TrainModel(Model& model, Backend& backend, Frozen) : m(std::make_unique<Impl>(model, backend, LoraConfig{})) {
+TrainModel::TrainModel(Model& model, Backend& backend, Frozen)
+    : m(std::make_unique<Impl>(model, backend, LoraConfig{})) {
   if (model.has_external_weights())
     throw Error("running a model here needs every weight in f32 (load it with LoadOptions{.dequantize = true})");
   m->frozen = true;
@@ -316,8 +317,7 @@ std::vector<TrainableTensor> TrainModel::trainable() {
   std::vector<TrainableTensor> out;
   if (m->adapters) out = m->adapters->trainable();
   // Full fine-tuning: every model weight (LoRA and frozen models have no base gradients).
-  for (const ParamTensor& t : m->model.params()) {
-    if (m->grads.empty()) break;
+  for (const ParamTensor& t : m->grads.empty() ? std::span<const ParamTensor>() : std::span(m->model.params())) {
     TrainableTensor x;
     x.name = t.name;
     const bool per_layer = t.name.rfind("h.", 0) == 0;

@@ -34,9 +34,9 @@ class ReferencePolicy {
 
  private:
   ReferencePolicy() = default;
-  std::unique_ptr<Model> m_copy;           // full fine-tuning: the frozen weights
-  std::unique_ptr<TrainModel> m_frozen;    // ... run by this
-  TrainModel* m_lora_policy = nullptr;     // LoRA: the policy, run without its adapters
+  std::unique_ptr<Model> m_copy;         // full fine-tuning: the frozen weights
+  std::unique_ptr<TrainModel> m_frozen;  // ... run by this
+  TrainModel* m_lora_policy = nullptr;   // LoRA: the policy, run without its adapters
 };
 
 }  // namespace engine

@@ -73,9 +73,9 @@ struct StepMetrics {
   std::optional<float> val_loss;
   std::map<std::string, float> metrics;      // an objective's own (e.g. "accuracy"), means over the micro-batches
   std::map<std::string, float> val_metrics;  // the same on the validation data, when val_loss is set
-  std::optional<std::string> sample;  // the generated continuation (raw bytes, may be cut mid-character)
-  bool skipped = false;               // non-finite loss or gradient: no update was made
-  std::string checkpoint;             // path of a checkpoint written after this step, if any
+  std::optional<std::string> sample;         // the generated continuation (raw bytes, may be cut mid-character)
+  bool skipped = false;                      // non-finite loss or gradient: no update was made
+  std::string checkpoint;                    // path of a checkpoint written after this step, if any
 };
 
 // Called after every step; return false to stop the run (after that step).

@@ -39,8 +39,8 @@ struct TrainingRunSpec {
   std::string data_path;
   std::string out_dir;
   LoraConfig lora;  // rank 0 = full fine-tuning; lora.seed is set from `seed`
-  int batch = 4;  // reward / dpo: pairs per micro-batch
-  int seq = 0;  // 0: min(128, the model's context)
+  int batch = 4;    // reward / dpo: pairs per micro-batch
+  int seq = 0;      // 0: min(128, the model's context)
   int grad_accum = 1;
   int64_t steps = 100;
   float lr = 3e-4f;  // peak learning rate
@@ -90,7 +90,7 @@ struct TrainingRun {
   std::unique_ptr<ReferencePolicy> reference;  // dpo
   std::unique_ptr<TrainObjective> objective;   // reward, dpo; null: the language-model loss
   std::unique_ptr<Trainer> trainer;
-  ChatTemplate chat_template;  // what sft / reward / dpo data was rendered with
+  ChatTemplate chat_template;      // what sft / reward / dpo data was rendered with
   int64_t tokens_per_step = 0;     // B * T * grad_accum
   std::vector<std::string> notes;  // one line each, for the user (data summary, template fallback)
   ~TrainingRun();                  // the trainer first: it refers to the rest
