@@ -6,6 +6,9 @@
 // `eval --task arith|facts|chat`: exact-match accuracy on held-out questions of the generated world
 // (engine/eval/task_eval.h), from --data or generated in memory (--n, --seed, --world-seed), asked
 // through the model's chat template and answered greedily.
+//
+// `eval --task reward`: a reward model (train --recipe reward) on JSONL preference pairs: the share of
+// pairs it ranks as the data does, and the mean margin.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "cli_args.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "engine/align/reward_model.h"
 #include "engine/error.h"
 #include "engine/eval/task_eval.h"
 #include "engine/model_loader.h"
@@ -81,8 +85,10 @@ int run_task_eval(const Args& a, engine::EvalTask task) {
 int cmd_eval(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"model", true, false, "model directory or file"},
-      {"task", true, false, "perplexity, arith, facts or chat"},
-      {"data", true, false, "perplexity: plain-text file to score; arith|facts|chat: JSONL items (data synth's format)"},
+      {"task", true, false, "perplexity, arith, facts, chat, or reward (a reward model's pair accuracy)"},
+      {"data", true, false,
+       "perplexity: plain-text file to score; arith|facts|chat: JSONL items (data synth's format); reward: JSONL "
+       "preference pairs"},
       {"n", true, false, "arith|facts|chat without --data: generate this many held-out items (default: 200)"},
       {"seed", true, false, "arith|facts|chat without --data: seed of the items (default: 1)"},
       {"world-seed", true, false, "facts|chat without --data: the world the items are about (default: 1)"},
@@ -97,13 +103,29 @@ int cmd_eval(int argc, char** argv) {
   const Args a(flags, argc, argv, 2);
   const std::string task = a.required("task");
   if (const std::optional<engine::EvalTask> t = engine::eval_task_from_name(task)) return run_task_eval(a, *t);
-  if (task != "perplexity")
-    throw UsageError("--task must be perplexity, arith, facts or chat, got '" + task + "'");
+  if (task != "perplexity" && task != "reward")
+    throw UsageError("--task must be perplexity, arith, facts, chat or reward, got '" + task + "'");
   for (const char* task_only : {"n", "seed", "world-seed"})
     if (a.has(task_only)) throw UsageError(std::string("--") + task_only + " is for --task arith, facts or chat");
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  if (task == "reward") {
+    const engine::PreferenceDataset pairs = engine::load_preference_dataset(data_path);
+    engine::RewardModel rm(model_path, threads);
+    const engine::PairEvaluation e = engine::evaluate_reward_model(rm, pairs);
+    if (a.has("json")) {
+      print_json({{"task", "reward"},
+                  {"n", e.n},
+                  {"accuracy", e.accuracy},
+                  {"margin", e.margin},
+                  {"mean_chosen", e.mean_chosen},
+                  {"mean_rejected", e.mean_rejected}});
+    } else {
+      std::cout << "pair accuracy " << e.accuracy << " over " << e.n << " pairs, mean margin " << e.margin << "\n";
+    }
+    return 0;
+  }
   const long long max_tokens = a.integer("max-tokens", 0, 0, 1ll << 40);
   const std::string text = read_text_file(data_path);
 

@@ -1,7 +1,10 @@
-// `train`: pretraining on plain text and supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5).
+// `train`: pretraining on plain text, supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5), and
+// from preference pairs a reward model or DPO (issue 24).
 //
 // Prints one JSON object per optimizer step on stdout (and appends it to --metrics FILE.jsonl):
-// step, loss, lr, grad_norm, tokens_per_s, and when computed val_loss, sample, skipped, checkpoint.
+// step, loss, lr, grad_norm, tokens_per_s, and when computed val_loss, sample, skipped, checkpoint; the
+// reward model adds accuracy and margin, DPO TRL's rewards/chosen, rewards/rejected, rewards/margins,
+// rewards/accuracies, logps/chosen, logps/rejected -- each also as val_<name> at validation.
 // Writes checkpoints to OUT/checkpoints every --save-every steps and at the end, and the trained model
 // as our HF directory into OUT. --resume continues from the newest loadable checkpoint in
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
@@ -56,11 +59,14 @@ json run_identity(const json& cfg) {
 
 int cmd_train(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
-      {"recipe", true, false, "pretrain (plain text) or sft (JSONL chat / Alpaca, loss on assistant tokens)"},
+      {"recipe", true, false,
+       "pretrain (plain text), sft (JSONL chat / Alpaca, loss on assistant tokens), reward (a reward model "
+       "from JSONL preference pairs {prompt, chosen, rejected}) or dpo (direct preference optimization on them)"},
       {"model", true, false,
        "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
        "or a config.json to start from random weights"},
-      {"data", true, false, "training data: a UTF-8 text file (pretrain) or a JSONL file (sft)"},
+      {"data", true, false,
+       "training data: a UTF-8 text file (pretrain), a JSONL chat file (sft) or JSONL preference pairs (reward, dpo)"},
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
       {"lora-alpha", true, false, "LoRA alpha (default 16)"},
@@ -68,7 +74,7 @@ int cmd_train(int argc, char** argv) {
       {"lora-targets", true, false,
        "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
        "(default: PEFT's defaults for the architecture)"},
-      {"batch", true, false, "rows per micro-batch (default 4)"},
+      {"batch", true, false, "rows per micro-batch (default 4); reward, dpo: pairs per micro-batch"},
       {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
       {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
       {"steps", true, false, "optimizer steps (default 100)"},
@@ -95,7 +101,9 @@ int cmd_train(int argc, char** argv) {
       {"save-every", true, false, "checkpoint every N steps (default 0 = only at the end)"},
       {"keep", true, false, "checkpoints kept (default 3; 0 = all)"},
       {"max-skipped-steps", true, false, "steps with a NaN/inf loss or gradient skipped before stopping (default 0)"},
-      {"chat-template", true, false, "sft: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
+      {"chat-template", true, false,
+       "sft, reward, dpo: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
+      {"beta", true, false, "dpo: how strongly the policy is held to the starting model (default 0.1)"},
       {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
       {"threads", true, false, "CPU threads (default: all cores)"},
@@ -103,10 +111,13 @@ int cmd_train(int argc, char** argv) {
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
   if (!engine::recipe_from_name(recipe)) {
-    if (recipe == "reward" || recipe == "ppo" || recipe == "dpo" || recipe == "grpo")
-      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft)");
-    throw UsageError("unknown --recipe '" + recipe + "' (pretrain or sft)");
+    if (recipe == "ppo" || recipe == "grpo")
+      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft, reward, dpo)");
+    throw UsageError("unknown --recipe '" + recipe + "' (pretrain, sft, reward or dpo)");
   }
+  const bool chat_recipe = recipe == "sft" || recipe == "reward" || recipe == "dpo";
+  if (a.has("beta") && recipe != "dpo") throw UsageError("--beta applies to --recipe dpo only");
+  const double beta = a.number("beta", 0.1, 1e-6, 1e6);
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const std::string out = a.required("out");
@@ -167,35 +178,36 @@ int cmd_train(int argc, char** argv) {
     throw UsageError("--seq " + std::to_string(T) + " exceeds the model's context of " + std::to_string(context) +
                      " tokens");
   const std::string chat_template = a.str("chat-template");
-  if (recipe == "sft" && !chat_template.empty() && !engine::ChatTemplate::from_name(chat_template))
+  if (chat_recipe && !chat_template.empty() && !engine::ChatTemplate::from_name(chat_template))
     throw UsageError("unknown --chat-template '" + chat_template + "' (chatml, llama3, llama2, zephyr, alpaca, plain)");
 
-  const json config = {{"recipe", recipe},
-                       {"model", model_path},
-                       {"data", data_path},
-                       {"batch", B},
-                       {"seq", T},
-                       {"grad_accum", grad_accum},
-                       {"steps", steps},
-                       {"lr", lr},
-                       {"schedule", schedule_name},
-                       {"warmup", warmup},
-                       {"min_lr_ratio", min_lr_ratio},
-                       {"step_size", step_size},
-                       {"gamma", gamma},
-                       {"weight_decay", weight_decay},
-                       {"beta1", beta1},
-                       {"beta2", beta2},
-                       {"grad_clip", grad_clip},
-                       {"dropout", dropout},
-                       {"label_smoothing", label_smoothing},
-                       {"shuffle", shuffle},
-                       {"seed", seed},
-                       {"val_fraction", val_fraction},
-                       {"lora_rank", lora_rank},
-                       {"lora_alpha", lora_alpha},
-                       {"lora_dropout", lora_dropout},
-                       {"lora_targets", lora_targets}};
+  json config = {{"recipe", recipe},
+                 {"model", model_path},
+                 {"data", data_path},
+                 {"batch", B},
+                 {"seq", T},
+                 {"grad_accum", grad_accum},
+                 {"steps", steps},
+                 {"lr", lr},
+                 {"schedule", schedule_name},
+                 {"warmup", warmup},
+                 {"min_lr_ratio", min_lr_ratio},
+                 {"step_size", step_size},
+                 {"gamma", gamma},
+                 {"weight_decay", weight_decay},
+                 {"beta1", beta1},
+                 {"beta2", beta2},
+                 {"grad_clip", grad_clip},
+                 {"dropout", dropout},
+                 {"label_smoothing", label_smoothing},
+                 {"shuffle", shuffle},
+                 {"seed", seed},
+                 {"val_fraction", val_fraction},
+                 {"lora_rank", lora_rank},
+                 {"lora_alpha", lora_alpha},
+                 {"lora_dropout", lora_dropout},
+                 {"lora_targets", lora_targets}};
+  if (recipe == "dpo") config["beta"] = beta;
 
   engine::TrainingRunSpec spec;
   spec.recipe = *engine::recipe_from_name(recipe);
@@ -233,7 +245,8 @@ int cmd_train(int argc, char** argv) {
   spec.save_every = save_every;
   spec.keep_checkpoints = keep;
   spec.max_skipped_steps = max_skipped;
-  spec.chat_template = recipe == "sft" ? chat_template : std::string();
+  spec.chat_template = chat_recipe ? chat_template : std::string();
+  spec.dpo_beta = beta;
   spec.threads = threads;
   spec.config_json = config.dump();
   const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec);
@@ -271,7 +284,9 @@ int cmd_train(int argc, char** argv) {
               {"lr", json_float(m.lr)},
               {"grad_norm", json_float(m.grad_norm)},
               {"tokens_per_s", std::round(m.tokens_per_s * 10) / 10}};
+    for (const auto& [name, v] : m.metrics) j[name] = json_float(v);
     if (m.val_loss) j["val_loss"] = json_float(*m.val_loss);
+    for (const auto& [name, v] : m.val_metrics) j["val_" + name] = json_float(v);
     if (m.sample) j["sample"] = *m.sample;
     if (m.skipped) j["skipped"] = true;
     if (!m.checkpoint.empty()) j["checkpoint"] = m.checkpoint;

@@ -54,7 +54,7 @@ std::vector<std::string> greedy_answers(const Model& model, Backend& backend, co
   for (const std::string& prompt : prompts) {
     if (keep_going && !keep_going()) break;
     std::vector<int32_t> ids;
-    if (recipe == Recipe::Sft) {
+    if (recipe_uses_chat_template(recipe)) {
       const std::vector<ChatMessage> msgs = {{"user", prompt}};
       ids = encode_chat(*tok, chat_template.render(msgs, /*add_generation_prompt=*/true), msgs);
     } else {

@@ -49,6 +49,7 @@ std::vector<AdapterMatrix> adapter_matrices(TrainModel& tm) {
   if (tm.lora_config().rank <= 0) throw Error("LoRA adapters: this TrainModel has no adapters (rank 0)");
   std::vector<AdapterMatrix> out;
   for (TrainableTensor& t : tm.trainable()) {
+    if (t.name.rfind("lora.", 0) != 0) continue;  // a scalar head trained beside the adapters (reward model)
     // "lora.h.qkv.A" -> group "h.qkv", matrix A
     const std::string core = t.name.substr(5, t.name.size() - 7);
     out.push_back({core, t.name.back() == 'A', std::move(t)});

@@ -16,6 +16,9 @@
 //     which is the residual's identity path plus the branch's contribution.
 //   - With LoRA the base parameters have no gradient buffers at all (null gradient pointers skip their
 //     work in every backward op); a linear layer with an adapter adds the adapter path (lora_adapters.h).
+//   - Sequence-level objectives (token log-probs, a scalar head) run the same forward and enter the same
+//     backward: at the logits (dlogits from d logp) or at the final-norm output (from the head), so there is
+//     one backward for every recipe.
 #include "engine/train/train_model.h"
 
 #include <cmath>
@@ -45,6 +48,17 @@ struct TrainModel::Impl {
   block::BackwardScratch scratch;
   std::vector<int32_t> targets;  // the batch's targets with -1 where the weight is 0
   std::vector<float> weights;    // the batch's loss weights (1 when none given)
+
+  bool frozen = false;    // no gradients at all (TrainModel::Frozen)
+  block::Weights w_base;  // the base weights without adapters (a LoRA model's reference forward)
+  bool w_base_bound = false;
+  std::string head_name;               // "" = no scalar head
+  std::vector<float> head_w, head_dw;  // (C); never reallocated once set (the optimizer holds pointers)
+  // The last sequence-level forward that kept its activations, for the matching backward.
+  enum class Kept { None, TokenLogprobs, ScalarHead } kept = Kept::None;
+  std::vector<int32_t> kept_inputs;
+  int kept_B = 0, kept_T = 0;
+  bool kept_all = true;
 
   Impl(Model& m, Backend& b, const LoraConfig& l)
       : model(m), be(b), c(m.config()), spec(arch_spec(c)), lora(l), pass(m, b) {}
@@ -109,19 +123,21 @@ struct TrainModel::Impl {
     if (adapters) adapters->reserve(static_cast<int>(N), c.n_layer);
   }
 
-  void check_batch(const BatchView& batch) {
+  // needs_targets false: null targets read as "no position counts" (a scalar head uses none).
+  void check_batch(const BatchView& batch, bool needs_targets = true) {
     if (batch.B <= 0 || batch.T <= 0) throw Error("training batch: B and T must be positive");
     if (batch.T > c.max_seq_len)
       throw Error("training batch: T = " + std::to_string(batch.T) + " exceeds the model's context of " +
                   std::to_string(c.max_seq_len));
-    if (!batch.inputs || !batch.targets) throw Error("training batch: inputs and targets are required");
+    if (!batch.inputs || (needs_targets && !batch.targets))
+      throw Error("training batch: inputs and targets are required");
     const uint64_t N = checked_mul(static_cast<uint64_t>(batch.B), static_cast<uint64_t>(batch.T), "batch size");
     if (N > static_cast<uint64_t>(INT32_MAX) / static_cast<uint64_t>(qkv_width() + c.ffn_dim))
       throw Error("training batch: B*T = " + std::to_string(N) + " is too large");
     targets.resize(N);
     weights.resize(N);
     for (uint64_t i = 0; i < N; ++i) {
-      const int32_t x = batch.inputs[i], t = batch.targets[i];
+      const int32_t x = batch.inputs[i], t = batch.targets ? batch.targets[i] : -1;
       if (x < 0 || x >= c.vocab_size)
         throw Error("training batch: input token " + std::to_string(x) + " at position " + std::to_string(i) +
                     " is outside the vocabulary of " + std::to_string(c.vocab_size));
@@ -136,22 +152,53 @@ struct TrainModel::Impl {
     }
   }
 
-  // Forward to the logits (N, V), keeping the activations. p: dropout; lp: adapter dropout.
-  void forward_logits(const int32_t* inputs, int B, int T, float p, float lp, uint64_t seed, bool keep_all) {
+  // Forward to the final-norm output lnf (N, C), keeping the activations. p: dropout; lp: adapter dropout;
+  // wt: the weights to run (w, or w_base for a LoRA model's base).
+  void forward_hidden(const block::Weights& wt, const int32_t* inputs, int B, int T, float p, float lp, uint64_t seed,
+                      bool keep_all) {
     const int N = B * T, C = c.n_embd, L = c.n_layer;
     const int64_t NC = static_cast<int64_t>(N) * C;
     ensure(B, T, keep_all ? L : 1);
+    kept = Kept::None;  // the activations are overwritten: no earlier forward can be backpropagated now
     pass.B = B;
     pass.T = T;
     pass.dropout = p;
     pass.lora_dropout = lp;
     pass.seed = seed;
-    block::embed_forward(pass, w, inputs, resid.data());
+    block::embed_forward(pass, wt, inputs, resid.data());
     for (int l = 0; l < L; ++l)
-      block::layer_forward(pass, l, w.layers[static_cast<size_t>(l)], acts_at(keep_all ? l : 0, B, T),
+      block::layer_forward(pass, l, wt.layers[static_cast<size_t>(l)], acts_at(keep_all ? l : 0, B, T),
                            resid.data() + l * NC, resid.data() + (l + 1) * NC);
-    block::final_norm_forward(pass, w, lnf.data(), lnf_mean.data(), lnf_rstd.data(), resid.data() + L * NC, N);
-    block::linear_forward(pass, w.head, logits.data(), lnf.data(), N);
+    block::final_norm_forward(pass, wt, lnf.data(), lnf_mean.data(), lnf_rstd.data(), resid.data() + L * NC, N);
+  }
+
+  // Forward to the logits (N, V), keeping the activations.
+  void forward_logits(const int32_t* inputs, int B, int T, float p, float lp, uint64_t seed, bool keep_all,
+                      const block::Weights* wt = nullptr) {
+    const block::Weights& ww = wt ? *wt : w;
+    forward_hidden(ww, inputs, B, T, p, lp, seed, keep_all);
+    block::linear_forward(pass, ww.head, logits.data(), lnf.data(), B * T);
+  }
+
+  const block::Weights& base_weights() {
+    if (!w_base_bound) {
+      w_base = block::bind(model, nullptr, nullptr);
+      w_base_bound = true;
+    }
+    return w_base;
+  }
+
+  block::Linear head_linear() {
+    block::Linear h;
+    h.w.data = head_w.data();
+    h.dw = head_dw.data();
+    h.C = c.n_embd;
+    h.OC = 1;
+    return h;
+  }
+
+  void require_trainable(const char* what) const {
+    if (frozen) throw Error(std::string(what) + ": this model is frozen (it has no gradients)");
   }
 
   // Forward over a checked batch: fills the activations and `losses`; returns (weighted loss sum, weight sum).
@@ -170,12 +217,24 @@ struct TrainModel::Impl {
 
   // The backward of the last forward (same batch, dropout and seeds: they are still in `pass`).
   void backward(const BatchView& batch, float smoothing, bool keep_all, double wsum, float grad_scale) {
-    const int B = batch.B, T = batch.T, N = B * T, C = c.n_embd, L = c.n_layer;
-    const int64_t NC = static_cast<int64_t>(N) * C;
+    const int N = batch.B * batch.T;
     for (int i = 0; i < N; ++i) dlosses[i] = static_cast<float>(grad_scale * weights[i] / wsum);
     be.softmax_xent_backward(logits.data(), logits.data(), targets.data(), dlosses.data(), N, c.vocab_size, smoothing);
-    be.fill_zero(dln.data(), NC);
+    backward_from_dlogits(batch.inputs, batch.B, batch.T, keep_all);
+  }
+
+  // From d loss / d logits (in `logits`) to every gradient.
+  void backward_from_dlogits(const int32_t* inputs, int B, int T, bool keep_all) {
+    const int N = B * T;
+    be.fill_zero(dln.data(), static_cast<int64_t>(N) * c.n_embd);
     block::linear_backward(pass, w.head, dln.data(), logits.data(), lnf.data(), N);
+    backward_from_dlnf(inputs, B, T, keep_all);
+  }
+
+  // From d loss / d lnf (in `dln`) through the final norm, the layers and the embedding.
+  void backward_from_dlnf(const int32_t* inputs, int B, int T, bool keep_all) {
+    const int N = B * T, C = c.n_embd, L = c.n_layer;
+    const int64_t NC = static_cast<int64_t>(N) * C;
     be.fill_zero(dres.data(), NC);
     block::final_norm_backward(pass, w, dres.data(), dln.data(), resid.data() + L * NC, lnf_mean.data(),
                                lnf_rstd.data(), N);
@@ -186,7 +245,31 @@ struct TrainModel::Impl {
       if (!keep_all) block::layer_forward(pass, l, lw, a, x_in, resid.data() + (l + 1) * NC);
       block::layer_backward(pass, l, lw, a, x_in, dres.data(), scratch);
     }
-    block::embed_backward(pass, w, batch.inputs, dres.data());
+    block::embed_backward(pass, w, inputs, dres.data());
+  }
+
+  void keep(Kept what, const BatchView& batch, bool keep_all) {
+    kept = what;
+    kept_inputs.assign(batch.inputs, batch.inputs + static_cast<int64_t>(batch.B) * batch.T);
+    kept_B = batch.B;
+    kept_T = batch.T;
+    kept_all = keep_all;
+  }
+
+  // Per-position log p(target) from the probabilities softmax_xent_forward left in `logits`.
+  std::vector<float> token_logprobs_of_forward(int N) {
+    be.softmax_xent_forward(losses.data(), logits.data(), targets.data(), N, c.vocab_size, 0.0f);
+    std::vector<float> out(static_cast<size_t>(N), 0.0f);
+    for (int i = 0; i < N; ++i)
+      if (targets[i] >= 0) out[i] = -losses[i];
+    return out;
+  }
+
+  std::vector<float> head_values(int N) {
+    if (head_name.empty()) throw Error("scalar head: the model has none (set_scalar_head first)");
+    std::vector<float> out(static_cast<size_t>(N));
+    block::linear_forward(pass, head_linear(), out.data(), lnf.data(), N);
+    return out;
   }
 };
 
@@ -199,9 +282,18 @@ TrainModel::TrainModel(Model& model, Backend& backend, const LoraConfig& lora)
   m->bind();
 }
 
+TrainModel::TrainModel(Model& model, Backend& backend, Frozen)
+    : m(std::make_unique<Impl>(model, backend, LoraConfig{})) {
+  if (model.has_external_weights())
+    throw Error("running a model here needs every weight in f32 (load it with LoadOptions{.dequantize = true})");
+  m->frozen = true;
+  m->bind();
+}
+
 TrainModel::~TrainModel() = default;
 
 float TrainModel::forward_backward(const BatchView& batch, const TrainStepOptions& options, float grad_scale) {
+  m->require_trainable("forward_backward");
   if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) throw Error("dropout must be in [0, 1)");
   if (!(options.label_smoothing >= 0.0f && options.label_smoothing <= 1.0f))
     throw Error("label smoothing must be in [0, 1]");
@@ -222,9 +314,10 @@ float TrainModel::loss(const BatchView& batch, float label_smoothing) {
 }
 
 std::vector<TrainableTensor> TrainModel::trainable() {
-  if (m->adapters) return m->adapters->trainable();
   std::vector<TrainableTensor> out;
-  for (const ParamTensor& t : m->model.params()) {
+  if (m->adapters) out = m->adapters->trainable();
+  // Full fine-tuning: every model weight (LoRA and frozen models have no base gradients).
+  for (const ParamTensor& t : m->grads.empty() ? std::span<const ParamTensor>() : std::span(m->model.params())) {
     TrainableTensor x;
     x.name = t.name;
     const bool per_layer = t.name.rfind("h.", 0) == 0;
@@ -235,12 +328,23 @@ std::vector<TrainableTensor> TrainModel::trainable() {
     x.weight_decay = x.shape.size() >= 2;
     out.push_back(std::move(x));
   }
+  if (!m->head_name.empty() && !m->frozen) {
+    TrainableTensor h;
+    h.name = m->head_name;
+    h.shape = {1, m->c.n_embd};
+    h.value = m->head_w.data();
+    h.grad = m->head_dw.data();
+    h.numel = m->head_w.size();
+    h.weight_decay = true;
+    out.push_back(std::move(h));
+  }
   return out;
 }
 
 void TrainModel::zero_grads() {
   std::vector<float>& g = m->adapters ? m->adapters->grads() : m->grads;
   if (!g.empty()) m->be.fill_zero(g.data(), static_cast<int64_t>(g.size()));
+  if (!m->head_dw.empty()) m->be.fill_zero(m->head_dw.data(), static_cast<int64_t>(m->head_dw.size()));
 }
 
 void TrainModel::merge_lora() {
@@ -258,6 +362,80 @@ std::vector<float> TrainModel::logits(const int32_t* tokens, int B, int T) {
 }
 
 const LoraConfig& TrainModel::lora_config() const { return m->lora; }
+
+std::vector<float> TrainModel::forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options) {
+  m->require_trainable("forward_token_logprobs");
+  if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) throw Error("dropout must be in [0, 1)");
+  m->check_batch(batch);
+  const bool keep_all = !options.checkpoint_activations;
+  m->forward_logits(batch.inputs, batch.B, batch.T, options.dropout, m->lora.dropout, options.dropout_seed, keep_all);
+  std::vector<float> out = m->token_logprobs_of_forward(batch.B * batch.T);
+  m->keep(Impl::Kept::TokenLogprobs, batch, keep_all);
+  return out;
+}
+
+void TrainModel::backward_token_logprobs(const float* dlogp) {
+  m->require_trainable("backward_token_logprobs");
+  if (m->kept != Impl::Kept::TokenLogprobs)
+    throw Error("backward_token_logprobs: the last forward was not forward_token_logprobs");
+  m->kept = Impl::Kept::None;
+  const int N = m->kept_B * m->kept_T;
+  // logp = -xent, so d objective / d xent = -d objective / d logp.
+  for (int i = 0; i < N; ++i) m->dlosses[i] = m->targets[i] >= 0 ? -dlogp[i] : 0.0f;
+  m->be.softmax_xent_backward(m->logits.data(), m->logits.data(), m->targets.data(), m->dlosses.data(), N,
+                              m->c.vocab_size, 0.0f);
+  m->backward_from_dlogits(m->kept_inputs.data(), m->kept_B, m->kept_T, m->kept_all);
+}
+
+std::vector<float> TrainModel::token_logprobs(const BatchView& batch, bool use_adapters) {
+  m->check_batch(batch);
+  const block::Weights* wt = use_adapters || !m->adapters ? &m->w : &m->base_weights();
+  m->forward_logits(batch.inputs, batch.B, batch.T, 0.0f, 0.0f, 0, /*keep_all=*/false, wt);
+  return m->token_logprobs_of_forward(batch.B * batch.T);
+}
+
+void TrainModel::set_scalar_head(const std::string& name, std::vector<float> weights) {
+  if (name.empty()) throw Error("scalar head: the name is empty");
+  if (weights.size() != static_cast<size_t>(m->c.n_embd))
+    throw Error("scalar head '" + name + "': " + std::to_string(weights.size()) + " values, the model's width is " +
+                std::to_string(m->c.n_embd));
+  m->head_name = name;
+  m->head_w = std::move(weights);
+  m->head_dw.assign(m->head_w.size(), 0.0f);
+}
+
+bool TrainModel::has_scalar_head() const { return !m->head_name.empty(); }
+
+const std::vector<float>& TrainModel::scalar_head() const { return m->head_w; }
+
+std::vector<float> TrainModel::forward_scalar_head(const BatchView& batch, const TrainStepOptions& options) {
+  m->require_trainable("forward_scalar_head");
+  if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) throw Error("dropout must be in [0, 1)");
+  m->check_batch(batch, /*needs_targets=*/false);
+  const bool keep_all = !options.checkpoint_activations;
+  m->forward_hidden(m->w, batch.inputs, batch.B, batch.T, options.dropout, m->lora.dropout, options.dropout_seed,
+                    keep_all);
+  std::vector<float> out = m->head_values(batch.B * batch.T);
+  m->keep(Impl::Kept::ScalarHead, batch, keep_all);
+  return out;
+}
+
+void TrainModel::backward_scalar_head(const float* dvalues) {
+  m->require_trainable("backward_scalar_head");
+  if (m->kept != Impl::Kept::ScalarHead)
+    throw Error("backward_scalar_head: the last forward was not forward_scalar_head");
+  m->kept = Impl::Kept::None;
+  const int N = m->kept_B * m->kept_T;
+  m->be.fill_zero(m->dln.data(), static_cast<int64_t>(N) * m->c.n_embd);
+  block::linear_backward(m->pass, m->head_linear(), m->dln.data(), dvalues, m->lnf.data(), N);
+  m->backward_from_dlnf(m->kept_inputs.data(), m->kept_B, m->kept_T, m->kept_all);
+}
+
+std::vector<float> TrainModel::scalar_head_values(const BatchView& batch) {
+  m->check_batch(batch, /*needs_targets=*/false);
+  m->forward_hidden(m->w, batch.inputs, batch.B, batch.T, 0.0f, 0.0f, 0, /*keep_all=*/false);
+  return m->head_values(batch.B * batch.T);
+}
 
 Model& TrainModel::model() { return m->model; }
 

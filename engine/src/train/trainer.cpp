@@ -38,12 +38,13 @@ void TrainerOptions::validate() const {
 }
 
 Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend,
-                 const TrainerOptions& options)
+                 const TrainerOptions& options, TrainObjective* objective)
     : m_model(model),
       m_train(train),
       m_val(val),
       m_backend(backend),
       m_o(options),
+      m_objective(objective),
       m_opt((options.validate(), model.trainable()), options.adam) {
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
@@ -68,18 +69,33 @@ std::string Trainer::save_checkpoint_now() {
   return save_checkpoint(m_o.checkpoint_dir, m_opt, st, m_o.keep_checkpoints);
 }
 
-float Trainer::validation_loss() {
+float Trainer::validation_loss() { return validate().loss; }
+
+Trainer::Validation Trainer::validate() {
   if (!m_val) throw Error("no validation data");
   m_val->seek(DataPosition{});
   double sum = 0, weight = 0;
+  std::map<std::string, double> sums;
   for (int i = 0; i < m_o.val_batches; ++i) {
     m_val->next(m_batch);
+    if (m_objective) {
+      const ObjectiveResult r = m_objective->evaluate(m_model, m_batch);
+      sum += r.loss * r.weight;
+      weight += r.weight;
+      for (const auto& [name, v] : r.metrics) sums[name] += v * r.weight;
+      continue;
+    }
     const double n = double(m_batch.counted_positions());
     if (n == 0) continue;
     sum += double(m_model.loss(m_batch.view(), m_o.label_smoothing)) * n;
     weight += n;
   }
-  return weight > 0 ? static_cast<float>(sum / weight) : 0.0f;
+  Validation v;
+  if (weight > 0) {
+    v.loss = static_cast<float>(sum / weight);
+    for (const auto& [name, s] : sums) v.metrics[name] = static_cast<float>(s / weight);
+  }
+  return v;
 }
 
 std::string Trainer::sample() {
@@ -105,13 +121,22 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     so.label_smoothing = m_o.label_smoothing;
     double loss_sum = 0;
     int64_t tokens = 0;
+    std::map<std::string, double> metric_sums;
     for (int micro = 0; micro < m_o.grad_accum; ++micro) {
       m_train.next(m_batch);
       so.dropout_seed = dropout_seed(m_o.seed, k, micro);
-      loss_sum += m_model.forward_backward(m_batch.view(), so, 1.0f / float(m_o.grad_accum));
+      const float scale = 1.0f / float(m_o.grad_accum);
+      if (m_objective) {
+        const ObjectiveResult r = m_objective->forward_backward(m_model, m_batch, so, scale);
+        loss_sum += r.loss;
+        for (const auto& [name, v] : r.metrics) metric_sums[name] += v;
+      } else {
+        loss_sum += m_model.forward_backward(m_batch.view(), so, scale);
+      }
       tokens += int64_t(m_batch.B) * m_batch.T;
     }
     sm.loss = static_cast<float>(loss_sum / m_o.grad_accum);
+    for (const auto& [name, s] : metric_sums) sm.metrics[name] = static_cast<float>(s / m_o.grad_accum);
     sm.lr = lr_at(m_o.schedule, int(std::min<int64_t>(k - 1, INT32_MAX)));
     const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip);
     sm.grad_norm = static_cast<float>(norm.norm);
@@ -136,7 +161,11 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sm.tokens_per_s = secs > 0 ? double(tokens) / secs : 0;
     const bool last = m_step == m_o.steps;
-    if (m_val && m_o.val_every > 0 && (k % m_o.val_every == 0 || last)) sm.val_loss = validation_loss();
+    if (m_val && m_o.val_every > 0 && (k % m_o.val_every == 0 || last)) {
+      Validation v = validate();
+      sm.val_loss = v.loss;
+      sm.val_metrics = std::move(v.metrics);
+    }
     if (m_o.sample_every > 0 && (k % m_o.sample_every == 0 || last)) sm.sample = sample();
     if (!m_o.checkpoint_dir.empty() && ((m_o.save_every > 0 && k % m_o.save_every == 0) || last)) {
       sm.checkpoint = save_checkpoint_now();

@@ -8,6 +8,8 @@
 #include "engine/io/model_convert.h"
 #include "engine/tokenizer.h"
 #include "engine/train/chat_dataset.h"
+#include "engine/train/pair_loader.h"
+#include "engine/train/preference_data.h"
 #include "engine/train/sequence_loader.h"
 #include "engine/train/text_dataset.h"
 
@@ -16,8 +18,49 @@ namespace engine {
 std::optional<Recipe> recipe_from_name(const std::string& name) {
   if (name == "pretrain") return Recipe::Pretrain;
   if (name == "sft") return Recipe::Sft;
+  if (name == "reward") return Recipe::Reward;
+  if (name == "dpo") return Recipe::Dpo;
   return std::nullopt;
 }
+
+bool recipe_uses_chat_template(Recipe r) { return r != Recipe::Pretrain; }
+bool recipe_uses_preference_pairs(Recipe r) { return r == Recipe::Reward || r == Recipe::Dpo; }
+
+namespace {
+
+TrainingData prepare_preference_data(const TrainingDataOptions& o, const Tokenizer& tok, double val_fraction) {
+  TrainingData out;
+  const PreferenceDataset data = load_preference_dataset(o.path);
+  std::vector<EncodedPair> enc = encode_preference_dataset(data, tok, o.chat_template);
+  const size_t n_val = static_cast<size_t>(double(enc.size()) * val_fraction);
+  std::vector<EncodedPair> val(std::make_move_iterator(enc.end() - std::ptrdiff_t(n_val)),
+                               std::make_move_iterator(enc.end()));
+  enc.resize(enc.size() - n_val);
+  const int32_t pad = tok.eos_id().value_or(0);  // never a target, and after each row's last token
+  auto train = std::make_unique<PairLoader>(std::move(enc), o.B, o.T, o.shuffle, o.seed, pad, o.path);
+  out.notes.push_back(std::to_string(data.pairs.size()) + " preference pairs (" +
+                      (data.conversational ? "conversational" : "prompt/chosen/rejected") + "), template '" +
+                      o.chat_template.name() + "'");
+  auto describe_cuts = [&](const PairLoader& l, const std::string& part) {
+    if (l.dropped() > 0)
+      out.notes.push_back(std::to_string(l.dropped()) + " pair(s)" + part + " have a reply starting after " +
+                          std::to_string(o.T) + " tokens and are skipped (raise --seq)");
+    if (l.truncated() > 0)
+      out.notes.push_back(std::to_string(l.truncated()) + " pair(s)" + part + " are cut to " + std::to_string(o.T) +
+                          " tokens");
+  };
+  describe_cuts(*train, "");
+  out.train = std::move(train);
+  if (!val.empty()) {
+    const int vb = static_cast<int>(std::min<size_t>(size_t(o.B), val.size()));
+    auto v = std::make_unique<PairLoader>(std::move(val), vb, o.T, false, 0, pad, o.path + " (validation part)");
+    describe_cuts(*v, " of the validation part");
+    out.val = std::move(v);
+  }
+  return out;
+}
+
+}  // namespace
 
 TrainingData prepare_training_data(const TrainingDataOptions& o, const Tokenizer& tok) {
   TrainingData out;
@@ -35,6 +78,7 @@ TrainingData prepare_training_data(const TrainingDataOptions& o, const Tokenizer
     }
     return out;
   }
+  if (recipe_uses_preference_pairs(o.recipe)) return prepare_preference_data(o, tok, val_fraction);
   const ChatDataset chats = load_chat_dataset(o.path);
   std::vector<EncodedChat> enc = encode_chat_dataset(chats, tok, o.chat_template);
   const size_t n_val = static_cast<size_t>(double(enc.size()) * val_fraction);

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "engine/align/preference_objectives.h"
+#include "engine/align/reference_policy.h"
+#include "engine/align/reward_model.h"
 #include "engine/chat_template.h"
 #include "engine/error.h"
 #include "engine/io/model_convert.h"
@@ -28,6 +31,8 @@ ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo
 }
 TrainingRun::~TrainingRun() {
   trainer.reset();
+  objective.reset();
+  reference.reset();
   train_model.reset();
 }
 
@@ -69,14 +74,29 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   d.seed = spec.seed;
   d.val_fraction = spec.val_fraction;
   d.validation = spec.val_every > 0;
-  if (d.recipe == Recipe::Sft)
+  if (recipe_uses_chat_template(d.recipe)) {
     d.chat_template = training_chat_template(spec.chat_template, run->base.info, &run->notes);
+    run->chat_template = d.chat_template;
+  }
+  if (recipe_uses_preference_pairs(spec.recipe)) {
+    if (spec.label_smoothing > 0) throw Error("label smoothing applies to pretrain and sft only");
+    if (spec.recipe == Recipe::Reward && spec.sample_every > 0)
+      throw Error("a reward model does not generate: sample generation applies to the other recipes");
+  }
   run->data = prepare_training_data(d, tok);
   run->notes.insert(run->notes.end(), run->data.notes.begin(), run->data.notes.end());
 
   LoraConfig lora = spec.lora;
   lora.seed = spec.seed;
   run->train_model = std::make_unique<TrainModel>(model, *run->backend.backend, lora);
+  if (spec.recipe == Recipe::Reward) {
+    run->train_model->set_scalar_head(kRewardHeadName, initial_reward_head(model.config().n_embd, spec.seed));
+    run->objective = std::make_unique<RewardModelObjective>();
+  } else if (spec.recipe == Recipe::Dpo) {
+    run->reference = lora.rank > 0 ? ReferencePolicy::lora_base(*run->train_model)
+                                   : ReferencePolicy::copy_of(model, *run->backend.backend);
+    run->objective = std::make_unique<DpoObjective>(*run->reference, spec.dpo_beta);
+  }
 
   TrainerOptions o;
   o.steps = spec.steps;
@@ -102,7 +122,7 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   if (spec.sample_every > 0) {
     // A chat fine-tune learns to answer turns in its template, so its sample prompt is a user turn
     // rendered in that template (ending where the assistant's reply begins), not raw text.
-    if (spec.recipe == Recipe::Sft) {
+    if (recipe_uses_chat_template(spec.recipe)) {
       const std::vector<ChatMessage> turn{{"user", spec.sample_prompt}};
       o.sample_prompt = encode_chat(tok, d.chat_template.render(turn, true), turn);
     } else {
@@ -115,9 +135,9 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   o.keep_checkpoints = spec.keep_checkpoints;
   o.config_json = spec.config_json;
   o.max_skipped_steps = spec.max_skipped_steps;
-  run->tokens_per_step = int64_t(spec.batch) * T * spec.grad_accum;
+  run->tokens_per_step = int64_t(run->data.train->batch_size()) * T * spec.grad_accum;
   run->trainer = std::make_unique<Trainer>(*run->train_model, *run->data.train, run->data.val.get(),
-                                           run->backend.backend.get(), o);
+                                           run->backend.backend.get(), o, run->objective.get());
   return run;
 }
 
@@ -139,6 +159,8 @@ std::vector<std::string> save_training_result(TrainingRun& run, const std::strin
       !io::write_tokenizer_json(*model.tokenizer(), spec.out_dir))
     warnings.push_back("the tokenizer (SentencePiece) cannot be written as HF files yet; " + spec.out_dir +
                        " has none");
+  if (spec.recipe == Recipe::Reward)
+    save_reward_head(spec.out_dir, run.train_model->scalar_head(), run.chat_template.name());
   return warnings;
 }
 

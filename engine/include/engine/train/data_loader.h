@@ -22,6 +22,7 @@ struct Batch {
   std::vector<int32_t> inputs;   // (B,T)
   std::vector<int32_t> targets;  // (B,T); -1 = no loss
   std::vector<float> weights;    // (B,T); empty = 1 wherever the target is >= 0
+  std::vector<int32_t> lengths;  // (B): tokens of each row before its padding; empty when the loader does not say
   BatchView view() const {
     return BatchView{inputs.data(), targets.data(), weights.empty() ? nullptr : weights.data(), B, T};
   }

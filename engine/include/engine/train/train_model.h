@@ -64,6 +64,10 @@ class TrainModel {
   // The model's parameters must all live in the f32 arena (load with LoadOptions{.dequantize = true}).
   // With lora.rank > 0 the base weights are frozen and only the adapters are trainable.
   TrainModel(Model& model, Backend& backend, const LoraConfig& lora = {});
+  // A model that is only run, never trained: no gradient buffers, no adapters -- a frozen reference policy
+  // (DPO, PPO, GRPO) or a reward model scoring replies. trainable() is empty and every backward throws.
+  struct Frozen {};
+  TrainModel(Model& model, Backend& backend, Frozen);
   ~TrainModel();
 
   // Forward + backward over one batch; returns the mean loss (as defined above). Gradients are added,
@@ -84,6 +88,34 @@ class TrainModel {
   std::vector<float> logits(const int32_t* tokens, int B, int T);
 
   const LoraConfig& lora_config() const;
+
+  // ---- Sequence-level objectives (reward model, DPO; PPO and GRPO build on the same calls) ----
+  // A position i "counts" when targets[i] >= 0 and its loss weight (if any) is > 0; a row's sequence
+  // log-prob is the sum of its counted token log-probs (align/preference_losses.h: sequence_logprobs).
+
+  // Forward with dropout as in `options`: log p(targets[i] | inputs[..i]) at every position (B*T; 0 where
+  // the position does not count), keeping what backward_token_logprobs needs.
+  std::vector<float> forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options);
+  // Backward of the last forward_token_logprobs: dlogp (B*T) = d objective / d logp[i] (already scaled by
+  // the caller); gradients are added. Throws when the last forward was not forward_token_logprobs.
+  void backward_token_logprobs(const float* dlogp);
+  // Forward only, no dropout, nothing kept. use_adapters = false runs a LoRA model's frozen base weights:
+  // the starting policy, which is a LoRA run's reference model at no extra memory.
+  std::vector<float> token_logprobs(const BatchView& batch, bool use_adapters = true);
+
+  // A scalar head (C -> 1, no bias) on the final-norm output: a reward model's score, a value head. It is
+  // trainable with the model -- also in LoRA runs, as PEFT's modules_to_save -- and listed last by
+  // trainable() as `name` with shape (1, C). `weights` holds its C initial values.
+  void set_scalar_head(const std::string& name, std::vector<float> weights);
+  bool has_scalar_head() const;
+  const std::vector<float>& scalar_head() const;  // (C)
+  // Forward with dropout as in `options`: the head's value at every position (B*T), keeping what
+  // backward_scalar_head needs. Targets may be null (they are not used).
+  std::vector<float> forward_scalar_head(const BatchView& batch, const TrainStepOptions& options);
+  // Backward of the last forward_scalar_head: dvalues (B*T) = d objective / d value[i]; gradients are added.
+  void backward_scalar_head(const float* dvalues);
+  // Forward only, no dropout: the head's value at every position (B*T).
+  std::vector<float> scalar_head_values(const BatchView& batch);
 
   Model& model();
 

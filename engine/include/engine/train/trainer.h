@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "engine/train/data_loader.h"
 #include "engine/train/lr_schedule.h"
 #include "engine/train/train_model.h"
+#include "engine/train/train_objective.h"
 
 namespace engine {
 
@@ -69,9 +71,11 @@ struct StepMetrics {
   float grad_norm = 0;  // before clipping
   double tokens_per_s = 0;
   std::optional<float> val_loss;
-  std::optional<std::string> sample;  // the generated continuation (raw bytes, may be cut mid-character)
-  bool skipped = false;               // non-finite loss or gradient: no update was made
-  std::string checkpoint;             // path of a checkpoint written after this step, if any
+  std::map<std::string, float> metrics;      // an objective's own (e.g. "accuracy"), means over the micro-batches
+  std::map<std::string, float> val_metrics;  // the same on the validation data, when val_loss is set
+  std::optional<std::string> sample;         // the generated continuation (raw bytes, may be cut mid-character)
+  bool skipped = false;                      // non-finite loss or gradient: no update was made
+  std::string checkpoint;                    // path of a checkpoint written after this step, if any
 };
 
 // Called after every step; return false to stop the run (after that step).
@@ -87,8 +91,10 @@ struct TrainResult {
 class Trainer {
  public:
   // `val` may be null (no validation). `backend` is used for sample generation (may be null when
-  // sample_every is 0). The loaders and model must outlive the Trainer.
-  Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend, const TrainerOptions& options);
+  // sample_every is 0). `objective` null: the language-model loss. The loaders, model and objective must
+  // outlive the Trainer; a scalar head (TrainModel::set_scalar_head) must be set before.
+  Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend, const TrainerOptions& options,
+          TrainObjective* objective = nullptr);
 
   // Continues from the newest loadable checkpoint in options.checkpoint_dir: weights/adapters, optimizer,
   // step and data position. `warnings` receives a line per unreadable checkpoint skipped. Returns the
@@ -99,6 +105,12 @@ class Trainer {
 
   // Mean loss over options.val_batches batches from the start of the validation loader.
   float validation_loss();
+  // The same, with the objective's metrics (weighted by each batch's ObjectiveResult::weight).
+  struct Validation {
+    float loss = 0;
+    std::map<std::string, float> metrics;
+  };
+  Validation validate();
   // Writes a checkpoint of the current state now; returns its path.
   std::string save_checkpoint_now();
 
@@ -113,6 +125,7 @@ class Trainer {
   BatchLoader* m_val;
   Backend* m_backend;
   TrainerOptions m_o;
+  TrainObjective* m_objective;
   AdamW m_opt;
   int64_t m_step = 0;
   Batch m_batch;

@@ -4,6 +4,9 @@
 //             (a short validation part gets fewer rows per batch rather than none).
 //   sft:      JSONL chats / Alpaca rows rendered with `chat_template`; the last val_fraction of the
 //             conversations is validation; loss on assistant tokens only.
+//   reward, dpo: JSONL preference pairs (engine/train/preference_data.h) rendered with `chat_template`,
+//             batches of B pairs = 2B rows (engine/train/pair_loader.h); the last val_fraction of the pairs
+//             is validation.
 #pragma once
 
 #include <cstdint>
@@ -20,18 +23,21 @@ namespace engine {
 
 class Tokenizer;
 
-enum class Recipe { Pretrain, Sft };
-std::optional<Recipe> recipe_from_name(const std::string& name);  // "pretrain", "sft"
+enum class Recipe { Pretrain, Sft, Reward, Dpo };
+std::optional<Recipe> recipe_from_name(const std::string& name);  // "pretrain", "sft", "reward", "dpo"
+// The recipes whose data is chat-formatted (rendered with a chat template): sft, reward, dpo.
+bool recipe_uses_chat_template(Recipe r);
+bool recipe_uses_preference_pairs(Recipe r);  // reward, dpo
 
 struct TrainingDataOptions {
   Recipe recipe = Recipe::Pretrain;
   std::string path;
-  int B = 4, T = 128;
+  int B = 4, T = 128;  // reward / dpo: B pairs per batch
   bool shuffle = true;
   uint64_t seed = 1;
   double val_fraction = 0.05;  // 0 = no validation split
   bool validation = true;      // false: keep all data for training, no validation loader
-  ChatTemplate chat_template;  // sft only
+  ChatTemplate chat_template;  // sft, reward, dpo
 };
 
 struct TrainingData {

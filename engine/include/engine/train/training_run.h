@@ -10,6 +10,9 @@
 //   and is destroyed before them. Checkpoints go to <out_dir>/checkpoints.
 // - save_training_result writes LoRA adapters (PEFT layout, <out_dir>/adapter) before merging them, so
 //   the merge is the last change to the weights; the merged (or fully trained) model goes to <out_dir>.
+// - reward: the model gets a scalar head "score.weight" (trained also under LoRA) and is saved as a reward
+//   model (engine/align/reward_model.h). dpo: the reference policy is the starting model, fixed when the
+//   run is built -- before a resume loads a checkpoint (engine/align/reference_policy.h).
 #pragma once
 
 #include <cstdint>
@@ -26,14 +29,18 @@
 #include "engine/train/training_data.h"
 
 namespace engine {
+class ReferencePolicy;
+}
+
+namespace engine {
 
 struct TrainingRunSpec {
   Recipe recipe = Recipe::Pretrain;
   std::string data_path;
   std::string out_dir;
   LoraConfig lora;  // rank 0 = full fine-tuning; lora.seed is set from `seed`
-  int batch = 4;
-  int seq = 0;  // 0: min(128, the model's context)
+  int batch = 4;    // reward / dpo: pairs per micro-batch
+  int seq = 0;      // 0: min(128, the model's context)
   int grad_accum = 1;
   int64_t steps = 100;
   float lr = 3e-4f;  // peak learning rate
@@ -58,7 +65,8 @@ struct TrainingRunSpec {
   int save_every = 0;
   int keep_checkpoints = 3;
   int max_skipped_steps = 0;
-  std::string chat_template;  // sft: a template name; empty: the model's own, else Plain
+  std::string chat_template;  // sft, reward, dpo: a template name; empty: the model's own, else Plain
+  double dpo_beta = 0.1;      // dpo: the strength of the pull towards the reference
   int threads = 0;
   std::string config_json;  // stored in checkpoints (the front end's own record of the settings)
 };
@@ -79,7 +87,10 @@ struct TrainingRun {
   BackendChoice backend;
   TrainingData data;
   std::unique_ptr<TrainModel> train_model;
+  std::unique_ptr<ReferencePolicy> reference;  // dpo
+  std::unique_ptr<TrainObjective> objective;   // reward, dpo; null: the language-model loss
   std::unique_ptr<Trainer> trainer;
+  ChatTemplate chat_template;      // what sft / reward / dpo data was rendered with
   int64_t tokens_per_step = 0;     // B * T * grad_accum
   std::vector<std::string> notes;  // one line each, for the user (data summary, template fallback)
   ~TrainingRun();                  // the trainer first: it refers to the rest
