@@ -24,13 +24,20 @@ if not pre["final_loss"] < 0.5 * pre["first_loss"]:
     failures.append(f"pretraining loss did not halve: {pre['first_loss']} -> {pre['final_loss']}")
 if not sft["final_loss"] < 0.8 * sft["first_loss"]:
     failures.append(f"SFT loss did not fall by a fifth: {sft['first_loss']} -> {sft['final_loss']}")
-add1 = ev["arith"]["categories"].get("add_1d", {}).get("accuracy", 0.0)
-if not add1 >= ARITH_ADD1_MIN:
-    failures.append(f"one-digit addition accuracy {add1} below ARITH_ADD1_MIN")
-if not ev["arith"]["accuracy"] >= before["accuracy"] + ARITH_GAIN_MIN:
-    failures.append(f"arithmetic accuracy {before['accuracy']} -> {ev['arith']['accuracy']}: not up by ARITH_GAIN_MIN")
-if not ev["chat"]["accuracy"] >= CHAT_MIN:
-    failures.append(f"chat replies in the template and stopped: {ev['chat']['accuracy']} below CHAT_MIN")
+# Bounds well under what the recipe reaches on an AVX2 machine (one-digit sums 0.43, all sums 0.15, seen
+# facts 0.57, chat 0.98) and well over chance, so another CPU's rounding cannot flip the verdict.
+cats = ev["arith"]["categories"]
+one_digit = [cats[c] for c in ("add_1d", "sub_1d") if c in cats]
+n1, ok1 = sum(c["n"] for c in one_digit), sum(c["correct"] for c in one_digit)
+if not (n1 > 0 and ok1 / n1 >= 0.2):
+    failures.append(f"one-digit sums: {ok1} of {n1} right, under a fifth")
+if not ev["arith"]["accuracy"] >= before["accuracy"] + 0.06:
+    failures.append(f"arithmetic accuracy {before['accuracy']} -> {ev['arith']['accuracy']}: not up by 0.06")
+seen = ev["facts"]["categories"]["seen"]
+if not seen["correct"] / seen["n"] >= 0.25:
+    failures.append(f"facts seen in training: {seen['correct']} of {seen['n']} right, under a quarter")
+if not ev["chat"]["accuracy"] >= 0.8:
+    failures.append(f"chat replies in the template and stopped: {ev['chat']['accuracy']} below 0.8")
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)
