@@ -698,17 +698,26 @@ class TestCli : public QObject {
                   d + "/tiny"})
                  .code,
              0);
-    Run r = cli({"train", "--recipe", "sft", "--model", d + "/tiny", "--data", chat, "--out", d + "/sft", "--steps",
-                 "150", "--batch", "16", "--seq", "64", "--lr", "3e-3", "--threads", "2", "--val-every", "0",
-                 "--chat-template", "chatml"});
+    Run r = cli({"train",    "--recipe",  "sft", "--model",     d + "/tiny", "--data",          chat,    "--out",
+                 d + "/sft", "--steps",   "150", "--batch",     "16",        "--seq",           "64",    "--lr",
+                 "3e-3",     "--threads", "2",   "--val-every", "0",         "--chat-template", "chatml"});
     QVERIFY2(r.code == 0, r.err.constData());
 
-    const QStringList common = {"train",   "--recipe", "grpo",        "--model", d + "/sft", "--data",
-                                prompts,   "--batch",  "4",           "--seq",   "64",       "--lr",
-                                "1e-3",    "--threads", "2",          "--chat-template", "chatml", "--schedule",
+    const QStringList common = {"train",   "--recipe",  "grpo", "--model",         d + "/sft", "--data",
+                                prompts,   "--batch",   "4",    "--seq",           "64",       "--lr",
+                                "1e-3",    "--threads", "2",    "--chat-template", "chatml",   "--schedule",
                                 "constant"};
-    r = cli(QStringList(common) << "--out" << d + "/a" << "--steps" << "6" << "--val-every" << "3"
-                                << "--val-fraction" << "0.1" << "--val-batches" << "2" << "--group-size" << "4");
+    r = cli(QStringList(common) << "--out" << d + "/a"
+                                << "--steps"
+                                << "6"
+                                << "--val-every"
+                                << "3"
+                                << "--val-fraction"
+                                << "0.1"
+                                << "--val-batches"
+                                << "2"
+                                << "--group-size"
+                                << "4");
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY2(r.err.contains("200 prompts, template 'chatml'"), r.err.constData());
     const QList<QJsonObject> lines = jsonLines(r.out);
@@ -730,12 +739,22 @@ class TestCli : public QObject {
     QVERIFY(QFileInfo::exists(d + "/a/model.safetensors"));
 
     // Resume: 2 steps + 2 resumed = 4 straight, metrics and weights bit for bit.
-    const QStringList four = QStringList(common) << "--val-every" << "0";
-    r = cli(QStringList(four) << "--out" << d + "/b" << "--steps" << "4");
+    const QStringList four = QStringList(common) << "--val-every"
+                                                 << "0";
+    r = cli(QStringList(four) << "--out" << d + "/b"
+                              << "--steps"
+                              << "4");
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> straight = jsonLines(r.out);
-    QCOMPARE(cli(QStringList(four) << "--out" << d + "/c" << "--steps" << "2").code, 0);
-    r = cli(QStringList(four) << "--out" << d + "/c" << "--steps" << "4" << "--resume");
+    QCOMPARE(cli(QStringList(four) << "--out" << d + "/c"
+                                   << "--steps"
+                                   << "2")
+                 .code,
+             0);
+    r = cli(QStringList(four) << "--out" << d + "/c"
+                              << "--steps"
+                              << "4"
+                              << "--resume");
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> resumed = jsonLines(r.out);
     QCOMPARE(resumed.size(), 2);
@@ -746,7 +765,11 @@ class TestCli : public QObject {
     QVERIFY(fb.open(QIODevice::ReadOnly) && fc.open(QIODevice::ReadOnly));
     QVERIFY(fb.readAll() == fc.readAll());
 
-    r = cli(QStringList(four) << "--out" << d + "/lora" << "--steps" << "1" << "--lora-rank" << "4");
+    r = cli(QStringList(four) << "--out" << d + "/lora"
+                              << "--steps"
+                              << "1"
+                              << "--lora-rank"
+                              << "4");
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("use full fine-tuning"), r.err.constData());
   }
@@ -972,11 +995,11 @@ class TestCli : public QObject {
                                              << 2 << "--group-size applies to --recipe grpo only";
     QTest::newRow("grpo group of one") << QStringList{"--recipe", "grpo", "--group-size", "1"} << QByteArray("x") << 2
                                        << "--group-size";
-    QTest::newRow("grpo prompt of unknown kind")
-        << QStringList{"--recipe", "grpo", "--seq", "64"}
-        << QByteArray("{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"arith\"}\n"
-                      "{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"poem\"}\n")
-        << 1 << "line 2: \"kind\" must be \"arith\" or \"facts\"";
+    QTest::newRow("grpo prompt of unknown kind") << QStringList{"--recipe", "grpo", "--seq", "64"}
+                                                 << QByteArray(
+                                                        "{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"arith\"}\n"
+                                                        "{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"poem\"}\n")
+                                                 << 1 << "line 2: \"kind\" must be \"arith\" or \"facts\"";
     QTest::newRow("grpo seq too short") << QStringList{"--recipe", "grpo", "--seq", "16"} << QByteArray("x") << 1
                                         << "must exceed max new tokens";
     QTest::newRow("bad beta") << QStringList{"--recipe", "dpo", "--beta", "-1"} << QByteArray("x") << 2 << "--beta";

@@ -134,10 +134,8 @@ class TestGrpo : public QObject {
       const double fd = (grpo_loss(up, old, ref, mask, adv, B, T, clip, beta).loss -
                          grpo_loss(down, old, ref, mask, adv, B, T, clip, beta).loss) /
                         (2 * h);
-      QVERIFY2(std::fabs(fd - r.dlogp[size_t(i)]) < 2e-3, qPrintable(QString("position %1: fd %2, analytic %3")
-                                                                         .arg(i)
-                                                                         .arg(fd)
-                                                                         .arg(r.dlogp[size_t(i)])));
+      QVERIFY2(std::fabs(fd - r.dlogp[size_t(i)]) < 2e-3,
+               qPrintable(QString("position %1: fd %2, analytic %3").arg(i).arg(fd).arg(r.dlogp[size_t(i)])));
     }
   }
 

@@ -12,7 +12,8 @@ namespace engine {
 namespace {
 
 void check_groups(size_t n, int group_size) {
-  if (group_size < 2) throw Error("GRPO: a group needs at least 2 completions (got " + std::to_string(group_size) + ")");
+  if (group_size < 2)
+    throw Error("GRPO: a group needs at least 2 completions (got " + std::to_string(group_size) + ")");
   if (n % size_t(group_size) != 0)
     throw Error("GRPO: " + std::to_string(n) + " rewards are not groups of " + std::to_string(group_size));
 }
@@ -60,9 +61,9 @@ double k3_kl(double ref_logp, double logp) {
 
 double k3_kl_grad(double ref_logp, double logp) { return -std::expm1(ref_logp - logp); }
 
-GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp,
-                         std::span<const float> ref_logp, std::span<const uint8_t> mask,
-                         std::span<const float> advantages, int B, int T, double clip, double beta) {
+GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp, std::span<const float> ref_logp,
+                         std::span<const uint8_t> mask, std::span<const float> advantages, int B, int T, double clip,
+                         double beta) {
   const size_t N = size_t(B) * size_t(T);
   if (B < 1 || T < 1 || logp.size() != N || old_logp.size() != N || ref_logp.size() != N || mask.size() != N ||
       advantages.size() != size_t(B))

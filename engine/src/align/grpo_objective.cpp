@@ -46,8 +46,12 @@ uint64_t grpo_sample_seed(uint64_t step_seed, int row, int k) {
 
 GrpoObjective::GrpoObjective(ReferencePolicy& reference, Backend& backend, const ChatTemplate& tmpl, PromptSet train,
                              PromptSet val, const GrpoOptions& options)
-    : m_ref(reference), m_backend(backend), m_stop(tmpl.stop_strings()), m_train(std::move(train)),
-      m_val(std::move(val)), m_o(options) {
+    : m_ref(reference),
+      m_backend(backend),
+      m_stop(tmpl.stop_strings()),
+      m_train(std::move(train)),
+      m_val(std::move(val)),
+      m_o(options) {
   m_o.validate();
 }
 

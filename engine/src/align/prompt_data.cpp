@@ -71,7 +71,9 @@ std::vector<PromptItem> parse_prompts_jsonl(std::string_view text, const std::st
   return out;
 }
 
-std::vector<PromptItem> load_prompts(const std::string& path) { return parse_prompts_jsonl(read_data_file(path), path); }
+std::vector<PromptItem> load_prompts(const std::string& path) {
+  return parse_prompts_jsonl(read_data_file(path), path);
+}
 
 float programmatic_reward(const PromptItem& item, std::string_view reply) {
   const bool right = item.kind == PromptKind::Arith ? arith_reply_correct(reply, item.answer)

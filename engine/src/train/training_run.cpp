@@ -136,8 +136,9 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   std::optional<GrpoData> grpo_data;
   if (spec.recipe == Recipe::Grpo) {
     if (spec.lora.rank > 0)
-      throw Error("grpo samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
-                  "use full fine-tuning (--lora-rank 0)");
+      throw Error(
+          "grpo samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
+          "use full fine-tuning (--lora-rank 0)");
     if (spec.label_smoothing > 0) throw Error("label smoothing applies to pretrain and sft only");
     grpo.validate();
     grpo_data = prepare_grpo_data(d, grpo, tok, &run->notes);

@@ -33,15 +33,15 @@ double k3_kl_grad(double ref_logp, double logp);  // d k3_kl / d logp
 
 struct GrpoLossResult {
   double loss = 0;
-  double kl = 0;          // mean k3 KL over the completion tokens
-  double clip_ratio = 0;  // share of completion tokens whose gradient the clipping cut
-  int64_t tokens = 0;     // completion tokens
+  double kl = 0;             // mean k3 KL over the completion tokens
+  double clip_ratio = 0;     // share of completion tokens whose gradient the clipping cut
+  int64_t tokens = 0;        // completion tokens
   std::vector<float> dlogp;  // (B*T) d loss / d logp; 0 outside the mask
 };
 // logp, old_logp, ref_logp, mask: (B*T), B completions of T positions; mask[i] != 0 where position i is a
 // completion token. advantages: (B). Throws engine::Error for mismatched sizes, clip < 0 or beta < 0.
-GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp,
-                         std::span<const float> ref_logp, std::span<const uint8_t> mask,
-                         std::span<const float> advantages, int B, int T, double clip, double beta);
+GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp, std::span<const float> ref_logp,
+                         std::span<const uint8_t> mask, std::span<const float> advantages, int B, int T, double clip,
+                         double beta);
 
 }  // namespace engine

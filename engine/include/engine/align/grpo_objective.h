@@ -33,12 +33,12 @@ class Backend;
 class ReferencePolicy;
 
 struct GrpoOptions {
-  int group_size = 4;      // K completions per prompt
+  int group_size = 4;  // K completions per prompt
   float temperature = 1.0f;
   int max_new_tokens = 24;
-  double clip = 0.2;       // PPO-style ratio clipping epsilon
-  double beta = 0.04;      // weight of the k3 KL to the reference
-  int seq = 128;           // tokens per row: prompt + completion must fit (longer prompts are not in the sets)
+  double clip = 0.2;   // PPO-style ratio clipping epsilon
+  double beta = 0.04;  // weight of the k3 KL to the reference
+  int seq = 128;       // tokens per row: prompt + completion must fit (longer prompts are not in the sets)
   // Throws engine::Error naming the first value out of range.
   void validate() const;
 };
@@ -47,8 +47,8 @@ class GrpoObjective : public TrainObjective {
  public:
   // train, val: the prompts the train and validation loaders index. `reference` and `backend` must outlive the
   // objective. Throws engine::Error for bad options.
-  GrpoObjective(ReferencePolicy& reference, Backend& backend, const ChatTemplate& tmpl, PromptSet train,
-                PromptSet val, const GrpoOptions& options);
+  GrpoObjective(ReferencePolicy& reference, Backend& backend, const ChatTemplate& tmpl, PromptSet train, PromptSet val,
+                const GrpoOptions& options);
   ObjectiveResult forward_backward(TrainModel& model, const Batch& batch, const TrainStepOptions& options,
                                    float grad_scale) override;
   ObjectiveResult evaluate(TrainModel& model, const Batch& batch) override;

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/align/grpo_objective.h"
 #include "engine/backend.h"
 #include "engine/model.h"
-#include "engine/align/grpo_objective.h"
 #include "engine/model_loader.h"
 #include "engine/train/lr_schedule.h"
 #include "engine/train/train_model.h"
