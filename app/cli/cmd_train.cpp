@@ -1,10 +1,11 @@
-// `train`: pretraining on plain text, supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5), and
-// from preference pairs a reward model or DPO (issue 24).
+// `train`: pretraining on plain text, supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5), from
+// preference pairs a reward model or DPO, and GRPO on prompts with checkable answers (issue 24).
 //
 // Prints one JSON object per optimizer step on stdout (and appends it to --metrics FILE.jsonl):
 // step, loss, lr, grad_norm, tokens_per_s, and when computed val_loss, sample, skipped, checkpoint; the
 // reward model adds accuracy and margin, DPO TRL's rewards/chosen, rewards/rejected, rewards/margins,
-// rewards/accuracies, logps/chosen, logps/rejected -- each also as val_<name> at validation.
+// rewards/accuracies, logps/chosen, logps/rejected -- each also as val_<name> at validation; GRPO TRL's reward,
+// reward_std, kl, completion_length, clip_ratio, frac_reward_zero_std, and val_accuracy (greedy, held-out prompts).
 // Writes checkpoints to OUT/checkpoints every --save-every steps and at the end, and the trained model
 // as our HF directory into OUT. --resume continues from the newest loadable checkpoint in
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
@@ -61,12 +62,14 @@ int cmd_train(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"recipe", true, false,
        "pretrain (plain text), sft (JSONL chat / Alpaca, loss on assistant tokens), reward (a reward model "
-       "from JSONL preference pairs {prompt, chosen, rejected}) or dpo (direct preference optimization on them)"},
+       "from JSONL preference pairs {prompt, chosen, rejected}), dpo (direct preference optimization on them) or grpo "
+       "(group relative policy optimization on JSONL prompts {prompt, answer, kind} rewarded by exact match)"},
       {"model", true, false,
        "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
        "or a config.json to start from random weights"},
       {"data", true, false,
-       "training data: a UTF-8 text file (pretrain), a JSONL chat file (sft) or JSONL preference pairs (reward, dpo)"},
+       "training data: a UTF-8 text file (pretrain), a JSONL chat file (sft), JSONL preference pairs (reward, dpo) "
+       "or JSONL prompts (grpo)"},
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
       {"lora-alpha", true, false, "LoRA alpha (default 16)"},
@@ -74,7 +77,8 @@ int cmd_train(int argc, char** argv) {
       {"lora-targets", true, false,
        "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
        "(default: PEFT's defaults for the architecture)"},
-      {"batch", true, false, "rows per micro-batch (default 4); reward, dpo: pairs per micro-batch"},
+      {"batch", true, false,
+       "rows per micro-batch (default 4); reward, dpo: pairs per micro-batch; grpo: prompts per micro-batch"},
       {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
       {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
       {"steps", true, false, "optimizer steps (default 100)"},
@@ -102,8 +106,14 @@ int cmd_train(int argc, char** argv) {
       {"keep", true, false, "checkpoints kept (default 3; 0 = all)"},
       {"max-skipped-steps", true, false, "steps with a NaN/inf loss or gradient skipped before stopping (default 0)"},
       {"chat-template", true, false,
-       "sft, reward, dpo: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
-      {"beta", true, false, "dpo: how strongly the policy is held to the starting model (default 0.1)"},
+       "sft, reward, dpo, grpo: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
+      {"beta", true, false,
+       "how strongly the policy is held to the starting model: dpo: the DPO beta (default 0.1); grpo: the weight "
+       "of the per-token KL to it (default 0.04)"},
+      {"group-size", true, false, "grpo: completions sampled per prompt (default 4)"},
+      {"temperature", true, false, "grpo: sampling temperature of the completions (default 1.0)"},
+      {"max-new-tokens", true, false, "grpo: tokens per completion at most (default 24)"},
+      {"clip", true, false, "grpo: clipping epsilon of the probability ratio (default 0.2)"},
       {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
       {"threads", true, false, "CPU threads (default: all cores)"},
@@ -111,13 +121,21 @@ int cmd_train(int argc, char** argv) {
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
   if (!engine::recipe_from_name(recipe)) {
-    if (recipe == "ppo" || recipe == "grpo")
-      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft, reward, dpo)");
-    throw UsageError("unknown --recipe '" + recipe + "' (pretrain, sft, reward or dpo)");
+    if (recipe == "ppo")
+      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft, reward, dpo, grpo)");
+    throw UsageError("unknown --recipe '" + recipe + "' (pretrain, sft, reward, dpo or grpo)");
   }
-  const bool chat_recipe = recipe == "sft" || recipe == "reward" || recipe == "dpo";
-  if (a.has("beta") && recipe != "dpo") throw UsageError("--beta applies to --recipe dpo only");
-  const double beta = a.number("beta", 0.1, 1e-6, 1e6);
+  const bool grpo = recipe == "grpo";
+  const bool chat_recipe = recipe == "sft" || recipe == "reward" || recipe == "dpo" || grpo;
+  if (a.has("beta") && recipe != "dpo" && !grpo) throw UsageError("--beta applies to --recipe dpo and grpo only");
+  // GRPO's beta may be 0 (no KL term, as TRL's later default); DPO's must be positive.
+  const double beta = grpo ? a.number("beta", 0.04, 0.0, 1e6) : a.number("beta", 0.1, 1e-6, 1e6);
+  for (const char* f : {"group-size", "temperature", "max-new-tokens", "clip"})
+    if (a.has(f) && !grpo) throw UsageError(std::string("--") + f + " applies to --recipe grpo only");
+  const int group_size = static_cast<int>(a.integer("group-size", 4, 2, 1024));
+  const double temperature = a.number("temperature", 1.0, 1e-3, 100.0);
+  const int max_new_tokens = static_cast<int>(a.integer("max-new-tokens", 24, 1, 1 << 16));
+  const double clip = a.number("clip", 0.2, 1e-6, 0.999);
   const std::string model_path = a.required("model");
   const std::string data_path = a.required("data");
   const std::string out = a.required("out");
@@ -208,6 +226,13 @@ int cmd_train(int argc, char** argv) {
                  {"lora_dropout", lora_dropout},
                  {"lora_targets", lora_targets}};
   if (recipe == "dpo") config["beta"] = beta;
+  if (grpo) {
+    config["beta"] = beta;
+    config["group_size"] = group_size;
+    config["temperature"] = temperature;
+    config["max_new_tokens"] = max_new_tokens;
+    config["clip"] = clip;
+  }
 
   engine::TrainingRunSpec spec;
   spec.recipe = *engine::recipe_from_name(recipe);
@@ -247,6 +272,11 @@ int cmd_train(int argc, char** argv) {
   spec.max_skipped_steps = max_skipped;
   spec.chat_template = chat_recipe ? chat_template : std::string();
   spec.dpo_beta = beta;
+  spec.grpo.beta = beta;
+  spec.grpo.group_size = group_size;
+  spec.grpo.temperature = static_cast<float>(temperature);
+  spec.grpo.max_new_tokens = max_new_tokens;
+  spec.grpo.clip = clip;
   spec.threads = threads;
   spec.config_json = config.dump();
   const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec);

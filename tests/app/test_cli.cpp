@@ -684,6 +684,96 @@ class TestCli : public QObject {
     QCOMPARE(json_of(r)["n"].toInt(), 80);
   }
 
+  // GRPO end to end on a tiny model that first learns the chat format and a little arithmetic by SFT on
+  // synthetic dialogues (2 layers, 64 wide, a BPE learnt from them): TRL's metric names on every step, KL 0 at
+  // step 1 (the reference is the starting model), held-out greedy accuracy at validation, the model saved; a
+  // resumed run samples and updates exactly as an uninterrupted one; LoRA is refused by name.
+  void train_grpo_on_synth_prompts() {
+    const QString d = m_dir.path() + "/grpo", chat = d + "/chat.jsonl", prompts = d + "/prompts.jsonl";
+    QVERIFY(QDir().mkpath(d));
+    QCOMPARE(cli({"data", "synth", "--kind", "chat", "--n", "1500", "--seed", "1", "--out", chat}).code, 0);
+    QCOMPARE(cli({"data", "synth", "--kind", "prompts", "--n", "200", "--seed", "1", "--out", prompts}).code, 0);
+    QCOMPARE(cli({"tokenizer", "train", "--data", chat, "--vocab-size", "400", "--out", d + "/tok"}).code, 0);
+    QCOMPARE(cli({"init", "--preset", "tiny", "--vocab", "400", "--context", "96", "--tokenizer", d + "/tok", "--out",
+                  d + "/tiny"})
+                 .code,
+             0);
+    Run r = cli({"train",    "--recipe",  "sft", "--model",     d + "/tiny", "--data",          chat,    "--out",
+                 d + "/sft", "--steps",   "150", "--batch",     "16",        "--seq",           "64",    "--lr",
+                 "3e-3",     "--threads", "2",   "--val-every", "0",         "--chat-template", "chatml"});
+    QVERIFY2(r.code == 0, r.err.constData());
+
+    const QStringList common = {"train",   "--recipe",  "grpo", "--model",         d + "/sft", "--data",
+                                prompts,   "--batch",   "4",    "--seq",           "64",       "--lr",
+                                "1e-3",    "--threads", "2",    "--chat-template", "chatml",   "--schedule",
+                                "constant"};
+    r = cli(QStringList(common) << "--out" << d + "/a"
+                                << "--steps"
+                                << "6"
+                                << "--val-every"
+                                << "3"
+                                << "--val-fraction"
+                                << "0.1"
+                                << "--val-batches"
+                                << "2"
+                                << "--group-size"
+                                << "4");
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.err.contains("200 prompts, template 'chatml'"), r.err.constData());
+    const QList<QJsonObject> lines = jsonLines(r.out);
+    QCOMPARE(lines.size(), 6);
+    for (const QJsonObject& line : lines)
+      for (const char* key : {"loss", "reward", "reward_std", "kl", "completion_length", "clip_ratio",
+                              "frac_reward_zero_std", "grad_norm"}) {
+        QVERIFY2(line.contains(key) && std::isfinite(line[key].toDouble()), key);
+      }
+    QCOMPARE(lines[0]["kl"].toDouble(), 0.0);
+    QCOMPARE(lines[0]["clip_ratio"].toDouble(), 0.0);
+    for (const QJsonObject& line : lines) {
+      QVERIFY(line["reward"].toDouble() >= 0 && line["reward"].toDouble() <= 1);
+      QVERIFY(line["completion_length"].toDouble() >= 1 && line["completion_length"].toDouble() <= 24 + 1);
+    }
+    QVERIFY(!lines[0].contains("val_accuracy"));
+    QVERIFY(lines[2].contains("val_accuracy") && lines[5].contains("val_accuracy"));
+    QVERIFY(lines[5]["val_accuracy"].toDouble() >= 0 && lines[5]["val_accuracy"].toDouble() <= 1);
+    QVERIFY(QFileInfo::exists(d + "/a/model.safetensors"));
+
+    // Resume: 2 steps + 2 resumed = 4 straight, metrics and weights bit for bit.
+    const QStringList four = QStringList(common) << "--val-every"
+                                                 << "0";
+    r = cli(QStringList(four) << "--out" << d + "/b"
+                              << "--steps"
+                              << "4");
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> straight = jsonLines(r.out);
+    QCOMPARE(cli(QStringList(four) << "--out" << d + "/c"
+                                   << "--steps"
+                                   << "2")
+                 .code,
+             0);
+    r = cli(QStringList(four) << "--out" << d + "/c"
+                              << "--steps"
+                              << "4"
+                              << "--resume");
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> resumed = jsonLines(r.out);
+    QCOMPARE(resumed.size(), 2);
+    for (int i = 0; i < 2; ++i)
+      for (const char* key : {"loss", "reward", "kl", "completion_length", "grad_norm"})
+        QCOMPARE(resumed[i][key].toDouble(), straight[i + 2][key].toDouble());
+    QFile fb(d + "/b/model.safetensors"), fc(d + "/c/model.safetensors");
+    QVERIFY(fb.open(QIODevice::ReadOnly) && fc.open(QIODevice::ReadOnly));
+    QVERIFY(fb.readAll() == fc.readAll());
+
+    r = cli(QStringList(four) << "--out" << d + "/lora"
+                              << "--steps"
+                              << "1"
+                              << "--lora-rank"
+                              << "4");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("use full fine-tuning"), r.err.constData());
+  }
+
   void data_synth_stories() {
     const QString out = m_dir.path() + "/synth.txt";
     const Run r = cli({"data", "synth", "--kind", "stories", "--n", "50", "--seed", "3", "--out", out});
@@ -900,7 +990,18 @@ class TestCli : public QObject {
     QTest::newRow("no recipe") << QStringList{"--recipe", ""} << QByteArray("x") << 2 << "unknown --recipe";
     QTest::newRow("ppo not yet") << QStringList{"--recipe", "ppo"} << QByteArray("x") << 2 << "not implemented yet";
     QTest::newRow("beta without dpo") << QStringList{"--recipe", "reward", "--beta", "0.2"} << QByteArray("x") << 2
-                                      << "--beta applies to --recipe dpo only";
+                                      << "--beta applies to --recipe dpo and grpo only";
+    QTest::newRow("group size without grpo") << QStringList{"--recipe", "dpo", "--group-size", "8"} << QByteArray("x")
+                                             << 2 << "--group-size applies to --recipe grpo only";
+    QTest::newRow("grpo group of one") << QStringList{"--recipe", "grpo", "--group-size", "1"} << QByteArray("x") << 2
+                                       << "--group-size";
+    QTest::newRow("grpo prompt of unknown kind") << QStringList{"--recipe", "grpo", "--seq", "64"}
+                                                 << QByteArray(
+                                                        "{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"arith\"}\n"
+                                                        "{\"prompt\":\"Q?\",\"answer\":\"1\",\"kind\":\"poem\"}\n")
+                                                 << 1 << "line 2: \"kind\" must be \"arith\" or \"facts\"";
+    QTest::newRow("grpo seq too short") << QStringList{"--recipe", "grpo", "--seq", "16"} << QByteArray("x") << 1
+                                        << "must exceed max new tokens";
     QTest::newRow("bad beta") << QStringList{"--recipe", "dpo", "--beta", "-1"} << QByteArray("x") << 2 << "--beta";
     QTest::newRow("prefs row without rejected")
         << QStringList{"--recipe", "reward"}

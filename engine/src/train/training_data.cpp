@@ -20,6 +20,7 @@ std::optional<Recipe> recipe_from_name(const std::string& name) {
   if (name == "sft") return Recipe::Sft;
   if (name == "reward") return Recipe::Reward;
   if (name == "dpo") return Recipe::Dpo;
+  if (name == "grpo") return Recipe::Grpo;
   return std::nullopt;
 }
 
@@ -65,6 +66,7 @@ TrainingData prepare_preference_data(const TrainingDataOptions& o, const Tokeniz
 TrainingData prepare_training_data(const TrainingDataOptions& o, const Tokenizer& tok) {
   TrainingData out;
   const double val_fraction = o.validation ? o.val_fraction : 0.0;
+  if (o.recipe == Recipe::Grpo) throw Error("GRPO prompts are prepared with the GRPO objective (build_training_run)");
   if (o.recipe == Recipe::Pretrain) {
     TextDataset d = load_text_dataset(o.path, tok, val_fraction);
     out.train = std::make_unique<TokenStreamLoader>(std::move(d.train), o.B, o.T, o.shuffle, o.seed, o.path);

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
+#include "engine/align/grpo_objective.h"
 #include "engine/align/preference_objectives.h"
+#include "engine/align/prompt_data.h"
 #include "engine/align/reference_policy.h"
 #include "engine/align/reward_model.h"
 #include "engine/chat_template.h"
@@ -29,6 +32,51 @@ ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo
     notes->push_back("the model's chat template is not one we render; using 'plain' (choose one with --chat-template)");
   return ChatTemplate();
 }
+
+namespace {
+
+// GRPO's prompts: encoded, the ones too long for a completion skipped, split, and the index loaders.
+struct GrpoData {
+  PromptSet train, val;
+  std::unique_ptr<BatchLoader> train_loader, val_loader;
+};
+
+GrpoData prepare_grpo_data(const TrainingDataOptions& d, const GrpoOptions& g, const Tokenizer& tok,
+                           std::vector<std::string>* notes) {
+  std::vector<PromptItem> items = load_prompts(d.path);
+  const size_t total = items.size();
+  PromptSet all = encode_prompts(std::move(items), tok, d.chat_template);
+  PromptSet kept;
+  for (size_t i = 0; i < all.items.size(); ++i) {
+    // Room for the longest completion and its end-of-sequence token.
+    if (all.ids[i].empty() || all.ids[i].size() + size_t(g.max_new_tokens) + 1 > size_t(d.T)) continue;
+    kept.items.push_back(std::move(all.items[i]));
+    kept.ids.push_back(std::move(all.ids[i]));
+  }
+  notes->push_back(std::to_string(total) + " prompts, template '" + d.chat_template.name() + "'");
+  if (kept.items.size() < total)
+    notes->push_back(std::to_string(total - kept.items.size()) + " prompt(s) leave no room for " +
+                     std::to_string(g.max_new_tokens) + " new tokens within " + std::to_string(d.T) +
+                     " and are skipped (raise --seq or lower --max-new-tokens)");
+  GrpoData out;
+  const size_t n_val = d.validation ? static_cast<size_t>(double(kept.items.size()) * d.val_fraction) : 0;
+  const size_t n_train = kept.items.size() - n_val;
+  for (size_t i = n_train; i < kept.items.size(); ++i) {
+    out.val.items.push_back(std::move(kept.items[i]));
+    out.val.ids.push_back(std::move(kept.ids[i]));
+  }
+  kept.items.resize(n_train);
+  kept.ids.resize(n_train);
+  out.train = std::move(kept);
+  out.train_loader = std::make_unique<PromptIndexLoader>(n_train, d.B, d.shuffle, d.seed, d.path);
+  if (n_val > 0)
+    out.val_loader = std::make_unique<PromptIndexLoader>(n_val, int(std::min<size_t>(size_t(d.B), n_val)), false, 0,
+                                                         d.path + " (validation part)");
+  return out;
+}
+
+}  // namespace
+
 TrainingRun::~TrainingRun() {
   trainer.reset();
   objective.reset();
@@ -83,7 +131,22 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
     if (spec.recipe == Recipe::Reward && spec.sample_every > 0)
       throw Error("a reward model does not generate: sample generation applies to the other recipes");
   }
-  run->data = prepare_training_data(d, tok);
+  GrpoOptions grpo = spec.grpo;
+  grpo.seq = T;
+  std::optional<GrpoData> grpo_data;
+  if (spec.recipe == Recipe::Grpo) {
+    if (spec.lora.rank > 0)
+      throw Error(
+          "grpo samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
+          "use full fine-tuning (--lora-rank 0)");
+    if (spec.label_smoothing > 0) throw Error("label smoothing applies to pretrain and sft only");
+    grpo.validate();
+    grpo_data = prepare_grpo_data(d, grpo, tok, &run->notes);
+    run->data.train = std::move(grpo_data->train_loader);
+    run->data.val = std::move(grpo_data->val_loader);
+  } else {
+    run->data = prepare_training_data(d, tok);
+  }
   run->notes.insert(run->notes.end(), run->data.notes.begin(), run->data.notes.end());
 
   LoraConfig lora = spec.lora;
@@ -96,6 +159,10 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
     run->reference = lora.rank > 0 ? ReferencePolicy::lora_base(*run->train_model)
                                    : ReferencePolicy::copy_of(model, *run->backend.backend);
     run->objective = std::make_unique<DpoObjective>(*run->reference, spec.dpo_beta);
+  } else if (spec.recipe == Recipe::Grpo) {
+    run->reference = ReferencePolicy::copy_of(model, *run->backend.backend);
+    run->objective = std::make_unique<GrpoObjective>(*run->reference, *run->backend.backend, d.chat_template,
+                                                     std::move(grpo_data->train), std::move(grpo_data->val), grpo);
   }
 
   TrainerOptions o;

@@ -7,6 +7,8 @@
 //   reward, dpo: JSONL preference pairs (engine/train/preference_data.h) rendered with `chat_template`,
 //             batches of B pairs = 2B rows (engine/train/pair_loader.h); the last val_fraction of the pairs
 //             is validation.
+//   grpo:     prompts with checkable answers (engine/align/prompt_data.h); build_training_run prepares them
+//             itself (the GRPO objective needs the prompts, not only a loader), so they are refused here.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +25,10 @@ namespace engine {
 
 class Tokenizer;
 
-enum class Recipe { Pretrain, Sft, Reward, Dpo };
-std::optional<Recipe> recipe_from_name(const std::string& name);  // "pretrain", "sft", "reward", "dpo"
-// The recipes whose data is chat-formatted (rendered with a chat template): sft, reward, dpo.
+enum class Recipe { Pretrain, Sft, Reward, Dpo, Grpo };
+// "pretrain", "sft", "reward", "dpo", "grpo"
+std::optional<Recipe> recipe_from_name(const std::string& name);
+// The recipes whose data is chat-formatted (rendered with a chat template): sft, reward, dpo, grpo.
 bool recipe_uses_chat_template(Recipe r);
 bool recipe_uses_preference_pairs(Recipe r);  // reward, dpo
 

@@ -13,6 +13,9 @@
 // - reward: the model gets a scalar head "score.weight" (trained also under LoRA) and is saved as a reward
 //   model (engine/align/reward_model.h). dpo: the reference policy is the starting model, fixed when the
 //   run is built -- before a resume loads a checkpoint (engine/align/reference_policy.h).
+// - grpo: prompts with checkable answers (engine/align/prompt_data.h), the last val_fraction held out for greedy
+//   accuracy; prompts that leave no room for max_new_tokens within seq are skipped (a note says how many); the
+//   reference is a frozen copy of the starting model; full fine-tuning only (engine/align/grpo_objective.h).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/align/grpo_objective.h"
 #include "engine/backend.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
@@ -67,6 +71,7 @@ struct TrainingRunSpec {
   int max_skipped_steps = 0;
   std::string chat_template;  // sft, reward, dpo: a template name; empty: the model's own, else Plain
   double dpo_beta = 0.1;      // dpo: the strength of the pull towards the reference
+  GrpoOptions grpo;           // grpo (its seq is set from `seq`)
   int threads = 0;
   std::string config_json;  // stored in checkpoints (the front end's own record of the settings)
 };
@@ -87,10 +92,10 @@ struct TrainingRun {
   BackendChoice backend;
   TrainingData data;
   std::unique_ptr<TrainModel> train_model;
-  std::unique_ptr<ReferencePolicy> reference;  // dpo
-  std::unique_ptr<TrainObjective> objective;   // reward, dpo; null: the language-model loss
+  std::unique_ptr<ReferencePolicy> reference;  // dpo, grpo
+  std::unique_ptr<TrainObjective> objective;   // reward, dpo, grpo; null: the language-model loss
   std::unique_ptr<Trainer> trainer;
-  ChatTemplate chat_template;      // what sft / reward / dpo data was rendered with
+  ChatTemplate chat_template;      // what sft / reward / dpo / grpo data was rendered with
   int64_t tokens_per_step = 0;     // B * T * grad_accum
   std::vector<std::string> notes;  // one line each, for the user (data summary, template fallback)
   ~TrainingRun();                  // the trainer first: it refers to the rest
