@@ -160,10 +160,10 @@ class TestTaskEval : public QObject {
 
   void bad_lines_are_named_by_number() {
     const std::string good = "{\"question\":\"What is 1 + 1?\",\"answer\":\"2\",\"op\":\"+\",\"digits\":1}\n";
-    QCOMPARE(errorOf([&] { engine::parse_eval_items(EvalTask::Arith, good + "\n{not json\n", "a.jsonl"); }),
-             std::string("a.jsonl: line 3: not a JSON object"));
+    QVERIFY(errorOf([&] { engine::parse_eval_items(EvalTask::Arith, good + "\n{not json\n", "a.jsonl"); })
+                .rfind("a.jsonl: line 3: bad JSON: ", 0) == 0);
     QCOMPARE(errorOf([&] { engine::parse_eval_items(EvalTask::Arith, good + "[1,2]\n", "a.jsonl"); }),
-             std::string("a.jsonl: line 2: not a JSON object"));
+             std::string("a.jsonl: line 2: a row must be a JSON object, got an array of 2 elements"));
     QCOMPARE(errorOf([&] {
                engine::parse_eval_items(EvalTask::Arith, "{\"question\":\"q\",\"answer\":\"2\",\"op\":\"+\"}", "a.jsonl");
              }),

@@ -1,22 +1,28 @@
-// libFuzzer target: training data files (engine/src/train: text_dataset, chat_dataset,
-// training_data, dataset_inspection). Input: one mode byte, then the file's bytes.
-//   mode % 4 == 0: pretrain -- prepare_training_data on plain text, a few batches drawn
-//   mode % 4 == 1: sft -- prepare_training_data on JSONL chat / Alpaca rows, a few batches drawn
-//   mode % 4 == 2: parse_chat_jsonl against scan_chat_jsonl: the two apply the same row checks, so
+// libFuzzer target: training and evaluation data files (engine/src/train: text_dataset, chat_dataset,
+// training_data, dataset_inspection, preference_data; align/prompt_data; eval/task_eval). Input: one
+// mode byte, then the file's bytes.
+//   mode % 7 == 0: pretrain -- prepare_training_data on plain text, a few batches drawn
+//   mode % 7 == 1: sft -- prepare_training_data on JSONL chat / Alpaca rows, a few batches drawn
+//   mode % 7 == 2: parse_chat_jsonl against scan_chat_jsonl: the two apply the same row checks, so
 //                  parse must fail exactly when scan reports a bad row, else agree on the rows
-//   mode % 4 == 3: inspect_dataset (the wizard's dataset step) with token counting
-// Bits 2-7 of the mode byte pick batch shape, shuffling, split and chat template. Every refusal must be
+//   mode % 7 == 3: inspect_dataset (the wizard's dataset step) with token counting
+//   mode % 7 == 4: preference pairs (reward / DPO): parsed, then encoded with a chat template
+//   mode % 7 == 5: prompts with checkable answers (GRPO): parsed, encoded, each answer scored
+//   mode % 7 == 6: evaluation items (arith, facts or chat, by the mode's bits)
+// Bits of the mode byte pick batch shape, shuffling, split and chat template. Every refusal must be
 // an engine::Error; every batch drawn must hold ids inside the vocabulary.
-// Preference pairs ({"prompt","chosen","rejected"}) have no loader in the engine yet, so no mode.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "engine/align/prompt_data.h"
 #include "engine/error.h"
+#include "engine/eval/task_eval.h"
 #include "engine/tokenizer.h"
 #include "engine/train/chat_dataset.h"
 #include "engine/train/data_loader.h"
 #include "engine/train/dataset_inspection.h"
+#include "engine/train/preference_data.h"
 #include "engine/train/training_data.h"
 #include "fuzz_common.h"
 
@@ -88,6 +94,33 @@ void inspect(const std::string& path, uint8_t bits) {
   if (r.problems.size() > o.max_problems || r.bad_rows > r.rows || r.preview.size() > o.preview_rows) __builtin_trap();
 }
 
+void preference_pairs(std::string_view text, uint8_t bits) {
+  const PreferenceDataset d = parse_preference_jsonl(text, "fuzz.jsonl");
+  const auto& tok = wb_fuzz::fixture_tokenizer();
+  const std::vector<EncodedPair> pairs =
+      encode_preference_dataset(d, tok, ChatTemplate(static_cast<ChatTemplateKind>(bits % 6)));
+  for (const EncodedPair& p : pairs)
+    for (const EncodedReply* r : {&p.chosen, &p.rejected}) {
+      if (r->reply_start >= r->ids.size()) __builtin_trap();  // a reply of no token must have been refused
+      for (int32_t id : r->ids)
+        if (id < 0 || id >= tok.vocab_size()) __builtin_trap();
+    }
+}
+
+void prompts(std::string_view text, uint8_t bits) {
+  std::vector<PromptItem> items = parse_prompts_jsonl(text, "fuzz.jsonl");
+  for (const PromptItem& item : items) {
+    const float r = programmatic_reward(item, item.answer);
+    if (r != 0.0f && r != 1.0f) __builtin_trap();
+  }
+  (void)encode_prompts(std::move(items), wb_fuzz::fixture_tokenizer(), ChatTemplate(static_cast<ChatTemplateKind>(bits % 6)));
+}
+
+void eval_items(std::string_view text, uint8_t bits) {
+  const EvalTask task = bits % 3 == 0 ? EvalTask::Arith : bits % 3 == 1 ? EvalTask::Facts : EvalTask::Chat;
+  (void)parse_eval_items(task, text, "fuzz.jsonl");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -95,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t bits = data[0] >> 2;
   const std::string_view text = wb_fuzz::as_text(data + 1, size - 1);
   try {
-    switch (data[0] % 4) {
+    switch (data[0] % 7) {
       case 0: {
         const wb_fuzz::MemoryFile f(text, "fuzz.txt");
         prepare(f.path(), Recipe::Pretrain, bits);
@@ -112,6 +145,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         inspect(f.path(), bits);
         break;
       }
+      case 4: preference_pairs(text, bits); break;
+      case 5: prompts(text, bits); break;
+      case 6: eval_items(text, bits); break;
     }
   } catch (const Error&) {
   }

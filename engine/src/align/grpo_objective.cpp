@@ -59,13 +59,15 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
                                                 float grad_scale) {
   const int P = batch.B, K = m_o.group_size, T = m_o.seq, R = P * K;
   const Model& net = model.model();
-  const std::optional<int32_t> eos = net.tokenizer() ? net.tokenizer()->eos_id() : std::nullopt;
+  const std::optional<int32_t> eos_opt = net.tokenizer() ? net.tokenizer()->eos_id() : std::nullopt;
+  const bool has_eos = eos_opt.has_value();
+  const int32_t eos = eos_opt.value_or(0);
 
   // 1-2. Rollouts and rewards. The rows are laid out prompt by prompt, the K samples of one prompt together.
   Batch rows;
   rows.B = R;
   rows.T = T;
-  rows.inputs.assign(size_t(R) * size_t(T), eos.value_or(0));
+  rows.inputs.assign(size_t(R) * size_t(T), eos);
   rows.targets.assign(size_t(R) * size_t(T), -1);
   std::vector<float> rewards(static_cast<size_t>(R));
   double completion_tokens = 0;
@@ -85,7 +87,7 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
       rewards[size_t(r)] = programmatic_reward(item, g.text);
       std::vector<int32_t> ids = prompt;
       for (const GeneratedToken& t : g.tokens) ids.push_back(t.id);
-      if (g.finish == FinishReason::Eos && eos) ids.push_back(*eos);
+      if (g.finish == FinishReason::Eos && has_eos) ids.push_back(eos);
       const size_t L = std::min(ids.size(), size_t(T));
       completion_tokens += double(L - std::min(L, prompt.size()));
       int32_t* in = rows.inputs.data() + size_t(r) * size_t(T);

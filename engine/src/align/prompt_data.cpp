@@ -13,7 +13,6 @@ namespace {
 
 using io::json;
 
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 std::string nonblank_field(const json& row, const char* key, const std::string& where) {
   const json* v = io::json_find(row, key, where);
@@ -21,36 +20,16 @@ std::string nonblank_field(const json& row, const char* key, const std::string& 
     throw Error(where + ": the row has no \"" + key + "\" field (a prompt row is {\"prompt\", \"answer\", \"kind\"})");
   if (!v->is_string()) throw Error(where + ": \"" + key + "\" must be a string, got " + io::json_describe(*v));
   std::string s = v->get<std::string>();
-  if (blank(s)) throw Error(where + ": \"" + key + "\" is empty");
+  if (blank_text(s)) throw Error(where + ": \"" + key + "\" is empty");
   return s;
 }
 
 }  // namespace
 
 std::vector<PromptItem> parse_prompts_jsonl(std::string_view text, const std::string& label) {
-  if (blank(text)) throw Error(label + ": the data file is empty");
-  require_utf8_text(text, label);
   std::vector<PromptItem> out;
-  uint64_t line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    pos = end + 1;
-    if (line_no == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
-    if (blank(line)) continue;
-    const std::string where = label + ": line " + std::to_string(line_no);
-    json row;
-    try {
-      row = io::parse_json_checked(line, where);
-    } catch (const Error& e) {
-      std::string detail = e.what();
-      if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
-      throw Error(where + ": bad JSON: " + detail);
-    }
-    if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
+  for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t line_no, const std::string& where) {
+    const json row = parse_jsonl_object(line, where);
     PromptItem item;
     item.prompt = nonblank_field(row, "prompt", where);
     item.answer = nonblank_field(row, "answer", where);
@@ -66,7 +45,7 @@ std::vector<PromptItem> parse_prompts_jsonl(std::string_view text, const std::st
     }
     item.line = line_no;
     out.push_back(std::move(item));
-  }
+  });
   if (out.empty()) throw Error(label + ": the data file has no rows");
   return out;
 }

@@ -120,35 +120,21 @@ std::optional<EvalTask> eval_task_from_name(const std::string& name) {
 
 std::vector<EvalItem> parse_eval_items(EvalTask task, std::string_view jsonl, const std::string& label) {
   std::vector<EvalItem> items;
-  size_t line = 0;
-  size_t pos = 0;
-  while (pos < jsonl.size()) {
-    size_t end = jsonl.find('\n', pos);
-    if (end == std::string_view::npos) end = jsonl.size();
-    const std::string_view text = jsonl.substr(pos, end - pos);
-    pos = end + 1;
-    ++line;
-    if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json row;
-    try {
-      row = json::parse(text);
-    } catch (const json::exception&) {
-      throw Error(line_error(label, line, "not a JSON object"));
-    }
-    if (!row.is_object()) throw Error(line_error(label, line, "not a JSON object"));
+  if (blank_text(jsonl)) return items;  // the caller says what an empty file means to it
+  for_each_jsonl_line(jsonl, label, [&](std::string_view text, uint64_t line_no, const std::string& where) {
+    const json row = parse_jsonl_object(text, where);
+    const size_t line = static_cast<size_t>(line_no);
     switch (task) {
       case EvalTask::Arith: items.push_back(arith_item(row, label, line)); break;
       case EvalTask::Facts: items.push_back(facts_item(row, label, line)); break;
       case EvalTask::Chat: items.push_back(chat_item(row, label, line)); break;
     }
-  }
+  });
   return items;
 }
 
 std::vector<EvalItem> read_eval_items(EvalTask task, const std::string& path) {
-  const std::string text = read_data_file(path);
-  require_utf8_text(text, path);
-  std::vector<EvalItem> items = parse_eval_items(task, text, path);
+  std::vector<EvalItem> items = parse_eval_items(task, read_data_file(path), path);
   if (items.empty()) throw Error(path + ": no " + eval_task_name(task) + " items in the file");
   return items;
 }

@@ -15,7 +15,6 @@ namespace {
 
 using io::json;
 
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 // A string field that must be present and non-blank.
 std::string required_text(const json& row, const char* key, const std::string& label, const std::string& what) {
@@ -24,7 +23,7 @@ std::string required_text(const json& row, const char* key, const std::string& l
   if (!v->is_string())
     throw Error(label + ": " + what + " \"" + key + "\" must be a string, got " + io::json_describe(*v));
   std::string s = v->get<std::string>();
-  if (blank(s)) throw Error(label + ": " + what + " \"" + key + "\" is empty");
+  if (blank_text(s)) throw Error(label + ": " + what + " \"" + key + "\" is empty");
   return s;
 }
 
@@ -60,7 +59,7 @@ ChatExample parse_alpaca_row(const json& row, const std::string& label) {
   std::string user = required_text(row, "instruction", label, "the row");
   if (const json* in = io::json_find(row, "input", label); in && !in->is_null()) {
     if (!in->is_string()) throw Error(label + ": \"input\" must be a string, got " + io::json_describe(*in));
-    if (!blank(in->get<std::string>())) user += "\n\n" + in->get<std::string>();
+    if (!blank_text(in->get<std::string>())) user += "\n\n" + in->get<std::string>();
   }
   ChatExample ex;
   ex.messages.push_back({"user", std::move(user)});
@@ -73,33 +72,13 @@ ChatExample parse_alpaca_row(const json& row, const std::string& label) {
 const char* chat_data_format_name(ChatDataFormat f) { return f == ChatDataFormat::Alpaca ? "alpaca" : "messages"; }
 
 ChatDataScan scan_chat_jsonl(std::string_view text, const std::string& label, size_t max_problems) {
-  if (blank(text)) throw Error(label + ": the data file is empty");
-  require_utf8_text(text, label);
   ChatDataScan scan;
   bool format_known = false;
-  uint64_t line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    pos = end + 1;
-    if (line_no == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
-    if (blank(line)) continue;
+  for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t line_no, const std::string& where) {
     ++scan.rows;
-    const std::string where = label + ": line " + std::to_string(line_no);
     // Each check throws "<where>: <what>"; the scan keeps <what> with the line and goes on.
     try {
-      json row;
-      try {
-        row = io::parse_json_checked(line, where);
-      } catch (const Error& e) {
-        std::string detail = e.what();
-        if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
-        throw Error(where + ": bad JSON: " + detail);
-      }
-      if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
+      const json row = parse_jsonl_object(line, where);
       if (!format_known) {
         // The first readable row decides the format for the whole file.
         if (row.contains("messages")) scan.dataset.format = ChatDataFormat::Messages;
@@ -121,7 +100,7 @@ ChatDataScan scan_chat_jsonl(std::string_view text, const std::string& label, si
         scan.problems.push_back({line_no, std::move(what)});
       }
     }
-  }
+  });
   return scan;
 }
 

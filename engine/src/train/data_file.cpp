@@ -49,4 +49,37 @@ void require_utf8_text(std::string_view text, const std::string& label) {
               ": invalid UTF-8 (byte " + hex + "); the data must be UTF-8 text");
 }
 
+bool blank_text(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
+void for_each_jsonl_line(std::string_view text, const std::string& label,
+                         const std::function<void(std::string_view line, uint64_t line_no, const std::string& where)>& row) {
+  if (blank_text(text)) throw Error(label + ": the data file is empty");
+  require_utf8_text(text, label);
+  uint64_t line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    if (line_no == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
+    if (blank_text(line)) continue;
+    row(line, line_no, label + ": line " + std::to_string(line_no));
+  }
+}
+
+nlohmann::json parse_jsonl_object(std::string_view line, const std::string& where) {
+  nlohmann::json row;
+  try {
+    row = io::parse_json_checked(line, where);
+  } catch (const Error& e) {
+    std::string detail = e.what();
+    if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
+    throw Error(where + ": bad JSON: " + detail);
+  }
+  if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
+  return row;
+}
+
 }  // namespace engine

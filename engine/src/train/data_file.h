@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -20,5 +22,18 @@ struct LineColumn {
   uint64_t line, column;
 };
 LineColumn line_column(std::string_view text, size_t offset);
+
+// True when `s` holds only spaces, tabs and line ends.
+bool blank_text(std::string_view s);
+
+// JSONL: calls `row(line, line_no, where)` for each non-blank line of `text` (a UTF-8 BOM before the first
+// line skipped), `where` being "<label>: line N". Throws engine::Error for an empty or non-UTF-8 text
+// first; what `row` throws passes through.
+void for_each_jsonl_line(std::string_view text, const std::string& label,
+                         const std::function<void(std::string_view line, uint64_t line_no, const std::string& where)>& row);
+
+// One JSONL line as a JSON object; throws "<where>: bad JSON: ..." or "<where>: a row must be a JSON
+// object, got ...".
+nlohmann::json parse_jsonl_object(std::string_view line, const std::string& where);
 
 }  // namespace engine

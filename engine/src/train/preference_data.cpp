@@ -14,12 +14,11 @@ namespace {
 
 using io::json;
 
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 std::string nonblank_string(const json& v, const std::string& where, const std::string& what) {
   if (!v.is_string()) throw Error(where + ": " + what + " must be a string, got " + io::json_describe(v));
   std::string s = v.get<std::string>();
-  if (blank(s)) throw Error(where + ": " + what + " is empty");
+  if (blank_text(s)) throw Error(where + ": " + what + " is empty");
   return s;
 }
 
@@ -62,29 +61,9 @@ std::string parse_reply(const json& v, const std::string& where, const char* key
 }  // namespace
 
 PreferenceDataset parse_preference_jsonl(std::string_view text, const std::string& label) {
-  if (blank(text)) throw Error(label + ": the data file is empty");
-  require_utf8_text(text, label);
   PreferenceDataset out;
-  uint64_t line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    pos = end + 1;
-    if (line_no == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
-    if (blank(line)) continue;
-    const std::string where = label + ": line " + std::to_string(line_no);
-    json row;
-    try {
-      row = io::parse_json_checked(line, where);
-    } catch (const Error& e) {
-      std::string detail = e.what();
-      if (detail.rfind(where + ": ", 0) == 0) detail.erase(0, where.size() + 2);
-      throw Error(where + ": bad JSON: " + detail);
-    }
-    if (!row.is_object()) throw Error(where + ": a row must be a JSON object, got " + io::json_describe(row));
+  for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t line_no, const std::string& where) {
+    const json row = parse_jsonl_object(line, where);
     for (const char* key : {"prompt", "chosen", "rejected"})
       if (!io::json_find(row, key, where))
         throw Error(where + ": the row has no \"" + key +
@@ -99,7 +78,7 @@ PreferenceDataset parse_preference_jsonl(std::string_view text, const std::strin
     if (p.chosen == p.rejected) throw Error(where + ": \"chosen\" and \"rejected\" are the same reply");
     p.line = line_no;
     out.pairs.push_back(std::move(p));
-  }
+  });
   if (out.pairs.empty()) throw Error(label + ": the data file has no rows");
   return out;
 }
