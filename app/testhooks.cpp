@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <memory>
 
+#include "engine/model_loader.h"
+#include "engine/tokenizer.h"
 #include "services/appcontroller.h"
 #include "services/chatcontroller.h"
+#include "services/logitbias.h"
 #include "services/store/chatstore.h"
 #include "services/store/database.h"
 
@@ -22,7 +25,16 @@ void installAutosend(AppController& app, const QString& text) {
     chat->send(text);
   };
   QObject::connect(&app, &AppController::modelChanged, chat, [&app, chat, sendOne] {
-    chat->setGenerationSettings({{QStringLiteral("maxTokens"), app.modelContextLength()}});
+    // The end of a reply banned too, so that every reply runs for seconds (a kill test needs one in
+    // flight, and a chat model's one-sentence answer is over before it is ever flushed).
+    QString ban;
+    try {
+      ban = endOfReplyBan(*engine::load_model_tokenizer(app.modelPath().toStdString()));
+    } catch (const std::exception&) {
+      // A model without a tokenizer cannot chat; the send below reports that.
+    }
+    chat->setGenerationSettings({{QStringLiteral("maxTokens"), app.modelContextLength()},
+                                 {QStringLiteral("logitBias"), ban}});
     sendOne();
   });
   // Queued: the next send starts after the finished reply's handlers have all run. A failed reply

@@ -3,7 +3,7 @@
 // here does anything.
 //
 //   WB_TEST_AUTOSEND=TEXT     Once the startup model has loaded, start a new chat and send TEXT, with
-//                             replies allowed up to the model's whole context. When a reply ends,
+//                             replies allowed up to the model's whole context (its end tokens banned). When a reply ends,
 //                             do it again, so that a reply is always being written until the app
 //                             is killed (a kill test needs one in flight, whatever the timing).
 //   WB_TEST_QUIT_WHEN_READY=1 Once the startup model has loaded (or failed to), print one line

@@ -52,3 +52,15 @@ LogitBiasParse parseLogitBias(const QString& spec, const engine::Tokenizer& toke
   }
   return out;
 }
+
+QString endOfReplyBan(const engine::Tokenizer& tokenizer) {
+  QStringList lines;
+  auto ban = [&](int32_t id) {
+    const QString line = QStringLiteral("%1:ban").arg(id);
+    if (!lines.contains(line)) lines << line;
+  };
+  if (auto eos = tokenizer.eos_id()) ban(*eos);
+  for (const char* piece : {"<|endoftext|>", "<|im_end|>", "<|eot_id|>", "</s>"})
+    if (auto id = tokenizer.token_id(piece)) ban(*id);
+  return lines.join(QLatin1Char('\n'));
+}

@@ -23,3 +23,9 @@ struct LogitBiasParse {
 };
 
 LogitBiasParse parseLogitBias(const QString& spec, const engine::Tokenizer& tokenizer);
+
+// The logit-bias text ("id:ban" lines) that bans every token a model ends a reply with: its tokenizer's
+// end-of-text token and the end-of-turn tokens of the chat templates it has (<|im_end|>, <|eot_id|>,
+// </s>). Replies then run to their token limit: what tests that must act while a reply is still being
+// written use (the starter model otherwise answers in a sentence).
+QString endOfReplyBan(const engine::Tokenizer& tokenizer);

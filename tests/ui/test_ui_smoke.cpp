@@ -364,6 +364,11 @@ void TestUiSmoke::welcomeNoteForStarterModel() {
   QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
                     goInspect->mapToScene(QPointF(goInspect->width() / 2, goInspect->height() / 2)).toPoint());
   QTRY_COMPARE(m_window->property("currentPage").toInt(), 2);
+  auto* goModels = findItem(note, QStringLiteral("welcomeGo_models"));  // where its card and scores are
+  QVERIFY(goModels);
+  QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                    goModels->mapToScene(QPointF(goModels->width() / 2, goModels->height() / 2)).toPoint());
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 5);
 
   auto* close = findItem(note, QStringLiteral("welcomeDismiss"));
   QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,

@@ -2,12 +2,14 @@
 // the per-category numbers (add_2d, seen, unseen, stops, ...) in a compact line under it.
 // `rows` are ModelEvaluator / model card rows: [{task, n, correct, accuracy, categories: [{name, n,
 // correct, accuracy}]}].
+// A Column (a positioner), not a ColumnLayout: its rows are recreated whenever the results change, and
+// Qt 6.4's layouts can crash polishing a layout whose Repeater delegates were just destroyed.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Workbench.Ui
 
-ColumnLayout {
+Column {
     id: results
 
     property var rows: []
@@ -29,7 +31,7 @@ ColumnLayout {
             required property var modelData
             objectName: "evalRow_" + taskRow.modelData.task
             spacing: 3
-            Layout.fillWidth: true
+            width: results.width
 
             RowLayout {
                 spacing: Style.gap

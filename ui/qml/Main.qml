@@ -20,7 +20,7 @@ ApplicationWindow {
         { key: "models", title: qsTr("Models"), icon: "models" },
         { key: "settings", title: qsTr("Settings"), icon: "settings" }
     ]
-    property int currentPage: 1   // the Playground is the first page that does something today
+    property int currentPage: 0   // Chat: the starter model answers there on a first launch
 
     function showPage(key) {
         for (let i = 0; i < pages.length; ++i) {

@@ -247,186 +247,188 @@ Item {
                     }
                 }
 
-                // What the model's recipe says about it: present only when its workbench.json has a "card".
-                Card {
-                    id: modelCard
-                    objectName: "modelCard"
-                    readonly property var card: evaluator.card
-                    visible: App.hasModel && Object.keys(card).length > 0
-                    title: card.title !== undefined ? card.title : qsTr("Model card")
-                    subtitle: qsTr("From the model's workbench.json")
-                    Layout.fillWidth: true
-                    Layout.alignment: Qt.AlignTop
+            }
 
+            // The card and the evaluation sit outside the grid: they appear and disappear with the model, and a
+            // grid reflowing around them as a model loads crashes Qt 6.4's layouts.
+            // What the model's recipe says about it: present only when its workbench.json has a "card".
+            Card {
+                id: modelCard
+                objectName: "modelCard"
+                readonly property var card: evaluator.card
+                visible: App.hasModel && Object.keys(card).length > 0
+                title: card.title !== undefined ? card.title : qsTr("Model card")
+                subtitle: qsTr("From the model's workbench.json")
+                Layout.fillWidth: true
+                Layout.alignment: Qt.AlignTop
+
+                Label {
+                    objectName: "modelCardSummary"
+                    visible: modelCard.card.summary !== undefined
+                    text: modelCard.card.summary || ""
+                    color: Style.text
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                ColumnLayout {
+                    visible: modelCard.card.trainedOn !== undefined
+                    spacing: 2
+                    Layout.fillWidth: true
                     Label {
-                        objectName: "modelCardSummary"
-                        visible: modelCard.card.summary !== undefined
-                        text: modelCard.card.summary || ""
+                        text: qsTr("Trained on")
+                        color: Style.textMuted
+                        font.pixelSize: Style.fontSmall
+                        font.weight: Font.DemiBold
+                    }
+                    // One label, not a Repeater: delegates destroyed while a layout is being polished
+                    // (the card changes with the model) crash Qt 6.4's layouts.
+                    Label {
+                        objectName: "modelCardTrainedOn"
+                        text: (modelCard.card.trainedOn || []).map(t => "•  " + t).join("\n")
                         color: Style.text
+                        font.pixelSize: Style.fontBody
                         wrapMode: Text.Wrap
                         Layout.fillWidth: true
-                    }
-                    ColumnLayout {
-                        visible: modelCard.card.trainedOn !== undefined
-                        spacing: 2
-                        Layout.fillWidth: true
-                        Label {
-                            text: qsTr("Trained on")
-                            color: Style.textMuted
-                            font.pixelSize: Style.fontSmall
-                            font.weight: Font.DemiBold
-                        }
-                        Repeater {
-                            model: modelCard.card.trainedOn || []
-                            delegate: Label {
-                                required property var modelData
-                                text: "•  " + modelData
-                                color: Style.text
-                                font.pixelSize: Style.fontBody
-                                wrapMode: Text.Wrap
-                                Layout.fillWidth: true
-                            }
-                        }
-                    }
-                    InlineMessage {
-                        objectName: "modelCardLimitations"
-                        isError: false
-                        closable: false
-                        text: modelCard.card.limitations || ""
-                        Layout.fillWidth: true
-                    }
-                    ColumnLayout {
-                        visible: modelCard.card.evals !== undefined
-                        spacing: Style.gap
-                        Layout.fillWidth: true
-                        Label {
-                            text: qsTr("Evaluations recorded by its recipe")
-                            color: Style.textMuted
-                            font.pixelSize: Style.fontSmall
-                            font.weight: Font.DemiBold
-                        }
-                        EvalResults {
-                            objectName: "modelCardEvals"
-                            rows: modelCard.card.evals || []
-                            Layout.fillWidth: true
-                        }
                     }
                 }
-
-                // Held-out questions asked of the open model, here and now (as `eval --task` does).
-                Card {
-                    objectName: "evaluationCard"
-                    visible: App.hasModel
-                    title: qsTr("Evaluation")
-                    subtitle: qsTr("Exact-match accuracy on %1 held-out questions per task: sums, facts about the generated world, and chat replies that stay in the template and stop.").arg(evaluator.items)
+                InlineMessage {
+                    objectName: "modelCardLimitations"
+                    isError: false
+                    closable: false
+                    text: modelCard.card.limitations || ""
                     Layout.fillWidth: true
-                    Layout.alignment: Qt.AlignTop
-
-                    RowLayout {
-                        spacing: Style.gap
-                        Layout.fillWidth: true
-                        Button {
-                            objectName: "evaluateButton"
-                            text: evaluator.results.length > 0 ? qsTr("Evaluate again") : qsTr("Evaluate")
-                            icon.source: "icons/play.svg"
-                            enabled: App.hasModel && App.modelHasTokenizer && !App.loading && !evaluator.busy
-                            onClicked: evaluator.evaluate()
-                        }
-                        ProgressBar {
-                            objectName: "evaluationProgress"
-                            visible: evaluator.busy
-                            value: evaluator.progress
-                            Layout.fillWidth: true
-                        }
-                        Button {
-                            objectName: "evaluationCancel"
-                            visible: evaluator.busy
-                            text: qsTr("Cancel")
-                            flat: true
-                            onClicked: evaluator.cancel()
-                        }
-                        Item { visible: !evaluator.busy; Layout.fillWidth: true }
-                    }
+                }
+                ColumnLayout {
+                    visible: modelCard.card.evals !== undefined
+                    spacing: Style.gap
+                    Layout.fillWidth: true
                     Label {
-                        visible: App.hasModel && !App.modelHasTokenizer
-                        text: qsTr("This model has no tokenizer, so it cannot be asked questions.")
+                        text: qsTr("Evaluations recorded by its recipe")
                         color: Style.textMuted
-                        wrapMode: Text.Wrap
-                        Layout.fillWidth: true
-                    }
-                    InlineMessage {
-                        objectName: "evaluationError"
-                        text: evaluator.error.length > 0 ? qsTr("The evaluation failed.\n%1").arg(evaluator.error) : ""
-                        onCloseRequested: evaluator.clearError()
-                        Layout.fillWidth: true
+                        font.pixelSize: Style.fontSmall
+                        font.weight: Font.DemiBold
                     }
                     EvalResults {
-                        objectName: "evaluationResults"
-                        visible: evaluator.results.length > 0
-                        rows: evaluator.results
+                        objectName: "modelCardEvals"
+                        rows: modelCard.card.evals || []
                         Layout.fillWidth: true
                     }
                 }
+            }
 
-                // Models opened before (from the session database), newest first.
-                Card {
-                    objectName: "recentModelsCard"
-                    title: qsTr("Recent models")
-                    subtitle: App.recentModels.length === 0 ? qsTr("Models you open are listed here.") : ""
+            // Held-out questions asked of the open model, here and now (as `eval --task` does).
+            Card {
+                objectName: "evaluationCard"
+                visible: App.hasModel
+                title: qsTr("Evaluation")
+                subtitle: qsTr("Exact-match accuracy on %1 held-out questions per task: sums, facts about the generated world, and chat replies that stay in the template and stop.").arg(evaluator.items)
+                Layout.fillWidth: true
+                Layout.alignment: Qt.AlignTop
+
+                RowLayout {
+                    spacing: Style.gap
                     Layout.fillWidth: true
-                    Layout.columnSpan: page.width > 900 ? 2 : 1
-                    Layout.alignment: Qt.AlignTop
+                    Button {
+                        objectName: "evaluateButton"
+                        text: evaluator.results.length > 0 ? qsTr("Evaluate again") : qsTr("Evaluate")
+                        icon.source: "icons/play.svg"
+                        enabled: App.hasModel && App.modelHasTokenizer && !App.loading && !evaluator.busy
+                        onClicked: evaluator.evaluate()
+                    }
+                    ProgressBar {
+                        objectName: "evaluationProgress"
+                        visible: evaluator.busy
+                        value: evaluator.progress
+                        Layout.fillWidth: true
+                    }
+                    Button {
+                        objectName: "evaluationCancel"
+                        visible: evaluator.busy
+                        text: qsTr("Cancel")
+                        flat: true
+                        onClicked: evaluator.cancel()
+                    }
+                    Item { visible: !evaluator.busy; Layout.fillWidth: true }
+                }
+                Label {
+                    visible: App.hasModel && !App.modelHasTokenizer
+                    text: qsTr("This model has no tokenizer, so it cannot be asked questions.")
+                    color: Style.textMuted
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                InlineMessage {
+                    objectName: "evaluationError"
+                    text: evaluator.error.length > 0 ? qsTr("The evaluation failed.\n%1").arg(evaluator.error) : ""
+                    onCloseRequested: evaluator.clearError()
+                    Layout.fillWidth: true
+                }
+                EvalResults {
+                    objectName: "evaluationResults"
+                    visible: evaluator.results.length > 0
+                    rows: evaluator.results
+                    Layout.fillWidth: true
+                }
+            }
 
-                    Repeater {
-                        model: App.recentModels
-                        delegate: RowLayout {
-                            id: recentRow
-                            required property var modelData
-                            spacing: Style.gap
+
+            // Models opened before (from the session database), newest first.
+            Card {
+                objectName: "recentModelsCard"
+                title: qsTr("Recent models")
+                subtitle: App.recentModels.length === 0 ? qsTr("Models you open are listed here.") : ""
+                Layout.fillWidth: true
+                Layout.alignment: Qt.AlignTop
+
+                Repeater {
+                    model: App.recentModels
+                    delegate: RowLayout {
+                        id: recentRow
+                        required property var modelData
+                        spacing: Style.gap
+                        Layout.fillWidth: true
+                        ColumnLayout {
+                            spacing: 0
                             Layout.fillWidth: true
-                            ColumnLayout {
-                                spacing: 0
+                            Label {
+                                text: recentRow.modelData.name + (recentRow.modelData.current ? qsTr("  (open)") : "")
+                                color: Style.text
+                                font.weight: Font.DemiBold
+                                elide: Text.ElideRight
                                 Layout.fillWidth: true
-                                Label {
-                                    text: recentRow.modelData.name + (recentRow.modelData.current ? qsTr("  (open)") : "")
-                                    color: Style.text
-                                    font.weight: Font.DemiBold
-                                    elide: Text.ElideRight
-                                    Layout.fillWidth: true
-                                }
-                                Label {
-                                    text: [recentRow.modelData.architecture, recentRow.modelData.parameters + qsTr(" parameters"),
-                                           recentRow.modelData.weights, qsTr("context %1").arg(recentRow.modelData.contextLength),
-                                           recentRow.modelData.format].filter(x => x.length > 0).join(" · ")
-                                    color: Style.textMuted
-                                    font.pixelSize: Style.fontSmall
-                                    elide: Text.ElideRight
-                                    Layout.fillWidth: true
-                                }
-                                Label {
-                                    text: recentRow.modelData.exists ? recentRow.modelData.path : qsTr("%1 (missing)").arg(recentRow.modelData.path)
-                                    color: recentRow.modelData.exists ? Style.textFaint : Style.warn
-                                    font.family: Style.monoFont
-                                    font.pixelSize: Style.fontSmall
-                                    elide: Text.ElideMiddle
-                                    Layout.fillWidth: true
-                                }
                             }
-                            Button {
-                                text: qsTr("Open")
-                                flat: true
-                                enabled: recentRow.modelData.exists && !recentRow.modelData.current && !App.loading
-                                onClicked: App.openModel(recentRow.modelData.path)
+                            Label {
+                                text: [recentRow.modelData.architecture, recentRow.modelData.parameters + qsTr(" parameters"),
+                                       recentRow.modelData.weights, qsTr("context %1").arg(recentRow.modelData.contextLength),
+                                       recentRow.modelData.format].filter(x => x.length > 0).join(" · ")
+                                color: Style.textMuted
+                                font.pixelSize: Style.fontSmall
+                                elide: Text.ElideRight
+                                Layout.fillWidth: true
                             }
-                            ToolButton {
-                                icon.source: "icons/close.svg"
-                                icon.width: 14
-                                icon.height: 14
-                                icon.color: Style.textMuted
-                                ToolTip.visible: hovered
-                                ToolTip.text: qsTr("Remove from this list (the files stay)")
-                                onClicked: App.forgetRecentModel(recentRow.modelData.path)
+                            Label {
+                                text: recentRow.modelData.exists ? recentRow.modelData.path : qsTr("%1 (missing)").arg(recentRow.modelData.path)
+                                color: recentRow.modelData.exists ? Style.textFaint : Style.warn
+                                font.family: Style.monoFont
+                                font.pixelSize: Style.fontSmall
+                                elide: Text.ElideMiddle
+                                Layout.fillWidth: true
                             }
+                        }
+                        Button {
+                            text: qsTr("Open")
+                            flat: true
+                            enabled: recentRow.modelData.exists && !recentRow.modelData.current && !App.loading
+                            onClicked: App.openModel(recentRow.modelData.path)
+                        }
+                        ToolButton {
+                            icon.source: "icons/close.svg"
+                            icon.width: 14
+                            icon.height: 14
+                            icon.color: Style.textMuted
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Remove from this list (the files stay)")
+                            onClicked: App.forgetRecentModel(recentRow.modelData.path)
                         }
                     }
                 }

@@ -59,6 +59,7 @@ Rectangle {
                             { key: "playground", text: qsTr("Playground") },
                             { key: "chat", text: qsTr("Chat") },
                             { key: "inspect", text: qsTr("Inspect") },
+                            { key: "models", text: qsTr("Models") },
                             { key: "train", text: qsTr("Train") }
                         ]
                         delegate: Button {
