@@ -254,6 +254,8 @@ Item {
             // What the model's recipe says about it: present only when its workbench.json has a "card".
             Card {
                 id: modelCard
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
                 objectName: "modelCard"
                 readonly property var card: evaluator.card
                 visible: App.hasModel && Object.keys(card).length > 0
@@ -318,6 +320,8 @@ Item {
 
             // Held-out questions asked of the open model, here and now (as `eval --task` does).
             Card {
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
                 objectName: "evaluationCard"
                 visible: App.hasModel
                 title: qsTr("Evaluation")
@@ -374,6 +378,9 @@ Item {
 
             // Models opened before (from the session database), newest first.
             Card {
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Layout.bottomMargin: Style.pagePadding
                 objectName: "recentModelsCard"
                 title: qsTr("Recent models")
                 subtitle: App.recentModels.length === 0 ? qsTr("Models you open are listed here.") : ""
