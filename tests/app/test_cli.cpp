@@ -456,6 +456,19 @@ class TestCli : public QObject {
     return path;
   }
 
+  // The resume check of a recipe: `args` for 4 steps into `straight_dir`, and for 2 steps then 2 more
+  // with --resume into `resumed_dir`; fills the straight run's 4 lines and the resumed run's 2.
+  void straightAndResumed(const QStringList& args, const QString& straight_dir, const QString& resumed_dir,
+                          QList<QJsonObject>& straight, QList<QJsonObject>& resumed) {
+    Run r = cli(QStringList(args) << "--out" << straight_dir << "--steps" << "4");
+    QVERIFY2(r.code == 0, r.err.constData());
+    straight = jsonLines(r.out);
+    QCOMPARE(cli(QStringList(args) << "--out" << resumed_dir << "--steps" << "2").code, 0);
+    r = cli(QStringList(args) << "--out" << resumed_dir << "--steps" << "4" << "--resume");
+    QVERIFY2(r.code == 0, r.err.constData());
+    resumed = jsonLines(r.out);
+  }
+
   static QList<QJsonObject> jsonLines(const QByteArray& out) {
     QList<QJsonObject> lines;
     for (const QByteArray& l : out.split('\n'))
@@ -646,22 +659,9 @@ class TestCli : public QObject {
     // Resume: 2 steps + 2 resumed = 4 straight (the reference stays the starting model, not the checkpoint).
     const QStringList dpo4 =
         QStringList{"train", "--recipe", "dpo", "--beta", "0.2", "--schedule", "constant", "--val-every", "0"} + common;
-    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-a"
-                              << "--steps"
-                              << "4");
-    QVERIFY2(r.code == 0, r.err.constData());
-    const QList<QJsonObject> straight = jsonLines(r.out);
-    QCOMPARE(cli(QStringList(dpo4) << "--out" << d + "/dpo-b"
-                                   << "--steps"
-                                   << "2")
-                 .code,
-             0);
-    r = cli(QStringList(dpo4) << "--out" << d + "/dpo-b"
-                              << "--steps"
-                              << "4"
-                              << "--resume");
-    QVERIFY2(r.code == 0, r.err.constData());
-    const QList<QJsonObject> resumed = jsonLines(r.out);
+    QList<QJsonObject> straight, resumed;
+    straightAndResumed(dpo4, d + "/dpo-a", d + "/dpo-b", straight, resumed);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(resumed.size(), 2);
     for (int i = 0; i < 2; ++i) {
       QCOMPARE(resumed[i]["loss"].toDouble(), straight[i + 2]["loss"].toDouble());
@@ -741,22 +741,9 @@ class TestCli : public QObject {
     // Resume: 2 steps + 2 resumed = 4 straight, metrics and weights bit for bit.
     const QStringList four = QStringList(common) << "--val-every"
                                                  << "0";
-    r = cli(QStringList(four) << "--out" << d + "/b"
-                              << "--steps"
-                              << "4");
-    QVERIFY2(r.code == 0, r.err.constData());
-    const QList<QJsonObject> straight = jsonLines(r.out);
-    QCOMPARE(cli(QStringList(four) << "--out" << d + "/c"
-                                   << "--steps"
-                                   << "2")
-                 .code,
-             0);
-    r = cli(QStringList(four) << "--out" << d + "/c"
-                              << "--steps"
-                              << "4"
-                              << "--resume");
-    QVERIFY2(r.code == 0, r.err.constData());
-    const QList<QJsonObject> resumed = jsonLines(r.out);
+    QList<QJsonObject> straight, resumed;
+    straightAndResumed(four, d + "/b", d + "/c", straight, resumed);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(resumed.size(), 2);
     for (int i = 0; i < 2; ++i)
       for (const char* key : {"loss", "reward", "kl", "completion_length", "grad_norm"})
