@@ -35,7 +35,7 @@ int run_convert(const std::string& command, const std::string& in, const std::st
   if (!r.warning.empty()) std::cerr << "llm-workbench-cli " << command << ": warning: " << r.warning << "\n";
   std::cerr << "wrote " << out << " ("
             << (opts.target == engine::io::ConvertTarget::Gguf ? "GGUF " + engine::io::export_type_name(opts.type)
-                                                               : std::string("HF directory, f32"))
+                                                               : "HF directory, " + engine::io::export_type_name(opts.type))
             << ", from " << r.source_format << ")\n";
   return 0;
 }
@@ -47,7 +47,7 @@ int cmd_convert(int argc, char** argv) {
       {"in", true, false, "source: HF directory, .gguf file or llm.c .bin"},
       {"out", true, false, "destination: a .gguf file or a new HF directory"},
       {"to", true, false, "gguf or hf (default: gguf when --out ends in .gguf, else hf)"},
-      {"dtype", true, false, "GGUF weight type: f32 (default), f16, q8_0, q4_0"},
+      {"dtype", true, false, "weight type: f32 (default), f16, and for GGUF also q8_0, q4_0"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string in = a.required("in");
@@ -62,8 +62,9 @@ int cmd_convert(int argc, char** argv) {
     opts.target = engine::io::infer_convert_target(out);
   }
   if (a.has("dtype")) opts.type = parse_type("dtype", a.str("dtype"), true);
-  if (opts.target == engine::io::ConvertTarget::Hf && opts.type != engine::io::ExportType::F32)
-    throw UsageError("--dtype " + a.str("dtype") + " applies to GGUF output only (HF output is f32 safetensors)");
+  if (opts.target == engine::io::ConvertTarget::Hf && opts.type != engine::io::ExportType::F32 &&
+      opts.type != engine::io::ExportType::F16)
+    throw UsageError("--dtype " + a.str("dtype") + " applies to GGUF output only (HF safetensors are f32 or f16)");
   opts.provenance_json = nlohmann::json{{"created_by", "llm-workbench-cli convert"}, {"converted_from", in}}.dump(2);
   return run_convert("convert", in, out, opts);
 }

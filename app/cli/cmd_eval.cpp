@@ -49,7 +49,7 @@ int run_task_eval(const Args& a, engine::EvalTask task) {
     throw UsageError("--n, --seed and --world-seed generate the items; they cannot be used with --data");
   const std::string model_path = a.required("model");
   const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
-  const int max_tokens = static_cast<int>(a.integer("max-tokens", 32, 1, 1 << 16));
+  const int max_tokens = static_cast<int>(a.integer("max-tokens", engine::kTaskEvalMaxTokens, 1, 1 << 16));
   const std::vector<engine::EvalItem> items =
       a.has("data") ? engine::read_eval_items(task, a.str("data"))
                     : engine::generate_eval_items(task, a.integer("n", 200, 1, 1'000'000), a.integer("seed", 1, 0, 1ll << 62),
@@ -96,7 +96,7 @@ int cmd_eval(int argc, char** argv) {
       {"reference", true, false, "perplexity: a second model (e.g. the f32 original) to compare predictions with"},
       {"max-tokens", true, false,
        "perplexity: score at most this many tokens of the text (default: all); arith|facts|chat: longest reply "
-       "(default: 32)"},
+       "(default: " + std::to_string(engine::kTaskEvalMaxTokens) + ")"},
       {"threads", true, false, "CPU threads (default: all cores)"},
       {"json", false, false, "print one JSON object"},
   };

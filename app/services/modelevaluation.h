@@ -13,6 +13,8 @@
 
 #include <functional>
 
+#include "engine/eval/task_eval.h"
+
 namespace modeleval {
 
 // Returns false to stop; a stopped call throws engine::Error "stopped".
@@ -20,7 +22,7 @@ using Progress = std::function<bool(double fraction)>;
 
 // Default of the page: enough items for a stable percentage in well under a minute on a small model.
 constexpr int kDefaultItems = 100;
-constexpr int kDefaultMaxTokens = 32;
+constexpr int kDefaultMaxTokens = engine::kTaskEvalMaxTokens;
 
 // {task: engine::task_eval_json result object} for each of `tasks` ("arith", "facts", "chat"), `n`
 // items each. Throws engine::Error for an unknown task, a model that cannot be read or has no tokenizer.

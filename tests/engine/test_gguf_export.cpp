@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/dtype.h"
 #include "engine/error.h"
 #include "engine/io/gguf.h"
 #include "engine/io/gguf_export.h"
@@ -423,6 +424,51 @@ class TestGgufExport : public QObject {
     io::save_gguf(*kept, g2, {io::ExportType::F32, "", std::nullopt});
     QCOMPARE(max_abs_diff(full_logits(*load_model(d2), *m_be, kIds), want), 0.0);
     QCOMPARE(max_abs_diff(full_logits(*load_model(g2), *m_be, kIds), want), 0.0);
+  }
+
+  void hf_f16_weights_round_the_f32_values_data() {
+    QTest::addColumn<QString>("fixture");
+    QTest::newRow("tiny-gpt2") << "tiny-gpt2";
+    QTest::newRow("tiny-llama") << "tiny-llama";
+  }
+  void hf_f16_weights_round_the_f32_values() {
+    // HF safetensors in f16: every weight is its f32 value rounded to nearest even (so loading widens back
+    // to exactly that), the file is about half the size, and the logits stay close to the f32 model's.
+    QFETCH(QString, fixture);
+    const std::string src = kData + "/" + fixture.toStdString(), f32 = tmp(fixture.toStdString() + "-hf32"),
+                      f16 = tmp(fixture.toStdString() + "-hf16");
+    io::convert_model(src, f32, {io::ConvertTarget::Hf, io::ExportType::F32, ""});
+    io::convert_model(src, f16, {io::ConvertTarget::Hf, io::ExportType::F16, ""});
+    const auto a = io::SafetensorsFile::open(f32 + "/model.safetensors");
+    const auto b = io::SafetensorsFile::open(f16 + "/model.safetensors");
+    QCOMPARE(b->tensors().size(), a->tensors().size());
+    for (const io::StTensor& t : a->tensors()) {
+      const io::StTensor* h = b->find(t.name);
+      QVERIFY2(h && h->dtype == io::StDType::F16 && h->shape == t.shape, t.name.c_str());
+      const std::vector<float> wide = a->read_f32(t), narrow = b->read_f32(*h);
+      for (size_t i = 0; i < wide.size(); ++i)
+        if (narrow[i] != fp16_to_f32(f32_to_fp16(wide[i]))) QFAIL((t.name + " element " + std::to_string(i)).c_str());
+    }
+    const auto size = [](const std::string& d) { return std::filesystem::file_size(d + "/model.safetensors"); };
+    QVERIFY2(size(f16) < size(f32) * 0.55, qPrintable(QString::number(size(f16))));
+    const double d = max_abs_diff(full_logits(*load_model(f32), *m_be, kIds), full_logits(*load_model(f16), *m_be, kIds));
+    QVERIFY2(d < 0.02, qPrintable(QString::number(d)));
+    // Quantized types are GGUF's: an HF destination refuses them before writing anything.
+    QVERIFY_THROWS_EXCEPTION(Error, io::convert_model(src, tmp("hf-q8"), {io::ConvertTarget::Hf, io::ExportType::Q8_0, ""}));
+    QVERIFY(!std::filesystem::exists(tmp("hf-q8")));
+  }
+
+  void hf_f16_refuses_values_beyond_its_range() {
+    auto m = load_model(kData + "/tiny-llama");
+    m->param_data("norm.weight")[3] = 70000.0f;
+    try {
+      save_hf_directory(*m, tmp("too-big"), "", "{}", HfWeightType::F16);
+      QFAIL("a weight of 70000 was written as f16");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("model.norm.weight") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("65504") != std::string::npos, e.what());
+    }
+    QVERIFY(!std::filesystem::exists(tmp("too-big/model.safetensors")));
   }
 
   void chat_template_travels() {

@@ -69,11 +69,15 @@ std::unique_ptr<Tokenizer> load_model_tokenizer(const std::string& path);
 // Loads the tokenizer found in `directory` (tokenizer.json, else vocab.json + merges.txt), or null.
 std::unique_ptr<Tokenizer> load_tokenizer_from_directory(const std::string& directory);
 
+// How save_hf_directory stores the weights: f32 (exact), or f16 (half the size; round to nearest even, and
+// refused with an engine::Error naming the tensor when a value lies beyond f16's range of +-65504).
+enum class HfWeightType { F32, F16 };
+
 // Writes our native HF directory: config.json, model.safetensors and workbench.json (provenance).
 // GPT-2: HF GPT-2 names, Conv1D layout. Llama family: HF Llama names (model_type "qwen2" when the model
 // has q/k/v biases), q/k rows in HF's rotate-half order even when the model's are interleaved. Tokenizer files are
 // copied from `tokenizer_source_dir` when given. Each file is written atomically.
 void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
-                       const std::string& provenance_json);
+                       const std::string& provenance_json, HfWeightType weights = HfWeightType::F32);
 
 }  // namespace engine

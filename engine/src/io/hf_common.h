@@ -56,7 +56,7 @@ bool is_llama_family_type(const std::string& model_type);
 ModelConfig parse_llama_config(const json& cfg, const std::string& path);
 std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgress& progress);
 void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
-                   const std::string& provenance_json);
+                   const std::string& provenance_json, HfWeightType weights);
 // Rows of q/k matrices (heads * HS rows of `cols` floats) from the interleaved rotary layout to HF's
 // rotate-half order (also used for LoRA B matrices of q/k adapters).
 std::vector<float> interleaved_to_half(const float* src, uint64_t heads, uint64_t HS, uint64_t cols);

@@ -225,10 +225,10 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadProgress& p
 }
 
 void save_hf_directory(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
-                       const std::string& provenance_json) {
+                       const std::string& provenance_json, HfWeightType weights) {
   const ModelConfig& c = model.config();
   if (c.arch == Arch::Llama) {
-    io::save_hf_llama(model, directory, tokenizer_source_dir, provenance_json);
+    io::save_hf_llama(model, directory, tokenizer_source_dir, provenance_json, weights);
     return;
   }
   std::error_code ec;
@@ -273,6 +273,8 @@ void save_hf_directory(const Model& model, const std::string& directory, const s
   plain("ln_f.weight", model.param_data("lnf.weight"), {C});
   plain("ln_f.bias", model.param_data("lnf.bias"), {C});
   if (!c.tie_embeddings) plain("lm_head.weight", linear("lm_head.weight", 0), {static_cast<uint64_t>(c.vocab_size), C});
+  std::vector<std::vector<uint16_t>> halves;
+  if (weights == HfWeightType::F16) io::narrow_f32_tensors_to_f16(out, halves);
   io::write_safetensors((fs::path(directory) / "model.safetensors").string(), out, {{"format", "pt"}});
 
   io::json cfg = {{"model_type", "gpt2"},

@@ -150,7 +150,7 @@ std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgre
 }
 
 void save_hf_llama(const Model& model, const std::string& directory, const std::string& tokenizer_source_dir,
-                   const std::string& provenance_json) {
+                   const std::string& provenance_json, HfWeightType weights) {
   const ModelConfig& c = model.config();
   std::error_code ec;
   fs::create_directories(directory, ec);
@@ -192,6 +192,8 @@ void save_hf_llama(const Model& model, const std::string& directory, const std::
   }
   plain("model.norm.weight", model.param_data("norm.weight"), {C});
   if (!c.tie_embeddings) plain("lm_head.weight", linear("lm_head.weight", 0), {V, C});
+  std::vector<std::vector<uint16_t>> halves;
+  if (weights == HfWeightType::F16) narrow_f32_tensors_to_f16(out, halves);
   write_safetensors((fs::path(directory) / "model.safetensors").string(), out, {{"format", "pt"}});
 
   // Qwen2 is the Llama variant with q/k/v biases; writing it as such keeps the file loadable by HF.

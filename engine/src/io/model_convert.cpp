@@ -220,8 +220,13 @@ ConvertReport convert_model(const std::string& in, const std::string& out_arg, c
   const ModelFileInfo info = detect_model_format(in);
   report.source_format = format_name(info.format);
   // Destination problems are found before the (possibly long) load.
-  if (opts.target == ConvertTarget::Gguf) check_gguf_destination(out);
-  else check_hf_destination(out);
+  if (opts.target == ConvertTarget::Gguf) {
+    check_gguf_destination(out);
+  } else {
+    check_hf_destination(out);
+    if (opts.type != ExportType::F32 && opts.type != ExportType::F16)
+      throw Error(out + ": Hugging Face safetensors are written as f32 or f16 (quantized types are GGUF only)");
+  }
 
   auto load_progress = [&](float f, const std::string& stage) {
     if (progress) progress(0.5f * f, "loading: " + stage);
@@ -251,7 +256,8 @@ ConvertReport convert_model(const std::string& in, const std::string& out_arg, c
   fs::remove_all(tmp.path, ec);
   // Tokenizer files: copied from an HF / llm.c source directory, else rebuilt from the tokenizer.
   const std::string tok_source = info.format == ModelFormat::Gguf ? std::string() : info.directory;
-  save_hf_directory(*model, tmp.path.string(), tok_source, opts.provenance_json);
+  save_hf_directory(*model, tmp.path.string(), tok_source, opts.provenance_json,
+                    opts.type == ExportType::F16 ? HfWeightType::F16 : HfWeightType::F32);
   write_progress(0.9f, "tokenizer");
   if (info.format == ModelFormat::Gguf && model->tokenizer()) {
     // GPT-2's split pattern: the classic vocab.json + merges.txt; Llama-3 / Qwen2: tokenizer.json.

@@ -304,6 +304,25 @@ std::vector<float> SafetensorsFile::read_f32(const StTensor& t) const {
   return out;
 }
 
+void narrow_f32_tensors_to_f16(std::vector<StTensorToWrite>& tensors, std::vector<std::vector<uint16_t>>& storage) {
+  storage.reserve(storage.size() + tensors.size());  // pointers into earlier copies stay valid
+  for (StTensorToWrite& t : tensors) {
+    if (t.dtype != StDType::F32) continue;
+    const uint64_t numel = element_count(t.shape, "tensor " + printable_name(t.name) + " element count");
+    const float* src = static_cast<const float*>(t.data);
+    std::vector<uint16_t> half(numel);
+    for (uint64_t i = 0; i < numel; ++i) {
+      if (!(std::fabs(src[i]) <= 65504.0f))
+        throw Error("tensor " + printable_name(t.name) + " holds " + std::to_string(src[i]) + " at element " +
+                    std::to_string(i) + ", which f16 cannot store (largest 65504); save it as f32");
+      half[i] = f32_to_fp16(src[i]);
+    }
+    storage.push_back(std::move(half));
+    t.dtype = StDType::F16;
+    t.data = storage.back().data();
+  }
+}
+
 void write_safetensors(const std::string& path, const std::vector<StTensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata) {
   // Refuse what the reader would refuse, so we never write a file we cannot read back.

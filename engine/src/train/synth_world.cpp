@@ -164,11 +164,61 @@ struct Sum {
   char op = '+';
   int64_t result() const { return op == '+' ? a + b : op == '-' ? a - b : a * b; }
   std::string question() const { return "What is " + std::to_string(a) + " " + op + " " + std::to_string(b) + "?"; }
-  std::string statement() const {
-    return std::to_string(a) + " " + op + " " + std::to_string(b) + " = " + std::to_string(result()) + ".";
+  std::string statement() const { return statement_with(result()); }
+  std::string statement_with(int64_t value) const {
+    return std::to_string(a) + " " + op + " " + std::to_string(b) + " = " + std::to_string(value) + ".";
   }
   int digits() const { return static_cast<int>(std::to_string(std::max(a, b)).size()); }
+  // The answer as a small model can learn it: for operands of more than one digit, one step per place
+  // from the ones up, each a one-digit fact with its carry (or borrow), then the result. A model that
+  // has learned the hundred one-digit facts and where each place's digits are can add numbers it
+  // never saw; the plain statement can only be recalled. `value` replaces the result in the last
+  // sentence (a fluent wrong answer for preference pairs).
+  std::string worked() const { return worked_with(result()); }
+  std::string worked_with(int64_t value) const;
 };
+
+std::string Sum::worked_with(int64_t value) const {
+  if (a < 10 && b < 10) return statement_with(value);
+  static constexpr std::array<const char*, 4> k_place = {"Ones", "Tens", "Hundreds", "Thousands"};
+  const auto digit = [](int64_t x, int place) {
+    for (int i = 0; i < place; ++i) x /= 10;
+    return x % 10;
+  };
+  const auto str = [](int64_t x) { return std::to_string(x); };
+  std::string out;
+  if (op == '*') {  // a is one digit: one step per digit of b, the carry is the product's tens
+    const int places = static_cast<int>(str(b).size());
+    int64_t carry = 0;
+    for (int p = 0; p < places; ++p) {
+      const int64_t bd = digit(b, p), v = a * bd + carry;
+      out += std::string(p ? " " : "") + k_place[static_cast<size_t>(p)] + ": " + str(a) + " * " + str(bd) +
+             (carry ? " + " + str(carry) : "") + " = " + str(v);
+      carry = v / 10;
+      out += p + 1 < places && carry ? ", carry " + str(carry) + "." : ".";
+    }
+  } else {
+    const int places = digits();
+    int64_t carry = 0;  // the carry of a sum, the borrow of a difference
+    for (int p = 0; p < places; ++p) {
+      const int64_t ad = digit(a, p), bd = digit(b, p);
+      const bool last = p + 1 == places;
+      out += std::string(p ? " " : "") + k_place[static_cast<size_t>(p)] + ": ";
+      if (op == '+') {
+        const int64_t v = ad + bd + carry;
+        out += str(ad) + " + " + str(bd) + (carry ? " + " + str(carry) : "") + " = " + str(v);
+        carry = v / 10;
+      } else {
+        const bool borrow = ad - bd - carry < 0;  // never at the last place: a >= b
+        const int64_t top = ad + (borrow ? 10 : 0);
+        out += str(top) + " - " + str(bd) + (carry ? " - " + str(carry) : "") + " = " + str(top - bd - carry);
+        carry = borrow ? 1 : 0;
+      }
+      out += !last && carry ? (op == '+' ? ", carry " : ", borrow ") + str(carry) + "." : std::string(".");
+    }
+  }
+  return out + " So " + statement_with(value);
+}
 
 // A fixed fifth of all (a, op, b) belongs to the evaluation split, chosen by a hash of the triple.
 bool is_eval_pair(const Sum& s) {
@@ -271,7 +321,7 @@ std::pair<std::string, std::string> exchange(const World& w, Rng& r, Split split
   }
   if (kind < 70) {
     const Sum s = draw_sum(r, split);
-    return {s.question(), s.statement()};
+    return {s.question(), s.worked()};
   }
   if (kind < 78) return {std::string(r.pick(k_greetings)), k_intro};
   if (kind < 88) {
@@ -383,7 +433,7 @@ std::string pretraining_corpus(const World& w, int64_t n, uint64_t seed, Split s
     } else {
       for (int line = 0; line < 8; ++line) {
         const Sum s = draw_sum(r, split);
-        out += (line ? "\n" : "") + s.question() + " " + s.statement();
+        out += (line ? "\n" : "") + s.question() + " " + s.worked();
       }
     }
   }
@@ -453,10 +503,9 @@ std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split) {
     if (ask_sum) {
       const Sum s = draw_sum(r, split);
       prompt = s.question();
-      answer = s.statement();
+      answer = s.worked();
       const int64_t delta = static_cast<int64_t>(1 + r.below(9));
-      wrong = std::to_string(s.a) + " " + s.op + " " + std::to_string(s.b) + " = " +
-              std::to_string(s.result() + (r.below(2) || s.result() < delta ? delta : -delta)) + ".";
+      wrong = s.worked_with(s.result() + (r.below(2) || s.result() < delta ? delta : -delta));
     } else {
       const Fact& f = *facts[r.below(facts.size())];
       prompt = f.question;

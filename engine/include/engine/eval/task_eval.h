@@ -83,6 +83,10 @@ struct ModelReply {
 };
 using ReplyFunction = std::function<ModelReply(const std::string& user_message)>;
 
+// Longest reply an evaluation waits for by default: a worked three-digit sum of the starter world is
+// about 60 tokens.
+inline constexpr int kTaskEvalMaxTokens = 96;
+
 // Greedy replies of `model` (which must have a tokenizer): the message as the one user turn of
 // `chat_template` with the assistant's turn opened, at most max_tokens, stopping at EOS and at the
 // template's stop strings. `keep_going` is polled once per token (false: the reply ends there).

@@ -29,7 +29,7 @@ ConvertTarget infer_convert_target(const std::string& out_path);
 
 struct ConvertOptions {
   ConvertTarget target = ConvertTarget::Gguf;
-  ExportType type = ExportType::F32;  // GGUF only; HF output is always f32 safetensors
+  ExportType type = ExportType::F32;  // GGUF: any; HF: F32 or F16 safetensors (others throw)
   std::string provenance_json;        // workbench.json of an HF output ("" = "{}")
 };
 

@@ -69,6 +69,11 @@ struct StTensorToWrite {
   const void* data;  // numel * element size bytes
 };
 
+// Re-points every F32 tensor of `tensors` at an F16 copy kept in `storage` (IEEE round to nearest even), for
+// a file of half the size. Throws engine::Error naming the first tensor holding a value beyond f16's range
+// (|x| > 65504 would become infinite) or a NaN.
+void narrow_f32_tensors_to_f16(std::vector<StTensorToWrite>& tensors, std::vector<std::vector<uint16_t>>& storage);
+
 // Writes atomically (temp file + fsync + rename), so a crash never leaves a half-written file.
 void write_safetensors(const std::string& path, const std::vector<StTensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata = {});

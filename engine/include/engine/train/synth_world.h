@@ -64,6 +64,12 @@ std::string stories(const World& w, int64_t n, uint64_t seed);
 // Pretraining text (documents separated by one blank line): stories (2 in 5), blocks of eight fact
 // questions each followed by its answer (1 in 5) and blocks of eight sums asked and answered (2 in 5),
 // so the knowledge is learned from dense text before SFT teaches the chat format.
+//
+// Sums are answered worked, wherever they are answered (corpus, chat, preference pairs): with operands
+// of more than one digit, one step per place from the ones up, each a one-digit fact with its carry or
+// borrow, then the result ("Ones: 8 + 7 = 15, carry 1. Tens: 4 + 5 + 1 = 10, carry 1. Hundreds: 3 + 0 +
+// 1 = 4. So 348 + 57 = 405."); one-digit sums plainly ("3 + 4 = 7."). A small model can then add pairs
+// it never saw, which the bare "348 + 57 = 405." only lets it recall.
 std::string pretraining_corpus(const World& w, int64_t n, uint64_t seed, Split split);
 // JSONL {"question","answer","key","relation","seen"}; Train: seen facts only; Eval: seen and unseen.
 std::string facts_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
@@ -73,7 +79,8 @@ std::string arith_jsonl(int64_t n, uint64_t seed, Split split);
 // JSONL {"messages":[{"role","content"},...]}: fact questions, sums, greetings, requests to tell about
 // someone, and polite refusals for what the world cannot answer; one to three exchanges each.
 std::string chat_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
-// JSONL {"prompt","chosen","rejected","kind"}: kind "correct" (right vs wrong answer), "on_topic"
+// JSONL {"prompt","chosen","rejected","kind"}: kind "correct" (right vs wrong answer; a wrong sum is
+// worked like the right one up to its last number), "on_topic"
 // (answer vs evasion), "polite" (polite vs rude).
 std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
 // JSONL {"prompt","answer","kind"} whose answer a program can check (kind "arith" or "facts"): the
