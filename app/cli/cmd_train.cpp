@@ -1,11 +1,15 @@
 // `train`: pretraining on plain text, supervised fine-tuning on JSONL chats (DESIGN.md §5; issue 5), from
-// preference pairs a reward model or DPO, and GRPO on prompts with checkable answers (issue 24).
+// preference pairs a reward model or DPO, and GRPO and PPO on prompts with checkable answers (issue 24).
 //
 // Prints one JSON object per optimizer step on stdout (and appends it to --metrics FILE.jsonl):
 // step, loss, lr, grad_norm, tokens_per_s, and when computed val_loss, sample, skipped, checkpoint; the
 // reward model adds accuracy and margin, DPO TRL's rewards/chosen, rewards/rejected, rewards/margins,
 // rewards/accuracies, logps/chosen, logps/rejected -- each also as val_<name> at validation; GRPO TRL's reward,
-// reward_std, kl, completion_length, clip_ratio, frac_reward_zero_std, and val_accuracy (greedy, held-out prompts).
+// reward_std, kl, completion_length, clip_ratio, frac_reward_zero_std, and val_accuracy (greedy, held-out prompts);
+// PPO TRL's objective/kl, objective/entropy, objective/non_score_reward, objective/rlhf_reward, objective/scores,
+// objective/kl_coef, policy/clipfrac_avg, policy/approxkl_avg, policy/entropy_avg, loss/policy_avg, loss/value_avg,
+// val/clipfrac_avg, val/ratio, val/ratio_var, val/num_eos_tokens, completion_length, val_accuracy, and "samples":
+// a few of the step's completions [{prompt, completion, score}].
 // Writes checkpoints to OUT/checkpoints every --save-every steps and at the end, and the trained model
 // as our HF directory into OUT. --resume continues from the newest loadable checkpoint in
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
@@ -23,6 +27,8 @@
 #include "cli_args.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "engine/align/ppo_objective.h"
+#include "engine/align/reward_model.h"
 #include "engine/chat_template.h"
 #include "engine/error.h"
 #include "engine/io/model_convert.h"
@@ -62,14 +68,16 @@ int cmd_train(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"recipe", true, false,
        "pretrain (plain text), sft (JSONL chat / Alpaca, loss on assistant tokens), reward (a reward model "
-       "from JSONL preference pairs {prompt, chosen, rejected}), dpo (direct preference optimization on them) or grpo "
-       "(group relative policy optimization on JSONL prompts {prompt, answer, kind} rewarded by exact match)"},
+       "from JSONL preference pairs {prompt, chosen, rejected}), dpo (direct preference optimization on them), grpo "
+       "(group relative policy optimization on JSONL prompts {prompt, answer, kind} rewarded by exact match) or ppo "
+       "(proximal policy optimization with a value head on the same prompts, rewarded by exact match or by "
+       "--reward-model)"},
       {"model", true, false,
        "model to start from (HF directory, GGUF or llm.c .bin; quantized weights are widened), "
        "or a config.json to start from random weights"},
       {"data", true, false,
        "training data: a UTF-8 text file (pretrain), a JSONL chat file (sft), JSONL preference pairs (reward, dpo) "
-       "or JSONL prompts (grpo)"},
+       "or JSONL prompts (grpo, ppo)"},
       {"out", true, false, "output directory: the trained model, checkpoints/ inside it"},
       {"lora-rank", true, false, "LoRA rank (0 = full fine-tuning, the default)"},
       {"lora-alpha", true, false, "LoRA alpha (default 16)"},
@@ -78,10 +86,10 @@ int cmd_train(int argc, char** argv) {
        "LoRA: comma-separated weight groups, e.g. h.qkv.weight,h.attn_proj.weight "
        "(default: PEFT's defaults for the architecture)"},
       {"batch", true, false,
-       "rows per micro-batch (default 4); reward, dpo: pairs per micro-batch; grpo: prompts per micro-batch"},
+       "rows per micro-batch (default 4); reward, dpo: pairs per micro-batch; grpo: prompts per micro-batch; ppo: prompts (one completion each) per rollout"},
       {"seq", true, false, "tokens per row (default 128, at most the model's context)"},
-      {"grad-accum", true, false, "micro-batches per optimizer step (default 1)"},
-      {"steps", true, false, "optimizer steps (default 100)"},
+      {"grad-accum", true, false, "micro-batches per optimizer step (default 1; ppo: 1 only)"},
+      {"steps", true, false, "optimizer steps (default 100); ppo: rollouts, each --ppo-epochs x --num-minibatches updates"},
       {"lr", true, false, "peak learning rate (default 3e-4)"},
       {"schedule", true, false, "constant, cosine (default), linear or step"},
       {"warmup", true, false, "linear warmup steps (default 0)"},
@@ -106,32 +114,73 @@ int cmd_train(int argc, char** argv) {
       {"keep", true, false, "checkpoints kept (default 3; 0 = all)"},
       {"max-skipped-steps", true, false, "steps with a NaN/inf loss or gradient skipped before stopping (default 0)"},
       {"chat-template", true, false,
-       "sft, reward, dpo, grpo: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
+       "sft, reward, dpo, grpo, ppo: chatml, llama3, llama2, zephyr, alpaca or plain (default: the model's)"},
       {"beta", true, false,
        "how strongly the policy is held to the starting model: dpo: the DPO beta (default 0.1); grpo: the weight "
        "of the per-token KL to it (default 0.04)"},
       {"group-size", true, false, "grpo: completions sampled per prompt (default 4)"},
-      {"temperature", true, false, "grpo: sampling temperature of the completions (default 1.0)"},
-      {"max-new-tokens", true, false, "grpo: tokens per completion at most (default 24)"},
-      {"clip", true, false, "grpo: clipping epsilon of the probability ratio (default 0.2)"},
+      {"temperature", true, false, "grpo, ppo: sampling temperature of the completions (default 1.0)"},
+      {"max-new-tokens", true, false, "grpo, ppo: tokens per completion at most (default 24)"},
+      {"clip", true, false, "grpo, ppo: clipping epsilon of the probability ratio (default 0.2)"},
+      {"kl-coef", true, false,
+       "ppo: weight of the per-token KL to the starting model in the reward (default 0.05; with --target-kl the "
+       "initial value)"},
+      {"target-kl", true, false,
+       "ppo: adapt the KL coefficient towards this per-completion KL (Ziegler et al.'s controller; default 0 = "
+       "fixed coefficient)"},
+      {"kl-horizon", true, false,
+       "ppo with --target-kl: completions over which the coefficient moves by at most 20% (default 10000)"},
+      {"kl-estimator", true, false, "ppo: k1 (logp - ref_logp, the default) or k3 (non-negative)"},
+      {"ppo-epochs", true, false, "ppo: passes over each rollout (default 4)"},
+      {"num-minibatches", true, false, "ppo: minibatches per pass, each one update; divides --batch (default 1)"},
+      {"gae-gamma", true, false, "ppo: discount of the GAE (default 1.0)"},
+      {"gae-lambda", true, false, "ppo: lambda of the GAE (default 0.95)"},
+      {"cliprange-value", true, false, "ppo: clipping range of the value loss (default 0.2)"},
+      {"vf-coef", true, false, "ppo: weight of the value loss (default 0.1)"},
+      {"entropy-coef", true, false,
+       "ppo: weight of the entropy bonus (sampled estimate, mean -logp of the completion tokens; default 0)"},
+      {"reward-model", true, false,
+       "ppo: a reward model directory (train --recipe reward) scoring prompt + completion instead of exact match"},
       {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
       {"threads", true, false, "CPU threads (default: all cores)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
-  if (!engine::recipe_from_name(recipe)) {
-    if (recipe == "ppo")
-      throw UsageError("--recipe " + recipe + " is not implemented yet (available: pretrain, sft, reward, dpo, grpo)");
-    throw UsageError("unknown --recipe '" + recipe + "' (pretrain, sft, reward, dpo or grpo)");
-  }
-  const bool grpo = recipe == "grpo";
-  const bool chat_recipe = recipe == "sft" || recipe == "reward" || recipe == "dpo" || grpo;
+  if (!engine::recipe_from_name(recipe))
+    throw UsageError("unknown --recipe '" + recipe + "' (pretrain, sft, reward, dpo, grpo or ppo)");
+  const bool grpo = recipe == "grpo", ppo = recipe == "ppo";
+  const bool chat_recipe = recipe == "sft" || recipe == "reward" || recipe == "dpo" || grpo || ppo;
   if (a.has("beta") && recipe != "dpo" && !grpo) throw UsageError("--beta applies to --recipe dpo and grpo only");
   // GRPO's beta may be 0 (no KL term, as TRL's later default); DPO's must be positive.
   const double beta = grpo ? a.number("beta", 0.04, 0.0, 1e6) : a.number("beta", 0.1, 1e-6, 1e6);
-  for (const char* f : {"group-size", "temperature", "max-new-tokens", "clip"})
-    if (a.has(f) && !grpo) throw UsageError(std::string("--") + f + " applies to --recipe grpo only");
+  if (a.has("group-size") && !grpo) throw UsageError("--group-size applies to --recipe grpo only");
+  for (const char* f : {"temperature", "max-new-tokens", "clip"})
+    if (a.has(f) && !grpo && !ppo) throw UsageError(std::string("--") + f + " applies to --recipe grpo and ppo only");
+  for (const char* f : {"kl-coef", "target-kl", "kl-horizon", "kl-estimator", "ppo-epochs", "num-minibatches",
+                        "gae-gamma", "gae-lambda", "cliprange-value", "vf-coef", "entropy-coef", "reward-model"})
+    if (a.has(f) && !ppo) throw UsageError(std::string("--") + f + " applies to --recipe ppo only");
+  if (a.has("kl-horizon") && !a.has("target-kl")) throw UsageError("--kl-horizon needs --target-kl");
+  engine::PpoOptions ppo_options;
+  ppo_options.kl_coef = a.number("kl-coef", 0.05, 0.0, 1e6);
+  ppo_options.target_kl = a.number("target-kl", 0.0, 0.0, 1e6);
+  ppo_options.kl_horizon = a.number("kl-horizon", 10000.0, 1.0, 1e12);
+  const std::string kl_estimator = a.str("kl-estimator", "k1");
+  if (kl_estimator != "k1" && kl_estimator != "k3")
+    throw UsageError("--kl-estimator must be k1 or k3, got '" + kl_estimator + "'");
+  ppo_options.kl_estimator = kl_estimator == "k3" ? engine::KlEstimator::K3 : engine::KlEstimator::K1;
+  ppo_options.ppo_epochs = static_cast<int>(a.integer("ppo-epochs", 4, 1, 1024));
+  ppo_options.num_minibatches = static_cast<int>(a.integer("num-minibatches", 1, 1, 1 << 16));
+  ppo_options.gamma = a.number("gae-gamma", 1.0, 0.0, 1.0);
+  ppo_options.lam = a.number("gae-lambda", 0.95, 0.0, 1.0);
+  ppo_options.cliprange_value = a.number("cliprange-value", 0.2, 1e-6, 1e6);
+  ppo_options.vf_coef = a.number("vf-coef", 0.1, 0.0, 1e6);
+  ppo_options.entropy_coef = a.number("entropy-coef", 0.0, 0.0, 1e6);
+  const std::string reward_model = a.str("reward-model");
+  if (a.has("reward-model") && !engine::is_reward_model(reward_model))
+    throw UsageError("--reward-model " + reward_model +
+                     " is not a reward model (its workbench.json has no \"reward_model\"; train one with --recipe "
+                     "reward)");
   const int group_size = static_cast<int>(a.integer("group-size", 4, 2, 1024));
   const double temperature = a.number("temperature", 1.0, 1e-3, 100.0);
   const int max_new_tokens = static_cast<int>(a.integer("max-new-tokens", 24, 1, 1 << 16));
@@ -153,6 +202,12 @@ int cmd_train(int argc, char** argv) {
     throw UsageError("--lora-alpha, --lora-dropout and --lora-targets need --lora-rank > 0");
   const int B = static_cast<int>(a.integer("batch", 4, 1, 1 << 16));
   const int grad_accum = static_cast<int>(a.integer("grad-accum", 1, 1, 1 << 16));
+  if (ppo && grad_accum != 1)
+    throw UsageError("--grad-accum applies to the other recipes: ppo makes --ppo-epochs x --num-minibatches "
+                     "updates per rollout instead");
+  if (ppo && B % ppo_options.num_minibatches != 0)
+    throw UsageError("--num-minibatches " + std::to_string(ppo_options.num_minibatches) + " does not divide --batch " +
+                     std::to_string(B));
   const int64_t steps = a.integer("steps", 100, 1, int64_t(1) << 40);
   const double lr = a.number("lr", 3e-4, 0.0, 10.0);
   const std::string schedule_name = a.str("schedule", "cosine");
@@ -233,6 +288,23 @@ int cmd_train(int argc, char** argv) {
     config["max_new_tokens"] = max_new_tokens;
     config["clip"] = clip;
   }
+  if (ppo) {
+    config["temperature"] = temperature;
+    config["max_new_tokens"] = max_new_tokens;
+    config["clip"] = clip;
+    config["kl_coef"] = ppo_options.kl_coef;
+    config["target_kl"] = ppo_options.target_kl;
+    config["kl_horizon"] = ppo_options.kl_horizon;
+    config["kl_estimator"] = kl_estimator;
+    config["ppo_epochs"] = ppo_options.ppo_epochs;
+    config["num_minibatches"] = ppo_options.num_minibatches;
+    config["gae_gamma"] = ppo_options.gamma;
+    config["gae_lambda"] = ppo_options.lam;
+    config["cliprange_value"] = ppo_options.cliprange_value;
+    config["vf_coef"] = ppo_options.vf_coef;
+    config["entropy_coef"] = ppo_options.entropy_coef;
+    config["reward_model"] = reward_model;
+  }
 
   engine::TrainingRunSpec spec;
   spec.recipe = *engine::recipe_from_name(recipe);
@@ -277,6 +349,11 @@ int cmd_train(int argc, char** argv) {
   spec.grpo.temperature = static_cast<float>(temperature);
   spec.grpo.max_new_tokens = max_new_tokens;
   spec.grpo.clip = clip;
+  spec.ppo = ppo_options;
+  spec.ppo.temperature = static_cast<float>(temperature);
+  spec.ppo.max_new_tokens = max_new_tokens;
+  spec.ppo.cliprange = clip;
+  spec.reward_model_path = reward_model;
   spec.threads = threads;
   spec.config_json = config.dump();
   const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec);
@@ -318,6 +395,12 @@ int cmd_train(int argc, char** argv) {
     if (m.val_loss) j["val_loss"] = json_float(*m.val_loss);
     for (const auto& [name, v] : m.val_metrics) j["val_" + name] = json_float(v);
     if (m.sample) j["sample"] = *m.sample;
+    if (!m.samples.empty()) {
+      json table = json::array();
+      for (const engine::CompletionSample& c : m.samples)
+        table.push_back({{"prompt", c.prompt}, {"completion", c.completion}, {"score", json_float(float(c.score))}});
+      j["samples"] = std::move(table);
+    }
     if (m.skipped) j["skipped"] = true;
     if (!m.checkpoint.empty()) j["checkpoint"] = m.checkpoint;
     print_json(j);

@@ -51,6 +51,7 @@ class TestCli : public QObject {
   Q_OBJECT
   QTemporaryDir m_dir;
   QString m_model;
+  QString m_tiny_chat;  // tinyChatModel()'s directory once made
 
  private slots:
   void initTestCase() {
@@ -688,22 +689,36 @@ class TestCli : public QObject {
   // synthetic dialogues (2 layers, 64 wide, a BPE learnt from them): TRL's metric names on every step, KL 0 at
   // step 1 (the reference is the starting model), held-out greedy accuracy at validation, the model saved; a
   // resumed run samples and updates exactly as an uninterrupted one; LoRA is refused by name.
-  void train_grpo_on_synth_prompts() {
-    const QString d = m_dir.path() + "/grpo", chat = d + "/chat.jsonl", prompts = d + "/prompts.jsonl";
-    QVERIFY(QDir().mkpath(d));
-    QCOMPARE(cli({"data", "synth", "--kind", "chat", "--n", "1500", "--seed", "1", "--out", chat}).code, 0);
-    QCOMPARE(cli({"data", "synth", "--kind", "prompts", "--n", "200", "--seed", "1", "--out", prompts}).code, 0);
-    QCOMPARE(cli({"tokenizer", "train", "--data", chat, "--vocab-size", "400", "--out", d + "/tok"}).code, 0);
-    QCOMPARE(cli({"init", "--preset", "tiny", "--vocab", "400", "--context", "96", "--tokenizer", d + "/tok", "--out",
-                  d + "/tiny"})
-                 .code,
-             0);
-    Run r = cli({"train",    "--recipe",  "sft", "--model",     d + "/tiny", "--data",          chat,    "--out",
-                 d + "/sft", "--steps",   "150", "--batch",     "16",        "--seq",           "64",    "--lr",
-                 "3e-3",     "--threads", "2",   "--val-every", "0",         "--chat-template", "chatml"});
-    QVERIFY2(r.code == 0, r.err.constData());
+  // The online recipes' starting point, made once per run of this test: a tiny model (2 layers, 64 wide, a BPE
+  // learnt from synthetic dialogues) that has learnt the chat format and a little arithmetic by SFT, in
+  // <dir>/sft, and 200 synthetic prompts with checkable answers in <dir>/prompts.jsonl. Returns <dir>, or "" on
+  // failure (the caller's QVERIFY says so).
+  QString tinyChatModel() {
+    if (!m_tiny_chat.isEmpty()) return m_tiny_chat;
+    const QString d = m_dir.path() + "/tiny-chat", chat = d + "/chat.jsonl", prompts = d + "/prompts.jsonl";
+    if (!QDir().mkpath(d) ||
+        cli({"data", "synth", "--kind", "chat", "--n", "1500", "--seed", "1", "--out", chat}).code != 0 ||
+        cli({"data", "synth", "--kind", "prompts", "--n", "200", "--seed", "1", "--out", prompts}).code != 0 ||
+        cli({"tokenizer", "train", "--data", chat, "--vocab-size", "400", "--out", d + "/tok"}).code != 0 ||
+        cli({"init", "--preset", "tiny", "--vocab", "400", "--context", "96", "--tokenizer", d + "/tok", "--out",
+             d + "/tiny"})
+                .code != 0)
+      return {};
+    const Run r = cli({"train",    "--recipe",  "sft", "--model",     d + "/tiny", "--data",          chat,    "--out",
+                       d + "/sft", "--steps",   "150", "--batch",     "16",        "--seq",           "64",    "--lr",
+                       "3e-3",     "--threads", "2",   "--val-every", "0",         "--chat-template", "chatml"});
+    if (r.code != 0) return {};
+    m_tiny_chat = d;
+    return d;
+  }
 
-    const QStringList common = {"train",   "--recipe",  "grpo", "--model",         d + "/sft", "--data",
+  void train_grpo_on_synth_prompts() {
+    const QString base = tinyChatModel();
+    QVERIFY2(!base.isEmpty(), "the tiny chat model could not be made");
+    const QString d = m_dir.path() + "/grpo", prompts = base + "/prompts.jsonl";
+    QVERIFY(QDir().mkpath(d));
+    Run r;
+    const QStringList common = {"train",   "--recipe",  "grpo", "--model",         base + "/sft", "--data",
                                 prompts,   "--batch",   "4",    "--seq",           "64",       "--lr",
                                 "1e-3",    "--threads", "2",    "--chat-template", "chatml",   "--schedule",
                                 "constant"};
@@ -757,6 +772,101 @@ class TestCli : public QObject {
                               << "1"
                               << "--lora-rank"
                               << "4");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("use full fine-tuning"), r.err.constData());
+  }
+
+  // PPO end to end on the tiny chat model: TRL's metric names, finite, on every step; KL 0 and ratio-free
+  // rollout metrics at step 1 (the reference is the starting model); a few sampled completions with their scores on
+  // each line; held-out greedy accuracy at validation; the policy saved without its value head. A resumed run --
+  // with the adaptive KL coefficient, which lives in the checkpoint -- samples and updates exactly as an
+  // uninterrupted one. A reward model can score instead of exact match. LoRA is refused by name.
+  void train_ppo_on_synth_prompts() {
+    const QString base = tinyChatModel();
+    QVERIFY2(!base.isEmpty(), "the tiny chat model could not be made");
+    const QString d = m_dir.path() + "/ppo", metrics = d + "/metrics.jsonl";
+    QVERIFY(QDir().mkpath(d));
+    const QStringList common = {"train", "--recipe", "ppo",     "--model",         base + "/sft",
+                                "--data", base + "/prompts.jsonl", "--batch", "4", "--seq",
+                                "64",    "--lr",     "1e-3",    "--threads",       "2",
+                                "--chat-template", "chatml", "--schedule", "constant", "--max-new-tokens",
+                                "16"};
+    Run r = cli(QStringList(common) << "--out" << d + "/a" << "--steps" << "4" << "--val-every" << "2"
+                                    << "--val-fraction" << "0.1" << "--val-batches" << "2" << "--metrics" << metrics);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> lines = jsonLines(r.out);
+    QCOMPARE(lines.size(), 4);
+    for (const QJsonObject& line : lines) {
+      for (const char* key : {"loss", "grad_norm", "objective/kl", "objective/entropy", "objective/non_score_reward",
+                              "objective/rlhf_reward", "objective/scores", "objective/kl_coef",
+                              "policy/clipfrac_avg", "policy/approxkl_avg", "loss/policy_avg", "loss/value_avg",
+                              "val/clipfrac_avg", "val/ratio", "val/ratio_var", "val/num_eos_tokens",
+                              "completion_length"})
+        QVERIFY2(line.contains(key) && std::isfinite(line[key].toDouble()), key);
+      QVERIFY(line["objective/scores"].toDouble() >= 0 && line["objective/scores"].toDouble() <= 1);
+      QVERIFY(line["completion_length"].toDouble() >= 1 && line["completion_length"].toDouble() <= 16 + 1);
+      QCOMPARE(line["objective/kl_coef"].toDouble(), 0.05);
+      const QJsonArray samples = line["samples"].toArray();
+      QCOMPARE(samples.size(), 2);
+      for (const QJsonValue& sample : samples) {
+        const QJsonObject o = sample.toObject();
+        QVERIFY(!o["prompt"].toString().isEmpty() && o.contains("completion"));
+        QVERIFY(o["score"].toDouble() == 0.0 || o["score"].toDouble() == 1.0);
+      }
+    }
+    QCOMPARE(lines[0]["objective/kl"].toDouble(), 0.0);
+    QVERIFY(lines[1]["objective/kl"].toDouble() != 0.0);  // the first step's updates moved the policy
+    QVERIFY(!lines[0].contains("val_accuracy"));
+    QVERIFY(lines[1].contains("val_accuracy") && lines[3].contains("val_accuracy"));
+    QFile mf(metrics);
+    QVERIFY(mf.open(QIODevice::ReadOnly));
+    QCOMPARE(jsonLines(mf.readAll()).size(), 4);
+    QFile weights(d + "/a/model.safetensors");
+    QVERIFY(weights.open(QIODevice::ReadOnly));
+    QVERIFY(!weights.readAll().contains("v_head"));
+
+    // Resume: 2 steps + 2 resumed = 4 straight, metrics and weights bit for bit; the adaptive coefficient moves
+    // (a short horizon) and so must come back from the checkpoint.
+    const QStringList four = QStringList(common) << "--val-every" << "0" << "--target-kl" << "1" << "--kl-horizon"
+                                                 << "100" << "--num-minibatches" << "2" << "--ppo-epochs" << "2";
+    QList<QJsonObject> straight, resumed;
+    straightAndResumed(four, d + "/b", d + "/c", straight, resumed);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(resumed.size(), 2);
+    QVERIFY(straight[2]["objective/kl_coef"].toDouble() != 0.05);
+    for (int i = 0; i < 2; ++i)
+      for (auto it = straight[i + 2].begin(); it != straight[i + 2].end(); ++it)
+        if (it.key() != "tokens_per_s" && it.key() != "checkpoint")
+          QVERIFY2(resumed[i][it.key()] == it.value(), qPrintable(it.key()));
+    QFile fb(d + "/b/model.safetensors"), fc(d + "/c/model.safetensors");
+    QVERIFY(fb.open(QIODevice::ReadOnly) && fc.open(QIODevice::ReadOnly));
+    QVERIFY(fb.readAll() == fc.readAll());
+
+    // A reward model's scores (any real number) instead of exact match, and the direction of PPO: on a reward model
+    // trained briefly on synthetic pairs, a few PPO steps raise the mean score well above the first rollout's
+    // (seeded, on a fixed thread count, so the same every run; about 2.4 -> 3.3 when written).
+    const QString prefs = d + "/prefs.jsonl";
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "300", "--seed", "1", "--out", prefs}).code, 0);
+    r = cli({"train", "--recipe", "reward", "--model", base + "/sft", "--data", prefs, "--out", d + "/rm", "--steps",
+             "60", "--batch", "8", "--seq", "64", "--lr", "3e-3", "--threads", "2", "--val-every", "0",
+             "--chat-template", "chatml"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QStringList scored_args = QStringList(common) << "--out" << d + "/scored" << "--steps" << "6" << "--val-every"
+                                                  << "0" << "--reward-model" << d + "/rm" << "--kl-coef" << "0.01";
+    scored_args[scored_args.indexOf("--batch") + 1] = "8";
+    scored_args[scored_args.indexOf("--lr") + 1] = "2e-3";
+    r = cli(scored_args);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QList<QJsonObject> scored = jsonLines(r.out);
+    QCOMPARE(scored.size(), 6);
+    const double score = scored[0]["samples"].toArray().at(0).toObject()["score"].toDouble();
+    QVERIFY2(std::isfinite(score) && score != 0.0 && score != 1.0, qPrintable(QString::number(score)));
+    double later = 0;
+    for (int i = 1; i < 6; ++i) later += scored[i]["objective/scores"].toDouble() / 5;
+    const double first = scored[0]["objective/scores"].toDouble();
+    QVERIFY2(later > first + 0.4, qPrintable(QString("mean score %1 at step 1, %2 over steps 2-6").arg(first).arg(later)));
+
+    r = cli(QStringList(common) << "--out" << d + "/lora" << "--steps" << "1" << "--lora-rank" << "4");
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("use full fine-tuning"), r.err.constData());
   }
@@ -975,7 +1085,26 @@ class TestCli : public QObject {
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("needle");
     QTest::newRow("no recipe") << QStringList{"--recipe", ""} << QByteArray("x") << 2 << "unknown --recipe";
-    QTest::newRow("ppo not yet") << QStringList{"--recipe", "ppo"} << QByteArray("x") << 2 << "not implemented yet";
+    QTest::newRow("ppo flag without ppo") << QStringList{"--recipe", "grpo", "--kl-coef", "0.1"} << QByteArray("x")
+                                          << 2 << "--kl-coef applies to --recipe ppo only";
+    QTest::newRow("ppo grad accum") << QStringList{"--recipe", "ppo", "--grad-accum", "2"} << QByteArray("x") << 2
+                                    << "--grad-accum applies to the other recipes";
+    QTest::newRow("ppo minibatches") << QStringList{"--recipe", "ppo", "--batch", "3", "--num-minibatches", "2"}
+                                     << QByteArray("x") << 2 << "--num-minibatches 2 does not divide --batch 3";
+    QTest::newRow("ppo no epochs") << QStringList{"--recipe", "ppo", "--ppo-epochs", "0"} << QByteArray("x") << 2
+                                   << "--ppo-epochs";
+    QTest::newRow("ppo kl estimator") << QStringList{"--recipe", "ppo", "--kl-estimator", "k2"} << QByteArray("x")
+                                      << 2 << "--kl-estimator must be k1 or k3";
+    QTest::newRow("ppo negative kl") << QStringList{"--recipe", "ppo", "--kl-coef", "-1"} << QByteArray("x") << 2
+                                     << "--kl-coef";
+    QTest::newRow("ppo horizon alone") << QStringList{"--recipe", "ppo", "--kl-horizon", "100"} << QByteArray("x")
+                                       << 2 << "--kl-horizon needs --target-kl";
+    QTest::newRow("ppo gae lambda") << QStringList{"--recipe", "ppo", "--gae-lambda", "1.5"} << QByteArray("x") << 2
+                                    << "--gae-lambda";
+    QTest::newRow("ppo not a reward model") << QStringList{"--recipe", "ppo", "--reward-model", m_model}
+                                            << QByteArray("x") << 2 << "is not a reward model";
+    QTest::newRow("ppo seq too short") << QStringList{"--recipe", "ppo", "--seq", "16"} << QByteArray("x") << 1
+                                       << "must exceed max new tokens";
     QTest::newRow("beta without dpo") << QStringList{"--recipe", "reward", "--beta", "0.2"} << QByteArray("x") << 2
                                       << "--beta applies to --recipe dpo and grpo only";
     QTest::newRow("group size without grpo") << QStringList{"--recipe", "dpo", "--group-size", "8"} << QByteArray("x")

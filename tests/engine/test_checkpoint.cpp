@@ -98,6 +98,27 @@ class TestCheckpoint : public QObject {
     QCOMPARE(b.opt->step_count(), int64_t(3));
   }
 
+  void objective_state_round_trips_and_is_checksummed() {
+    QTemporaryDir dir;
+    Rig a(1);
+    engine::TrainState s = state(4);
+    s.objective_state = "kl_coef=0.0496";
+    const std::string path = engine::save_checkpoint(dir.path().toStdString(), *a.opt, s);
+    Rig b(2);
+    QCOMPARE(engine::load_checkpoint(path, *b.opt).objective_state, s.objective_state);
+    // Without one, none is written and none comes back.
+    const std::string plain = engine::save_checkpoint(dir.path().toStdString(), *a.opt, state(5));
+    QVERIFY(read_all(plain).find("objective_state") == std::string::npos);
+    QCOMPARE(engine::load_checkpoint(plain, *b.opt).objective_state, std::string());
+    // A changed value is caught.
+    std::string bytes = read_all(path);
+    const size_t at = bytes.find("0.0496");
+    QVERIFY(at != std::string::npos);
+    bytes[at + 3] = '5';
+    write_all(path, bytes);
+    QVERIFY(error_of([&] { engine::load_checkpoint(path, *b.opt); }).contains("'objective_state' fails its checksum"));
+  }
+
   void every_corruption_is_a_clear_error_and_changes_nothing() {
     QTemporaryDir dir;
     Rig a(1);

@@ -14,6 +14,7 @@
 #include "engine/align/grpo_objective.h"
 #include "engine/align/prompt_data.h"
 #include "engine/align/reference_policy.h"
+#include "engine/align/rollouts.h"
 #include "engine/backend.h"
 #include "engine/model_loader.h"
 #include "engine/train/train_model.h"
@@ -222,8 +223,8 @@ class TestGrpo : public QObject {
     const ObjectiveResult v = objective.evaluate(policy, batch);
     QVERIFY(v.metrics.count("accuracy"));
     QCOMPARE(v.loss, 1.0 - v.metrics.at("accuracy"));
-    QVERIFY(grpo_sample_seed(42, 0, 1) != grpo_sample_seed(42, 1, 0));
-    QVERIFY(grpo_sample_seed(42, 0, 0) != grpo_sample_seed(43, 0, 0));
+    QVERIFY(rollout_sample_seed(42, 0, 1) != rollout_sample_seed(42, 1, 0));
+    QVERIFY(rollout_sample_seed(42, 0, 0) != rollout_sample_seed(43, 0, 0));
   }
 };
 

@@ -82,6 +82,36 @@ TrainerOptions rich_options(const std::string& ckpt_dir) {
   return o;
 }
 
+// The language-model loss made three times per step on one batch (the shape of PPO's epochs over a rollout),
+// reporting the update index, a metric only the first update has, and carrying a step counter across checkpoints.
+class ThreeUpdates : public TrainObjective {
+ public:
+  int updates_per_step() const override { return 3; }
+  ObjectiveResult forward_backward(TrainModel& model, const Batch& batch, const TrainStepOptions& options,
+                                   float grad_scale) override {
+    return forward_backward_update(model, batch, options, grad_scale, 0);
+  }
+  ObjectiveResult forward_backward_update(TrainModel& model, const Batch& batch, const TrainStepOptions& options,
+                                          float grad_scale, int update) override {
+    ObjectiveResult r;
+    r.loss = model.forward_backward(batch.view(), options, grad_scale);
+    r.metrics["update"] = update;
+    if (update == 0) {
+      r.metrics["steps_seen"] = double(++steps_seen);
+      r.samples.push_back({"p", "c", double(steps_seen)});
+    }
+    return r;
+  }
+  ObjectiveResult evaluate(TrainModel& model, const Batch& batch) override {
+    ObjectiveResult r;
+    r.loss = model.loss(batch.view());
+    return r;
+  }
+  std::string checkpoint_state() const override { return "seen " + std::to_string(steps_seen); }
+  void restore_state(const std::string& state) override { steps_seen = std::stoi(state.substr(5)); }
+  int steps_seen = 0;
+};
+
 }  // namespace
 
 class TestTrainer : public QObject {
@@ -264,6 +294,46 @@ class TestTrainer : public QObject {
     double worst = 0;
     for (size_t i = 0; i < w_big.size(); ++i) worst = std::max(worst, double(std::abs(w_accum[i] - w_big[i])));
     QVERIFY2(worst < 1e-6, qPrintable(QString::number(worst)));
+  }
+
+  void several_updates_per_step_share_one_batch() {
+    // Each step: one batch, three AdamW updates, means over the updates that report a metric; the objective's
+    // state comes back on resume.
+    const std::vector<int32_t> tokens = random_tokens(3000, 9);
+    QTemporaryDir dir;
+    auto model = load_model(kTiny);
+    TrainModel tm(*model, *m_be);
+    TokenStreamLoader train(tokens, 2, 16, false, 0, "train");
+    TrainerOptions o;
+    o.steps = 2;
+    o.schedule.base_lr = 1e-3f;
+    o.checkpoint_dir = dir.path().toStdString();
+    ThreeUpdates objective;
+    Trainer t(tm, train, nullptr, nullptr, o, &objective);
+    std::vector<StepMetrics> steps;
+    t.run([&](const StepMetrics& m) {
+      steps.push_back(m);
+      return true;
+    });
+    QCOMPARE(t.optimizer().step_count(), int64_t(6));
+    QCOMPARE(train.position().cursor, uint64_t(2 * 2 * 16));  // two batches read, not six
+    QCOMPARE(steps.size(), size_t(2));
+    QCOMPARE(steps[1].metrics.at("update"), 1.0f);      // (0 + 1 + 2) / 3
+    QCOMPARE(steps[1].metrics.at("steps_seen"), 2.0f);  // reported by update 0 only
+    QCOMPARE(steps[1].samples.size(), size_t(1));
+    QVERIFY(std::isfinite(steps[1].grad_norm) && steps[1].grad_norm > 0);
+
+    auto model_b = load_model(kTiny);
+    TrainModel tm_b(*model_b, *m_be);
+    TokenStreamLoader train_b(tokens, 2, 16, false, 0, "train");
+    ThreeUpdates resumed;
+    Trainer tb(tm_b, train_b, nullptr, nullptr, o, &resumed);
+    tb.resume();
+    QCOMPARE(resumed.steps_seen, 2);
+
+    TrainerOptions accum = o;
+    accum.grad_accum = 2;
+    QVERIFY(error_of([&] { Trainer(tm, train, nullptr, nullptr, accum, &objective); }).contains("accumulation 1"));
   }
 
   void validation_loss_and_stop_callback() {

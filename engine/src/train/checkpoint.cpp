@@ -95,7 +95,9 @@ std::string save_checkpoint(const std::string& dir, const AdamW& opt, const Trai
       checksums[name] = hex64(fnv1a64(bufs[k], ts[i].numel * sizeof(float)));
     }
   }
-  const std::map<std::string, std::string> metadata = {
+  if (!state.objective_state.empty())
+    checksums["objective_state"] = hex64(fnv1a64(state.objective_state.data(), state.objective_state.size()));
+  std::map<std::string, std::string> metadata = {
       {"format", k_format},
       {"version", k_version},
       {"step", std::to_string(state.step)},
@@ -106,6 +108,7 @@ std::string save_checkpoint(const std::string& dir, const AdamW& opt, const Trai
       {"config", state.config_json},
       {"checksums", checksums.dump()},
   };
+  if (!state.objective_state.empty()) metadata["objective_state"] = state.objective_state;
   const std::string path = (fs::path(dir) / checkpoint_name(state.step)).string();
   io::write_safetensors(path, tensors, metadata);
 
@@ -132,6 +135,12 @@ TrainState load_checkpoint(const std::string& path, AdamW& opt) {
   st.config_json = meta(md, "config", path);
   const io::json sums = io::parse_json_checked(meta(md, "checksums", path), path + ": metadata 'checksums'");
   if (!sums.is_object()) throw Error(path + ": metadata 'checksums' must be a JSON object");
+  if (const auto it = md.find("objective_state"); it != md.end()) {
+    const io::json* sum = sums.contains("objective_state") ? &sums["objective_state"] : nullptr;
+    if (!sum || !sum->is_string() || sum->get<std::string>() != hex64(fnv1a64(it->second.data(), it->second.size())))
+      throw Error(path + ": metadata 'objective_state' fails its checksum (the file is corrupt)");
+    st.objective_state = it->second;
+  }
 
   // Validate everything first: nothing is written into the optimizer until the whole file checks out.
   const auto& ts = opt.tensors();

@@ -48,6 +48,10 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
       m_opt((options.validate(), model.trainable()), options.adam) {
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
+  if (m_objective && m_objective->updates_per_step() < 1)
+    throw Error("training options: an objective must make at least one update per step");
+  if (m_objective && m_objective->updates_per_step() > 1 && m_o.grad_accum != 1)
+    throw Error("training options: an objective with several updates per step (PPO) needs gradient accumulation 1");
   m_model.zero_grads();
 }
 
@@ -56,6 +60,7 @@ TrainState Trainer::resume(std::vector<std::string>* warnings) {
   TrainState st = load_latest_checkpoint(m_o.checkpoint_dir, m_opt, nullptr, warnings);
   m_train.seek(st.data);
   m_step = st.step;
+  if (m_objective) m_objective->restore_state(st.objective_state);
   return st;
 }
 
@@ -66,6 +71,7 @@ std::string Trainer::save_checkpoint_now() {
   st.data = m_train.position();
   st.seed = m_o.seed;
   st.config_json = m_o.config_json;
+  if (m_objective) st.objective_state = m_objective->checkpoint_state();
   return save_checkpoint(m_o.checkpoint_dir, m_opt, st, m_o.keep_checkpoints);
 }
 
@@ -119,45 +125,62 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     TrainStepOptions so;
     so.dropout = m_o.dropout;
     so.label_smoothing = m_o.label_smoothing;
-    double loss_sum = 0;
+    double loss_sum = 0, norm_sum = 0;
     int64_t tokens = 0;
     std::map<std::string, double> metric_sums;
-    for (int micro = 0; micro < m_o.grad_accum; ++micro) {
-      m_train.next(m_batch);
-      so.dropout_seed = dropout_seed(m_o.seed, k, micro);
-      const float scale = 1.0f / float(m_o.grad_accum);
-      if (m_objective) {
-        const ObjectiveResult r = m_objective->forward_backward(m_model, m_batch, so, scale);
-        loss_sum += r.loss;
-        for (const auto& [name, v] : r.metrics) metric_sums[name] += v;
-      } else {
-        loss_sum += m_model.forward_backward(m_batch.view(), so, scale);
+    std::map<std::string, int> metric_counts;
+    const int updates = m_objective ? m_objective->updates_per_step() : 1;
+    int calls = 0, updates_done = 0;
+    for (int u = 0; u < updates; ++u) {
+      double update_sum = 0;
+      for (int micro = 0; micro < m_o.grad_accum; ++micro) {
+        // Several updates per step learn from one batch (grad_accum is then 1).
+        if (u == 0) m_train.next(m_batch);
+        so.dropout_seed = dropout_seed(m_o.seed, k, micro + u);
+        const float scale = 1.0f / float(m_o.grad_accum);
+        if (m_objective) {
+          ObjectiveResult r = m_objective->forward_backward_update(m_model, m_batch, so, scale, u);
+          update_sum += r.loss;
+          for (const auto& [name, v] : r.metrics) {
+            metric_sums[name] += v;
+            ++metric_counts[name];
+          }
+          for (CompletionSample& c : r.samples) sm.samples.push_back(std::move(c));
+        } else {
+          update_sum += m_model.forward_backward(m_batch.view(), so, scale);
+        }
+        ++calls;
+        if (u == 0) tokens += int64_t(m_batch.B) * m_batch.T;
       }
-      tokens += int64_t(m_batch.B) * m_batch.T;
+      loss_sum += update_sum;
+      const float update_loss = static_cast<float>(update_sum / m_o.grad_accum);
+      const float lr = lr_at(m_o.schedule, int(std::min<int64_t>(k - 1, INT32_MAX)));
+      const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip);
+      norm_sum += norm.norm;
+      ++updates_done;
+      if (!std::isfinite(update_loss) || !norm.finite) {
+        // Refuse the update: weights and optimizer state stay exactly as they were before it. The step's
+        // remaining updates (PPO) are dropped too: they would learn from the same broken rollout.
+        sm.skipped = true;
+        ++r.skipped_steps;
+        m_model.zero_grads();
+        if (r.skipped_steps > m_o.max_skipped_steps) {
+          const std::string what = !std::isfinite(update_loss) ? "the loss is " + describe(update_loss)
+                                                               : "the gradient of '" + norm.first_bad + "' is not finite";
+          throw Error("step " + std::to_string(k) + ": " + what +
+                      "; the update was skipped and the weights are unchanged (lower --lr, enable --grad-clip, or "
+                      "check the data)");
+        }
+        break;
+      }
+      m_opt.step(lr);
+      m_model.zero_grads();
     }
-    sm.loss = static_cast<float>(loss_sum / m_o.grad_accum);
-    for (const auto& [name, s] : metric_sums) sm.metrics[name] = static_cast<float>(s / m_o.grad_accum);
+    m_step = k;
+    sm.loss = static_cast<float>(loss_sum / calls);
+    for (const auto& [name, s] : metric_sums) sm.metrics[name] = static_cast<float>(s / metric_counts[name]);
     sm.lr = lr_at(m_o.schedule, int(std::min<int64_t>(k - 1, INT32_MAX)));
-    const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip);
-    sm.grad_norm = static_cast<float>(norm.norm);
-    if (!std::isfinite(sm.loss) || !norm.finite) {
-      // Refuse the update: weights and optimizer state stay exactly as they were before this step.
-      sm.skipped = true;
-      ++r.skipped_steps;
-      m_model.zero_grads();
-      m_step = k;
-      if (r.skipped_steps > m_o.max_skipped_steps) {
-        const std::string what = !std::isfinite(sm.loss) ? "the loss is " + describe(sm.loss)
-                                                         : "the gradient of '" + norm.first_bad + "' is not finite";
-        throw Error("step " + std::to_string(k) + ": " + what +
-                    "; the update was skipped and the weights are unchanged (lower --lr, enable --grad-clip, or "
-                    "check the data)");
-      }
-    } else {
-      m_opt.step(sm.lr);
-      m_model.zero_grads();
-      m_step = k;
-    }
+    sm.grad_norm = static_cast<float>(norm_sum / updates_done);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sm.tokens_per_s = secs > 0 ? double(tokens) / secs : 0;
     const bool last = m_step == m_o.steps;

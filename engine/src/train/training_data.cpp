@@ -21,11 +21,13 @@ std::optional<Recipe> recipe_from_name(const std::string& name) {
   if (name == "reward") return Recipe::Reward;
   if (name == "dpo") return Recipe::Dpo;
   if (name == "grpo") return Recipe::Grpo;
+  if (name == "ppo") return Recipe::Ppo;
   return std::nullopt;
 }
 
 bool recipe_uses_chat_template(Recipe r) { return r != Recipe::Pretrain; }
 bool recipe_uses_preference_pairs(Recipe r) { return r == Recipe::Reward || r == Recipe::Dpo; }
+bool recipe_uses_prompts(Recipe r) { return r == Recipe::Grpo || r == Recipe::Ppo; }
 
 namespace {
 
@@ -66,7 +68,8 @@ TrainingData prepare_preference_data(const TrainingDataOptions& o, const Tokeniz
 TrainingData prepare_training_data(const TrainingDataOptions& o, const Tokenizer& tok) {
   TrainingData out;
   const double val_fraction = o.validation ? o.val_fraction : 0.0;
-  if (o.recipe == Recipe::Grpo) throw Error("GRPO prompts are prepared with the GRPO objective (build_training_run)");
+  if (recipe_uses_prompts(o.recipe))
+    throw Error("GRPO and PPO prompts are prepared with their objectives (build_training_run)");
   if (o.recipe == Recipe::Pretrain) {
     TextDataset d = load_text_dataset(o.path, tok, val_fraction);
     out.train = std::make_unique<TokenStreamLoader>(std::move(d.train), o.B, o.T, o.shuffle, o.seed, o.path);

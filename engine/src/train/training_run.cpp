@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/align/grpo_objective.h"
+#include "engine/align/ppo_objective.h"
 #include "engine/align/preference_objectives.h"
 #include "engine/align/prompt_data.h"
 #include "engine/align/reference_policy.h"
@@ -35,30 +36,30 @@ ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo
 
 namespace {
 
-// GRPO's prompts: encoded, the ones too long for a completion skipped, split, and the index loaders.
-struct GrpoData {
+// The prompts of GRPO and PPO: encoded, the ones too long for a completion skipped, split, and the index loaders.
+struct PromptData {
   PromptSet train, val;
   std::unique_ptr<BatchLoader> train_loader, val_loader;
 };
 
-GrpoData prepare_grpo_data(const TrainingDataOptions& d, const GrpoOptions& g, const Tokenizer& tok,
-                           std::vector<std::string>* notes) {
+PromptData prepare_prompt_data(const TrainingDataOptions& d, int max_new_tokens, const Tokenizer& tok,
+                               std::vector<std::string>* notes) {
   std::vector<PromptItem> items = load_prompts(d.path);
   const size_t total = items.size();
   PromptSet all = encode_prompts(std::move(items), tok, d.chat_template);
   PromptSet kept;
   for (size_t i = 0; i < all.items.size(); ++i) {
     // Room for the longest completion and its end-of-sequence token.
-    if (all.ids[i].empty() || all.ids[i].size() + size_t(g.max_new_tokens) + 1 > size_t(d.T)) continue;
+    if (all.ids[i].empty() || all.ids[i].size() + size_t(max_new_tokens) + 1 > size_t(d.T)) continue;
     kept.items.push_back(std::move(all.items[i]));
     kept.ids.push_back(std::move(all.ids[i]));
   }
   notes->push_back(std::to_string(total) + " prompts, template '" + d.chat_template.name() + "'");
   if (kept.items.size() < total)
     notes->push_back(std::to_string(total - kept.items.size()) + " prompt(s) leave no room for " +
-                     std::to_string(g.max_new_tokens) + " new tokens within " + std::to_string(d.T) +
+                     std::to_string(max_new_tokens) + " new tokens within " + std::to_string(d.T) +
                      " and are skipped (raise --seq or lower --max-new-tokens)");
-  GrpoData out;
+  PromptData out;
   const size_t n_val = d.validation ? static_cast<size_t>(double(kept.items.size()) * d.val_fraction) : 0;
   const size_t n_train = kept.items.size() - n_val;
   for (size_t i = n_train; i < kept.items.size(); ++i) {
@@ -80,6 +81,7 @@ GrpoData prepare_grpo_data(const TrainingDataOptions& d, const GrpoOptions& g, c
 TrainingRun::~TrainingRun() {
   trainer.reset();
   objective.reset();
+  reward_model.reset();
   reference.reset();
   train_model.reset();
 }
@@ -133,17 +135,28 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   }
   GrpoOptions grpo = spec.grpo;
   grpo.seq = T;
-  std::optional<GrpoData> grpo_data;
-  if (spec.recipe == Recipe::Grpo) {
+  PpoOptions ppo = spec.ppo;
+  ppo.seq = T;
+  std::optional<PromptData> prompt_data;
+  if (recipe_uses_prompts(spec.recipe)) {
+    const bool is_ppo = spec.recipe == Recipe::Ppo;
+    const char* name = is_ppo ? "ppo" : "grpo";
     if (spec.lora.rank > 0)
-      throw Error(
-          "grpo samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
-          "use full fine-tuning (--lora-rank 0)");
+      throw Error(std::string(name) +
+                  " samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
+                  "use full fine-tuning (--lora-rank 0)");
     if (spec.label_smoothing > 0) throw Error("label smoothing applies to pretrain and sft only");
-    grpo.validate();
-    grpo_data = prepare_grpo_data(d, grpo, tok, &run->notes);
-    run->data.train = std::move(grpo_data->train_loader);
-    run->data.val = std::move(grpo_data->val_loader);
+    if (is_ppo && spec.grad_accum != 1)
+      throw Error("ppo makes several updates per rollout (--ppo-epochs, --num-minibatches) instead of gradient "
+                  "accumulation: use --grad-accum 1");
+    if (is_ppo && spec.batch % ppo.num_minibatches != 0)
+      throw Error("ppo: " + std::to_string(spec.batch) + " prompts per step do not split into " +
+                  std::to_string(ppo.num_minibatches) + " minibatches");
+    if (is_ppo) ppo.validate();
+    else grpo.validate();
+    prompt_data = prepare_prompt_data(d, is_ppo ? ppo.max_new_tokens : grpo.max_new_tokens, tok, &run->notes);
+    run->data.train = std::move(prompt_data->train_loader);
+    run->data.val = std::move(prompt_data->val_loader);
   } else {
     run->data = prepare_training_data(d, tok);
   }
@@ -162,7 +175,17 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   } else if (spec.recipe == Recipe::Grpo) {
     run->reference = ReferencePolicy::copy_of(model, *run->backend.backend);
     run->objective = std::make_unique<GrpoObjective>(*run->reference, *run->backend.backend, d.chat_template,
-                                                     std::move(grpo_data->train), std::move(grpo_data->val), grpo);
+                                                     std::move(prompt_data->train), std::move(prompt_data->val), grpo);
+  } else if (spec.recipe == Recipe::Ppo) {
+    // The value head starts as the reward model's head does; it is trained with the policy and not saved.
+    run->train_model->set_scalar_head(kValueHeadName, initial_reward_head(model.config().n_embd, spec.seed + 1));
+    run->reference = ReferencePolicy::copy_of(model, *run->backend.backend);
+    if (!spec.reward_model_path.empty())
+      run->reward_model = std::make_unique<RewardModel>(spec.reward_model_path, spec.threads);
+    run->objective =
+        std::make_unique<PpoObjective>(*run->reference, *run->backend.backend, d.chat_template,
+                                       std::move(prompt_data->train), std::move(prompt_data->val), ppo,
+                                       run->reward_model.get());
   }
 
   TrainerOptions o;

@@ -2,11 +2,9 @@
 // prompts (engine/align/prompt_data.h).
 //
 // One micro-batch:
-//   1. rollouts: K completions per prompt sampled from the current policy with the engine's Generator
-//      (temperature sampling, at most max_new_tokens, ending at the end-of-sequence token or a template stop
-//      string); each completion's sampler seed is a function of the Trainer's per-step seed (dropout_seed:
-//      seed, step, micro-batch), the row and the sample index, so a resumed run samples what an
-//      uninterrupted one would have;
+//   1. rollouts: K completions per prompt sampled from the current policy (engine/align/rollouts.h), their
+//      sampler seeds functions of the Trainer's per-step seed (dropout_seed: seed, step, micro-batch), so a
+//      resumed run samples what an uninterrupted one would have;
 //   2. rewards from the programmatic scorer (1 right, 0 wrong), group-relative advantages per prompt;
 //   3. the P*K rows prompt + completion (targets only on completion tokens; an end-of-sequence token that
 //      stopped the sample is a completion token, so stopping is learned too) through the reference
@@ -60,8 +58,5 @@ class GrpoObjective : public TrainObjective {
   PromptSet m_train, m_val;
   GrpoOptions m_o;
 };
-
-// The sampler seed of completion k of row `row` in the micro-batch whose Trainer seed is `step_seed`.
-uint64_t grpo_sample_seed(uint64_t step_seed, int row, int k);
 
 }  // namespace engine

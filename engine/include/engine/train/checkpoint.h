@@ -3,7 +3,9 @@
 // <dir>/ckpt_<step, 8 digits>.safetensors holds, for every trainable tensor (the optimizer's list),
 // "value/<name>", "adam_m/<name>" and "adam_v/<name>" as flat F32 tensors, and in its metadata:
 //   format "llm-workbench-train-checkpoint", version "1", step, adam_t, data_epoch, data_cursor, seed,
-//   config (the run's settings as JSON, compared on resume), checksums (JSON: tensor -> FNV-1a 64 hex).
+//   config (the run's settings as JSON, compared on resume), checksums (JSON: tensor -> FNV-1a 64 hex), and,
+//   only when the objective carries state between steps (PPO's adaptive KL coefficient), objective_state (its
+//   text, with its checksum under "objective_state" in checksums; absent reads as "").
 // For full fine-tuning the trainables are all the model's weights; for LoRA only the adapters (the
 // frozen base is re-read from the model the run started from).
 //
@@ -30,6 +32,7 @@ struct TrainState {
   DataPosition data;        // the training loader's position after those steps
   uint64_t seed = 0;        // the run's seed (data order, dropout masks, samples)
   std::string config_json;  // the run's settings; the caller decides which must match on resume
+  std::string objective_state;  // TrainObjective::checkpoint_state(); "" = none
 };
 
 // Writes the checkpoint of `state.step` into `dir` (created if missing), then deletes all but the

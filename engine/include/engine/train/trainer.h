@@ -6,7 +6,9 @@
 // One optimizer step k (1-based) = grad_accum micro-batches, each forward_backward with
 // grad_scale 1/grad_accum (so the gradient is that of the mean loss over all of them), then
 //   norm = clip_grad_norm(max = grad_clip), lr = lr_at(schedule, k - 1), AdamW.step(lr), zero_grads().
-// The reported loss is the mean of the micro-batch losses. Each micro-batch is the loader's next batch,
+// The reported loss is the mean of the micro-batch losses. An objective with several updates per step (PPO:
+// TrainObjective::updates_per_step) makes them all in step k on its one batch, each as above with the step's lr;
+// loss, grad_norm and metrics are then means over the updates. Each micro-batch is the loader's next batch,
 // so with grad_accum = 1 and an in-order text loader step k reads tokens [(k-1)*B*T, (k-1)*B*T + B*T].
 //
 // Invariants:
@@ -14,7 +16,8 @@
 //     rate is a function of the step and the data order a function of the loader's position, so a run
 //     resumed from a checkpoint produces exactly the losses and weights of an uninterrupted one;
 //   - a step whose loss or gradient norm is not finite never touches the weights or the optimizer
-//     state: its update is skipped (and counted); after more than max_skipped_steps such steps the run
+//     state: its update is skipped (and counted; with several updates per step, the non-finite one and the
+//     step's later ones are skipped, the earlier ones stand); after more than max_skipped_steps such steps the run
 //     stops with an engine::Error that says which step, what was non-finite and where.
 #pragma once
 
@@ -74,7 +77,8 @@ struct StepMetrics {
   std::map<std::string, float> metrics;      // an objective's own (e.g. "accuracy"), means over the micro-batches
   std::map<std::string, float> val_metrics;  // the same on the validation data, when val_loss is set
   std::optional<std::string> sample;         // the generated continuation (raw bytes, may be cut mid-character)
-  bool skipped = false;                      // non-finite loss or gradient: no update was made
+  std::vector<CompletionSample> samples;     // online recipes: a few sampled completions with their scores
+  bool skipped = false;                      // non-finite loss or gradient: an update was skipped
   std::string checkpoint;                    // path of a checkpoint written after this step, if any
 };
 

@@ -7,8 +7,8 @@
 //   reward, dpo: JSONL preference pairs (engine/train/preference_data.h) rendered with `chat_template`,
 //             batches of B pairs = 2B rows (engine/train/pair_loader.h); the last val_fraction of the pairs
 //             is validation.
-//   grpo:     prompts with checkable answers (engine/align/prompt_data.h); build_training_run prepares them
-//             itself (the GRPO objective needs the prompts, not only a loader), so they are refused here.
+//   grpo, ppo: prompts with checkable answers (engine/align/prompt_data.h); build_training_run prepares them
+//             itself (the online objectives need the prompts, not only a loader), so they are refused here.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +25,13 @@ namespace engine {
 
 class Tokenizer;
 
-enum class Recipe { Pretrain, Sft, Reward, Dpo, Grpo };
-// "pretrain", "sft", "reward", "dpo", "grpo"
+enum class Recipe { Pretrain, Sft, Reward, Dpo, Grpo, Ppo };
+// "pretrain", "sft", "reward", "dpo", "grpo", "ppo"
 std::optional<Recipe> recipe_from_name(const std::string& name);
-// The recipes whose data is chat-formatted (rendered with a chat template): sft, reward, dpo, grpo.
+// The recipes whose data is chat-formatted (rendered with a chat template): sft, reward, dpo, grpo, ppo.
 bool recipe_uses_chat_template(Recipe r);
 bool recipe_uses_preference_pairs(Recipe r);  // reward, dpo
+bool recipe_uses_prompts(Recipe r);           // grpo, ppo: sampled online from prompts with checkable answers
 
 struct TrainingDataOptions {
   Recipe recipe = Recipe::Pretrain;

@@ -16,6 +16,10 @@
 // - grpo: prompts with checkable answers (engine/align/prompt_data.h), the last val_fraction held out for greedy
 //   accuracy; prompts that leave no room for max_new_tokens within seq are skipped (a note says how many); the
 //   reference is a frozen copy of the starting model; full fine-tuning only (engine/align/grpo_objective.h).
+// - ppo: the same prompts; the policy gets a value head (kValueHeadName, not saved with the model), the reference
+//   is a frozen copy of the starting model, the reward the programmatic scorer or the reward model at
+//   reward_model_path (loaded when the run is built); full fine-tuning and grad_accum 1 only
+//   (engine/align/ppo_objective.h).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "engine/align/grpo_objective.h"
+#include "engine/align/ppo_objective.h"
 #include "engine/backend.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
@@ -34,6 +39,7 @@
 
 namespace engine {
 class ReferencePolicy;
+class RewardModel;
 }
 
 namespace engine {
@@ -72,6 +78,8 @@ struct TrainingRunSpec {
   std::string chat_template;  // sft, reward, dpo: a template name; empty: the model's own, else Plain
   double dpo_beta = 0.1;      // dpo: the strength of the pull towards the reference
   GrpoOptions grpo;           // grpo (its seq is set from `seq`)
+  PpoOptions ppo;             // ppo (its seq is set from `seq`)
+  std::string reward_model_path;  // ppo: a reward model (train --recipe reward); "": the programmatic reward
   int threads = 0;
   std::string config_json;  // stored in checkpoints (the front end's own record of the settings)
 };
@@ -92,10 +100,11 @@ struct TrainingRun {
   BackendChoice backend;
   TrainingData data;
   std::unique_ptr<TrainModel> train_model;
-  std::unique_ptr<ReferencePolicy> reference;  // dpo, grpo
-  std::unique_ptr<TrainObjective> objective;   // reward, dpo, grpo; null: the language-model loss
+  std::unique_ptr<ReferencePolicy> reference;  // dpo, grpo, ppo
+  std::unique_ptr<RewardModel> reward_model;   // ppo with a reward model
+  std::unique_ptr<TrainObjective> objective;   // reward, dpo, grpo, ppo; null: the language-model loss
   std::unique_ptr<Trainer> trainer;
-  ChatTemplate chat_template;      // what sft / reward / dpo / grpo data was rendered with
+  ChatTemplate chat_template;      // what sft / reward / dpo / grpo / ppo data was rendered with
   int64_t tokens_per_step = 0;     // B * T * grad_accum
   std::vector<std::string> notes;  // one line each, for the user (data summary, template fallback)
   ~TrainingRun();                  // the trainer first: it refers to the rest

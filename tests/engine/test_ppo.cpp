@@ -1,0 +1,266 @@
+// PPO below the CLI:
+//   - the KL estimator, per-token rewards, GAE, whitening, the clipped policy and value losses, the sampled entropy
+//     and the adaptive KL controller against hand-computed values; the losses' gradients against finite
+//     differences;
+//   - the objective on a tiny model: a step's updates and their metrics, nothing learnt yet at the first update
+//     (ratio 1, KL 0 against the starting model), the same rollout from the same step seed, and the adaptive
+//     coefficient through checkpoint_state / restore_state.
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "engine/align/grpo_losses.h"
+#include "engine/align/ppo_losses.h"
+#include "engine/align/ppo_objective.h"
+#include "engine/align/preference_objectives.h"
+#include "engine/align/prompt_data.h"
+#include "engine/align/reference_policy.h"
+#include "engine/backend.h"
+#include "engine/model_loader.h"
+#include "engine/train/train_model.h"
+#include "support/error_of.h"
+
+using namespace engine;
+
+namespace {
+
+const std::string kTiny = std::string(WB_TEST_DATA_DIR) + "/tiny-gpt2";
+
+bool near(double a, double b, double tol = 1e-5) { return std::fabs(a - b) <= tol * (1 + std::fabs(b)); }
+
+// Central differences of f at x, one coordinate at a time, against `grad`.
+void check_gradient(const std::vector<float>& x, const std::vector<float>& grad,
+                    const std::function<double(const std::vector<float>&)>& f, const char* what) {
+  const float h = 1e-3f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<float> up = x, down = x;
+    up[i] += h;
+    down[i] -= h;
+    const double fd = (f(up) - f(down)) / (double(up[i]) - double(down[i]));
+    QVERIFY2(std::fabs(fd - grad[i]) < 2e-4, qPrintable(QString("%1[%2]: finite difference %3, gradient %4")
+                                                            .arg(what)
+                                                            .arg(i)
+                                                            .arg(fd)
+                                                            .arg(grad[i])));
+  }
+}
+
+}  // namespace
+
+class TestPpo : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void kl_estimators() {
+    QCOMPARE(k1_kl(-1.0, -0.5), 0.5);
+    QCOMPARE(k1_kl(-0.5, -1.0), -0.5);  // k1 can be negative on a sample
+    QVERIFY(k3_kl(-0.5, -1.0) > 0);     // k3 never is
+  }
+
+  void token_rewards_hand_values() {
+    // Row 0: completion tokens at 1..3, the score lands on 3. Row 1: one completion token at 0.
+    const std::vector<float> kl = {0.1f, 0.2f, -0.1f, 0.3f, 0.5f, 0, 0, 0};
+    const std::vector<uint8_t> mask = {0, 1, 1, 1, 1, 0, 0, 0};
+    const std::vector<float> scores = {1.0f, -1.0f};
+    const std::vector<float> r = ppo_token_rewards(kl, mask, scores, 2, 4, 0.5);
+    const std::vector<float> want = {0, -0.1f, 0.05f, 0.85f, -1.25f, 0, 0, 0};
+    for (size_t i = 0; i < want.size(); ++i) QVERIFY2(near(r[i], want[i]), qPrintable(QString::number(i)));
+    QVERIFY(error_of([&] { ppo_token_rewards(kl, mask, scores, 2, 3, 0.5); }).contains("rows"));
+  }
+
+  void gae_hand_values() {
+    // gamma 0.9, lambda 0.8, row 0 over its completion tokens 1..3:
+    //   t=3: delta = 1.0 - 0.3 = 0.7;                A = 0.7;                    R = 1.0
+    //   t=2: delta = -0.2 + 0.9*0.3 - 0.4 = -0.33;   A = -0.33 + 0.72*0.7 = 0.174;  R = 0.574
+    //   t=1: delta = 0.1 + 0.9*0.4 - 0.5 = -0.04;    A = -0.04 + 0.72*0.174 = 0.08528;  R = 0.58528
+    // Row 1, one token: A = 2.0 - 0.5 = 1.5, R = 2.0.
+    const std::vector<float> rewards = {0, 0.1f, -0.2f, 1.0f, 2.0f, 0, 0, 0};
+    const std::vector<float> values = {9, 0.5f, 0.4f, 0.3f, 0.5f, 9, 9, 9};  // 9: off the mask, never read
+    const std::vector<uint8_t> mask = {0, 1, 1, 1, 1, 0, 0, 0};
+    const GaeResult g = gae(rewards, values, mask, 2, 4, 0.9, 0.8);
+    const std::vector<float> adv = {0, 0.08528f, 0.174f, 0.7f, 1.5f, 0, 0, 0};
+    const std::vector<float> ret = {0, 0.58528f, 0.574f, 1.0f, 2.0f, 0, 0, 0};
+    for (size_t i = 0; i < adv.size(); ++i) {
+      QVERIFY2(near(g.advantages[i], adv[i]), qPrintable(QString::number(i)));
+      QVERIFY2(near(g.returns[i], ret[i]), qPrintable(QString::number(i)));
+    }
+    // gamma = lambda = 1: the advantage is the sum of the rewards to come minus the value.
+    const GaeResult mc = gae(rewards, values, mask, 2, 4, 1.0, 1.0);
+    QVERIFY(near(mc.advantages[1], 0.1 - 0.2 + 1.0 - 0.5));
+    QVERIFY(error_of([&] { gae(rewards, values, mask, 2, 4, 1.5, 0.9); }).contains("gamma and lambda"));
+  }
+
+  void whiten_hand_values() {
+    // Masked 1, 2, 3: mean 2, unbiased variance 1; the unmasked 100 neither counts nor comes back.
+    const std::vector<float> x = {1, 2, 3, 100};
+    const std::vector<uint8_t> mask = {1, 1, 1, 0};
+    const std::vector<float> w = whiten(x, mask);
+    const double s = 1.0 / std::sqrt(1.0 + 1e-8);
+    QVERIFY(near(w[0], -s) && near(w[1], 0) && near(w[2], s) && w[3] == 0);
+    const std::vector<float> kept = whiten(x, mask, /*shift_mean=*/false);
+    QVERIFY(near(kept[0], 2 - s) && near(kept[2], 2 + s));
+    // One entry: centred, nothing to scale by.
+    QCOMPARE(whiten(std::vector<float>{5, 7}, std::vector<uint8_t>{0, 1})[1], 0.0f);
+  }
+
+  void policy_loss_hand_values() {
+    // Token 0: ratio e^0.1 inside the range, A = 1: -1.105170918. Token 1: ratio e^-0.3 = 0.7408 < 0.8 with
+    // A = -0.5: the clamped branch 0.5*0.8 = 0.4 is the larger, clipped (no gradient). Token 2: ratio 1, A = 2: -2.
+    const std::vector<float> logp = {-1.0f, -0.5f, -2.0f}, old = {-1.1f, -0.2f, -2.0f}, adv = {1.0f, -0.5f, 2.0f};
+    const std::vector<uint8_t> mask = {1, 1, 1};
+    const PpoPolicyLoss l = ppo_policy_loss(logp, old, adv, mask, 0.2);
+    QVERIFY(near(l.loss, (-std::exp(0.1) + 0.4 - 2.0) / 3, 1e-6));
+    QVERIFY(near(l.clipfrac, 1.0 / 3));
+    QVERIFY(near(l.approxkl, 0.5 * (0.01 + 0.09) / 3, 1e-5));
+    QVERIFY(near(l.ratio_mean, (std::exp(0.1) + std::exp(-0.3) + 1) / 3, 1e-6));
+    QVERIFY(near(l.dlogp[0], -std::exp(0.1) / 3, 1e-6));
+    QCOMPARE(l.dlogp[1], 0.0f);
+    QVERIFY(near(l.dlogp[2], -2.0 / 3));
+    QCOMPARE(l.tokens, int64_t(3));
+    QVERIFY(error_of([&] { ppo_policy_loss(logp, old, adv, mask, 1.5); }).contains("clip range"));
+  }
+
+  void value_loss_hand_values() {
+    // Token 0: inside the range, 0.5 (0.5 - 1)^2 = 0.125, d = -0.5. Token 1: v - old = 0.5 clamps to 0.2, v_clip 0.7;
+    // (1.0)^2 > (0.7)^2: unclipped, 0.5, d = 1. Token 2: v_clip = 0.2, (0.2 - 0.45)^2 = 0.0625 > (0.05)^2: clipped,
+    // 0.03125, no gradient.
+    const std::vector<float> v = {0.5f, 1.0f, 0.5f}, old = {0.45f, 0.5f, 0.0f}, ret = {1.0f, 0.0f, 0.45f};
+    const std::vector<uint8_t> mask = {1, 1, 1};
+    const PpoValueLoss l = ppo_value_loss(v, old, ret, mask, 0.2);
+    QVERIFY(near(l.loss, (0.125 + 0.5 + 0.03125) / 3, 1e-6));
+    QVERIFY(near(l.clipfrac, 1.0 / 3));
+    QVERIFY(near(l.dvalues[0], -0.5 / 3) && near(l.dvalues[1], 1.0 / 3));
+    QCOMPARE(l.dvalues[2], 0.0f);
+  }
+
+  void entropy_and_adaptive_kl_hand_values() {
+    const SampledEntropy e = sampled_entropy(std::vector<float>{-1, -3, -7}, std::vector<uint8_t>{1, 1, 0});
+    QCOMPARE(e.entropy, 2.0);
+    QCOMPARE(e.dlogp[0], -0.5f);
+    QCOMPARE(e.dlogp[2], 0.0f);
+
+    AdaptiveKlController c(0.1, 6.0, 10000);
+    c.update(12.0, 100);  // error 1 clipped to 0.2: x (1 + 0.2 * 100 / 10000)
+    QVERIFY(near(c.coef(), 0.1 * 1.002, 1e-12));
+    c.update(6.0, 100);  // on target: unchanged
+    QVERIFY(near(c.coef(), 0.1 * 1.002, 1e-12));
+    c.update(4.5, 100);  // error -0.25 clipped to -0.2
+    QVERIFY(near(c.coef(), 0.1 * 1.002 * 0.998, 1e-12));
+    c.update(std::nan(""), 100);  // a broken rollout leaves it alone
+    QVERIFY(near(c.coef(), 0.1 * 1.002 * 0.998, 1e-12));
+    QVERIFY(error_of([] { AdaptiveKlController(0.1, 0, 100); }).contains("target KL"));
+  }
+
+  void losses_match_finite_differences() {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    const int N = 24;
+    std::vector<float> logp(N), old(N), adv(N), v(N), old_v(N), ret(N);
+    std::vector<uint8_t> mask(N);
+    for (int i = 0; i < N; ++i) {
+      mask[size_t(i)] = i % 5 != 0;
+      old[size_t(i)] = -1.0f - std::fabs(n(rng));
+      adv[size_t(i)] = n(rng);
+      old_v[size_t(i)] = n(rng);
+      ret[size_t(i)] = n(rng);
+      // Keep every ratio and value step clear of its clip boundary, where the loss has a kink.
+      float d = 0.4f * n(rng);
+      while (std::fabs(std::exp(d) - 1.2f) < 0.01f || std::fabs(std::exp(d) - 0.8f) < 0.01f) d += 0.05f;
+      logp[size_t(i)] = old[size_t(i)] + d;
+      float s = 0.5f * n(rng);
+      while (std::fabs(std::fabs(s) - 0.2f) < 0.01f) s += 0.05f;
+      v[size_t(i)] = old_v[size_t(i)] + s;
+    }
+    const PpoPolicyLoss pl = ppo_policy_loss(logp, old, adv, mask, 0.2);
+    QVERIFY(pl.clipfrac > 0 && pl.clipfrac < 1);  // both branches are exercised
+    check_gradient(logp, pl.dlogp, [&](const std::vector<float>& x) { return ppo_policy_loss(x, old, adv, mask, 0.2).loss; },
+                   "policy loss");
+    const PpoValueLoss vl = ppo_value_loss(v, old_v, ret, mask, 0.2);
+    QVERIFY(vl.clipfrac > 0 && vl.clipfrac < 1);
+    check_gradient(v, vl.dvalues, [&](const std::vector<float>& x) { return ppo_value_loss(x, old_v, ret, mask, 0.2).loss; },
+                   "value loss");
+    const SampledEntropy en = sampled_entropy(logp, mask);
+    check_gradient(logp, en.dlogp, [&](const std::vector<float>& x) { return sampled_entropy(x, mask).entropy; },
+                   "entropy");
+  }
+
+  void objective_step_on_a_tiny_model() {
+    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
+    auto backend = make_cpu_backend(2);
+    TrainModel policy(*model, *backend);
+    policy.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
+    auto ref = ReferencePolicy::copy_of(*model, *backend);
+    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
+                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
+    // The fixture has no tokenizer: the prompts are ids, and with no end-of-sequence token every completion runs
+    // to max_new_tokens (and has no text, so every score is 0).
+    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    PpoOptions o;
+    o.max_new_tokens = 6;
+    o.seq = 32;
+    o.ppo_epochs = 2;
+    o.num_minibatches = 2;
+    o.target_kl = 0.5;
+    PpoObjective objective(*ref, *backend, ChatTemplate(), prompts, prompts, o);
+    QCOMPARE(objective.updates_per_step(), 4);
+    PromptIndexLoader loader(2, 2, false, 0, "p");
+    Batch batch;
+    loader.next(batch);
+    TrainStepOptions so;
+    so.dropout_seed = 42;
+    policy.zero_grads();
+    std::vector<ObjectiveResult> step;
+    for (int u = 0; u < 4; ++u) step.push_back(objective.forward_backward_update(policy, batch, so, 1.0f, u));
+    const ObjectiveResult& first = step[0];
+    for (const char* key : {"objective/kl", "objective/entropy", "objective/non_score_reward", "objective/rlhf_reward",
+                            "objective/scores", "objective/kl_coef", "val/num_eos_tokens", "completion_length",
+                            "policy/clipfrac_avg", "policy/approxkl_avg", "loss/policy_avg", "loss/value_avg",
+                            "val/clipfrac_avg", "val/ratio"})
+      QVERIFY2(first.metrics.count(key) && std::isfinite(first.metrics.at(key)), key);
+    QCOMPARE(first.metrics.at("objective/kl"), 0.0);  // the policy is still the reference
+    QCOMPARE(first.metrics.at("completion_length"), 6.0);
+    QCOMPARE(first.metrics.at("objective/scores"), 0.0);
+    QCOMPARE(first.metrics.at("objective/kl_coef"), 0.05);
+    QVERIFY(first.metrics.at("objective/entropy") > 0);
+    // The weights have not moved (no optimizer here): every update sees ratio 1 and clips nothing.
+    for (const ObjectiveResult& r : step) {
+      QVERIFY(near(r.metrics.at("val/ratio"), 1.0, 1e-6));
+      QCOMPARE(r.metrics.at("policy/clipfrac_avg"), 0.0);
+      QVERIFY(std::isfinite(r.loss));
+    }
+    QCOMPARE(first.samples.size(), size_t(2));
+    QVERIFY(!step[1].metrics.count("objective/kl"));  // the rollout's metrics come with update 0 only
+    QVERIFY(step[3].metrics.count("val/ratio_var"));
+    bool head_learns = false;
+    for (const TrainableTensor& t : policy.trainable())
+      if (t.name == kValueHeadName)
+        for (uint64_t i = 0; i < t.numel; ++i) head_learns |= t.grad[i] != 0.0f;
+    QVERIFY(head_learns);
+
+    // KL 0 below the target of 0.5: the coefficient shrinks by 0.2 * 2 / 10000; it survives a checkpoint.
+    QVERIFY(near(objective.kl_coef(), 0.05 * (1 - 0.2 * 2 / 10000), 1e-12));
+    const std::string state = objective.checkpoint_state();
+    PpoObjective resumed(*ref, *backend, ChatTemplate(), prompts, prompts, o);
+    resumed.restore_state(state);
+    QCOMPARE(resumed.kl_coef(), objective.kl_coef());
+    QVERIFY(error_of([&] { resumed.restore_state("kl_coef=fast"); }).contains("not a KL coefficient"));
+
+    // The same step seed samples the same rollout: the same first update again (from the coefficient it used).
+    resumed.restore_state("kl_coef=0.05");
+    policy.zero_grads();
+    const ObjectiveResult again = resumed.forward_backward_update(policy, batch, so, 1.0f, 0);
+    QCOMPARE(again.loss, first.loss);
+    QCOMPARE(again.metrics.at("objective/entropy"), first.metrics.at("objective/entropy"));
+
+    // Without a value head the objective says so.
+    TrainModel bare(*model, *backend);
+    QVERIFY(error_of([&] { objective.forward_backward_update(bare, batch, so, 1.0f, 0); }).contains("value head"));
+    const ObjectiveResult v = objective.evaluate(policy, batch);
+    QCOMPARE(v.loss, 1.0 - v.metrics.at("accuracy"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPpo)
+#include "test_ppo.moc"
