@@ -843,28 +843,29 @@ class TestCli : public QObject {
     QVERIFY(fb.readAll() == fc.readAll());
 
     // A reward model's scores (any real number) instead of exact match, and the direction of PPO: on a reward model
-    // trained briefly on synthetic pairs, a few PPO steps raise the mean score well above the first rollout's
-    // (seeded, on a fixed thread count, so the same every run; about 2.4 -> 3.3 when written).
+    // trained briefly on synthetic pairs, ten PPO steps raise the mean score well above the first rollout's
+    // (seeded, on a fixed thread count, so the same every run; 2.65 at step 1, about 3.9 over steps 6-10 when
+    // written; single 8-completion batches are noisy, hence the mean of the last five).
     const QString prefs = d + "/prefs.jsonl";
     QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "300", "--seed", "1", "--out", prefs}).code, 0);
     r = cli({"train", "--recipe", "reward", "--model", base + "/sft", "--data", prefs, "--out", d + "/rm", "--steps",
              "60", "--batch", "8", "--seq", "64", "--lr", "3e-3", "--threads", "2", "--val-every", "0",
              "--chat-template", "chatml"});
     QVERIFY2(r.code == 0, r.err.constData());
-    QStringList scored_args = QStringList(common) << "--out" << d + "/scored" << "--steps" << "6" << "--val-every"
+    QStringList scored_args = QStringList(common) << "--out" << d + "/scored" << "--steps" << "10" << "--val-every"
                                                   << "0" << "--reward-model" << d + "/rm" << "--kl-coef" << "0.01";
     scored_args[scored_args.indexOf("--batch") + 1] = "8";
-    scored_args[scored_args.indexOf("--lr") + 1] = "2e-3";
+    scored_args[scored_args.indexOf("--lr") + 1] = "1e-3";
     r = cli(scored_args);
     QVERIFY2(r.code == 0, r.err.constData());
     const QList<QJsonObject> scored = jsonLines(r.out);
-    QCOMPARE(scored.size(), 6);
+    QCOMPARE(scored.size(), 10);
     const double score = scored[0]["samples"].toArray().at(0).toObject()["score"].toDouble();
     QVERIFY2(std::isfinite(score) && score != 0.0 && score != 1.0, qPrintable(QString::number(score)));
     double later = 0;
-    for (int i = 1; i < 6; ++i) later += scored[i]["objective/scores"].toDouble() / 5;
+    for (int i = 5; i < 10; ++i) later += scored[i]["objective/scores"].toDouble() / 5;
     const double first = scored[0]["objective/scores"].toDouble();
-    QVERIFY2(later > first + 0.4, qPrintable(QString("mean score %1 at step 1, %2 over steps 2-6").arg(first).arg(later)));
+    QVERIFY2(later > first + 0.4, qPrintable(QString("mean score %1 at step 1, %2 over steps 6-10").arg(first).arg(later)));
 
     r = cli(QStringList(common) << "--out" << d + "/lora" << "--steps" << "1" << "--lora-rank" << "4");
     QCOMPARE(r.code, 1);
