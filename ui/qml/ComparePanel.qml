@@ -4,6 +4,7 @@
 // (listed on the Train page). Dismissing leaves the chat as it was.
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Workbench.Ui
 
@@ -149,10 +150,23 @@ Rectangle {
             }
             Item { Layout.fillWidth: true }
             Button {
+                id: keepButton
                 objectName: "keep" + pane.side
                 text: qsTr("%1 is better").arg(pane.side)
-                highlighted: true
+                flat: true
                 enabled: panel.canPick
+                leftPadding: 16
+                rightPadding: 16
+                // Drawn here rather than by Material's raised style, whose shadow the software renderer
+                // drops (as the New chat button).
+                Material.foreground: enabled ? (Style.dark ? Style.window : "white") : Style.textFaint
+                background: Rectangle {
+                    implicitHeight: 36
+                    radius: 8
+                    color: !keepButton.enabled ? Style.border
+                           : keepButton.down ? Qt.darker(Style.accent, 1.15)
+                           : keepButton.hovered ? Qt.lighter(Style.accent, 1.08) : Style.accent
+                }
                 onClicked: panel.keep(pane.side)
                 ToolTip.visible: hovered
                 ToolTip.delay: 500

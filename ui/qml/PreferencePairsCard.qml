@@ -22,16 +22,17 @@ Card {
         const text = url.toString()
         return text.startsWith("file://") ? decodeURIComponent(text.substring(7)) : text
     }
+    function pairsText(n) { return n === 1 ? qsTr("1 pair") : qsTr("%1 pairs").arg(n) }
     function exportTo(path) {
         const error = prefs.exportJsonl(path)
         exportFailed = error.length > 0
-        exportMessage = exportFailed ? error : qsTr("Exported %n pair(s) to %1", "", prefs.count).arg(path)
+        exportMessage = exportFailed ? error : qsTr("Exported %1 to %2").arg(pairsText(prefs.count)).arg(path)
     }
 
     title: qsTr("Preference pairs")
     subtitle: prefs.count === 0
               ? qsTr("None yet. In Chat, “Compare” under the last reply (Ctrl+Shift+C) writes a second reply; the one you pick and the other are saved here as a pair.")
-              : qsTr("%n pair(s) collected in Chat with Compare: the reply kept and the one not, for reward-model and DPO training.", "", prefs.count)
+              : qsTr("%1 collected in Chat with Compare: the reply kept and the one not, for reward-model and DPO training.").arg(pairsText(prefs.count))
 
     RowLayout {
         spacing: Style.gap
@@ -52,6 +53,7 @@ Card {
             icon.source: "icons/download.svg"
             icon.width: 16
             icon.height: 16
+            flat: true
             enabled: card.prefs.count > 0
             onClicked: {
                 exportPath.text = card.localPath(StandardPaths.writableLocation(StandardPaths.DocumentsLocation))
@@ -184,7 +186,7 @@ Card {
             anchors.fill: parent
             spacing: Style.gap
             Label {
-                text: qsTr("Write all %n pair(s) as JSONL (the file is replaced whole, never half-written):", "", card.prefs.count)
+                text: qsTr("Write all %1 as JSONL (the file is replaced whole, never half-written):").arg(card.pairsText(card.prefs.count))
                 color: Style.textMuted
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
