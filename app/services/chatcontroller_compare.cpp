@@ -107,6 +107,7 @@ bool ChatController::compareReply(qint64 messageId) {
   m_compare.alternativeSettings = settingsForReply(settings);
   m_compareInFlight = true;
   m_replyChatId = m_chatId;
+  m_replyTurnsLeftOut = 0;
   clearError();
   setGenerating(true);
   Q_EMIT comparisonChanged();
@@ -127,6 +128,7 @@ void ChatController::handleComparisonFinished(const GenerationStats& stats) {
   setGenerating(false);
   if (!comparing()) return;
   m_compare.alternativeStats = statsForStore(stats);
+  if (m_replyTurnsLeftOut > 0) m_compare.alternativeStats[QStringLiteral("turnsLeftOut")] = m_replyTurnsLeftOut;
   m_compare.alternativeSettings[kSeed] = QString::number(stats.seed);
   Q_EMIT comparisonChanged();
 }

@@ -158,6 +158,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   // Picking before B has finished is refused.
   QVERIFY(!m_chat->keepComparison(QStringLiteral("B")));
   QVERIFY(m_chat->lastError().contains(QStringLiteral("still being written")));
+  m_chat->handleTurnsLeftOut(2);  // the engine left the oldest turns out of B's prompt, and says so
   m_engine->finish(QStringLiteral("eos"), 777);
   QVERIFY(!m_chat->compareWriting());
   QVERIFY(!m_chat->generating());
@@ -174,6 +175,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   QCOMPARE(lastMessage().content, QStringLiteral("second"));
   QCOMPARE(m_store->message(reply).content, QStringLiteral("second"));
   QCOMPARE(m_store->message(reply).settings.value(QStringLiteral("seed")).toString(), QStringLiteral("777"));
+  QCOMPARE(m_store->message(reply).stats.value(QStringLiteral("turnsLeftOut")).toInt(), 2);
   QCOMPARE(m_store->siblings(reply).size(), 1);
 
   const QList<StoredPreferencePair> pairs = m_preferences->pairs();
