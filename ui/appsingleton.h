@@ -10,6 +10,7 @@
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
+#include "services/preferencepairs.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -63,4 +64,11 @@ struct TrainingJobsForeign {
   QML_FOREIGN(TrainingJobs)
   QML_NAMED_ELEMENT(TrainingJobs)
   QML_UNCREATABLE("TrainingJobs is reached through App.training")
+};
+
+struct PreferencePairsForeign {
+  Q_GADGET
+  QML_FOREIGN(PreferencePairs)
+  QML_NAMED_ELEMENT(PreferencePairs)
+  QML_UNCREATABLE("PreferencePairs is reached through App.preferences")
 };

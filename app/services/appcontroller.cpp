@@ -15,6 +15,7 @@
 #include "store/database.h"
 #include "store/inspectionstore.h"
 #include "store/modelhistorystore.h"
+#include "store/preferencestore.h"
 #include "store/presetstore.h"
 #include "store/runstore.h"
 
@@ -114,6 +115,9 @@ AppController::AppController(QObject* parent)
   m_database->open(dbPath);
   if (!m_database->problem().isEmpty()) qWarning("%s", qPrintable(m_database->problem()));
   m_chat = new ChatController(new ChatStore(*m_database, this), new InspectionStore(*m_database, this), this);
+  auto* preferenceStore = new PreferenceStore(*m_database, this);
+  m_chat->setPreferenceStore(preferenceStore);
+  m_preferences = new PreferencePairs(preferenceStore, this);
   connectChat();
   m_training = new TrainingJobs(new RunStore(*m_database, this), this);
   m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
@@ -368,6 +372,7 @@ void AppController::handleModelLoaded(const ModelInfo& loaded) {
   Q_EMIT modelChanged();
   Q_EMIT recentModelsChanged();
   m_chat->handleModelChanged(info.contextLength);
+  m_chat->setModelName(info.name);
   const QString took = info.loadMilliseconds < 1000 ? tr("%1 ms").arg(info.loadMilliseconds)
                                                     : tr("%1 s").arg(info.loadMilliseconds / 1000.0, 0, 'f', 1);
   setStatusMessage(m_modelOrigin.isEmpty() ? tr("Loaded %1 in %2").arg(info.name, took)

@@ -13,6 +13,7 @@
 #include "chatcontroller.h"  // complete type: it is a Q_PROPERTY
 #include "generationtypes.h"
 #include "modelinfo.h"
+#include "preferencepairs.h"  // complete type: it is a Q_PROPERTY
 #include "trainingjobs.h"  // complete type: it is a Q_PROPERTY
 
 class Database;
@@ -33,6 +34,8 @@ class AppController : public QObject {
   Q_PROPERTY(ChatController* chat READ chat CONSTANT)
   // Training runs: the queue on its own thread, runs and metrics in the RunStore.
   Q_PROPERTY(TrainingJobs* training READ training CONSTANT)
+  // Preference pairs collected with Chat's Compare, for the Train page (list, delete, export).
+  Q_PROPERTY(PreferencePairs* preferences READ preferences CONSTANT)
   // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
   // contextLength, lastOpened}] from the ModelHistoryStore.
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
@@ -104,6 +107,7 @@ class AppController : public QObject {
   QString runsDir() const;
   ChatController* chat() const { return m_chat; }
   TrainingJobs* training() const { return m_training; }
+  PreferencePairs* preferences() const { return m_preferences; }
   // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
   Q_INVOKABLE QVariantMap modelShape() const;
   // The session database (chats, presets, models, runs) and its problem at startup, if any.
@@ -264,7 +268,8 @@ class AppController : public QObject {
   PresetStore* m_presets;              // owned (child)
   ModelHistoryStore* m_modelHistory;   // owned (child)
   ChatController* m_chat;              // owned (child)
-  TrainingJobs* m_training = nullptr;  // owned (child)
+  TrainingJobs* m_training = nullptr;        // owned (child)
+  PreferencePairs* m_preferences = nullptr;  // owned (child)
   bool m_shutDown = false;
 
   ModelInfo m_model;

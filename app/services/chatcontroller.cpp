@@ -70,6 +70,8 @@ void ChatController::reloadChats() {
 }
 
 void ChatController::setCurrentChat(qint64 chatId) {
+  // A comparison belongs to the chat it was opened in.
+  if (comparing() && chatId != m_compare.chatId) dismissComparison();
   if (m_highlightId) {
     m_highlightId = 0;
     Q_EMIT highlightChanged();
@@ -275,6 +277,7 @@ QList<ChatTurn> ChatController::turnsForCurrentChat() const {
 
 bool ChatController::send(const QString& text) {
   if (text.trimmed().isEmpty()) return false;
+  if (refuseWhileComparing()) return false;
   if (m_generating) {
     setError(tr("A reply is still being written. Stop it (Esc) or wait, then send."));
     return false;
@@ -297,6 +300,7 @@ bool ChatController::send(const QString& text) {
 }
 
 bool ChatController::startReply(qint64 parentId, qint64 continueId) {
+  if (refuseWhileComparing()) return false;
   if (m_generating) {
     setError(tr("A reply is still being written. Stop it (Esc) or wait."));
     return false;
@@ -358,6 +362,7 @@ bool ChatController::continueReply(qint64 messageId) {
 }
 
 bool ChatController::editMessage(qint64 messageId, const QString& text) {
+  if (refuseWhileComparing()) return false;
   if (m_generating) {
     setError(tr("Stop the reply being written before editing."));
     return false;
@@ -374,6 +379,7 @@ bool ChatController::editMessage(qint64 messageId, const QString& text) {
 }
 
 void ChatController::switchSibling(qint64 messageId, int delta) {
+  if (refuseWhileComparing()) return;
   if (m_generating) {
     setError(tr("Stop the reply being written before switching branches."));
     return;
@@ -386,6 +392,7 @@ void ChatController::switchSibling(qint64 messageId, int delta) {
 }
 
 void ChatController::deleteMessage(qint64 messageId) {
+  if (refuseWhileComparing()) return;
   if (m_generating) {
     setError(tr("Stop the reply being written before deleting messages."));
     return;
@@ -449,6 +456,7 @@ void ChatController::handleGenerationStarted() {}
 
 void ChatController::handleText(const QString& text) {
   if (!m_generating || text.isEmpty()) return;
+  if (m_compareInFlight) return handleComparisonText(text);
   m_replyText += text;
   m_replyDirty = true;
   if (m_replyChatId == m_chatId) {
@@ -472,6 +480,7 @@ void ChatController::flushStream(bool force) {
 
 void ChatController::handleFinished(const GenerationStats& stats) {
   if (!m_generating) return;
+  if (m_compareInFlight) return handleComparisonFinished(stats);
   m_flushTimer.stop();
   QVariantMap statsMap = stats.toVariantMap();
   statsMap.remove(QStringLiteral("summary"));
@@ -492,6 +501,7 @@ void ChatController::handleFinished(const GenerationStats& stats) {
 
 void ChatController::handleFailed(const QString& message) {
   if (!m_generating) return;
+  if (m_compareInFlight) return handleComparisonFailed(message);
   m_flushTimer.stop();
   const qint64 id = m_replyId;
   if (m_replyText.isEmpty()) {

@@ -9,6 +9,11 @@
 // starts and its text is written as it streams (at most every flushIntervalMs, one transaction each),
 // so a crash loses at most the last fraction of a second of the reply in flight. A reply left
 // incomplete by a crash is shown as such when the chat is opened again.
+//
+// Compare (chatcontroller_compare.cpp): a second reply to the last user turn, written with the last
+// reply's settings and another seed, is kept in memory beside the chat until the user picks the
+// better one. The pick replaces the chat's reply with the chosen text and saves the pair in the
+// PreferenceStore, in one transaction; dismissing (or a crash) leaves the chat as it was.
 #pragma once
 
 #include <QElapsedTimer>
@@ -25,6 +30,7 @@
 
 class ChatStore;
 class InspectionStore;
+class PreferenceStore;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -68,6 +74,15 @@ class ChatController : public QObject {
   // its row in `messages` (-1 when it is not shown).
   Q_PROPERTY(qint64 highlightedMessageId READ highlightedMessageId NOTIFY highlightChanged)
   Q_PROPERTY(int highlightedRow READ highlightedRow NOTIFY highlightChanged)
+  // Compare: a comparison is open (its second reply writing or written, waiting for a pick); the
+  // reply compared ("A") and the second one ("B"), their texts and one-line stats.
+  Q_PROPERTY(bool comparing READ comparing NOTIFY comparisonChanged)
+  Q_PROPERTY(bool compareWriting READ compareWriting NOTIFY comparisonChanged)
+  Q_PROPERTY(qint64 compareMessageId READ compareMessageId NOTIFY comparisonChanged)
+  Q_PROPERTY(QString compareOriginal READ compareOriginal NOTIFY comparisonChanged)
+  Q_PROPERTY(QString compareAlternative READ compareAlternative NOTIFY compareAlternativeChanged)
+  Q_PROPERTY(QString compareOriginalStats READ compareOriginalStats NOTIFY comparisonChanged)
+  Q_PROPERTY(QString compareAlternativeStats READ compareAlternativeStats NOTIFY comparisonChanged)
 
  public:
   // The stores must outlive this object; chats reads and writes the chats, inspections the snapshots.
@@ -111,6 +126,18 @@ class ChatController : public QObject {
   QString undoText() const;
   qint64 highlightedMessageId() const { return m_highlightId; }
   int highlightedRow() const { return m_highlightId ? m_messages.rowOf(m_highlightId) : -1; }
+  bool comparing() const { return m_compare.messageId != 0; }
+  bool compareWriting() const { return comparing() && m_compareInFlight; }
+  qint64 compareMessageId() const { return m_compare.messageId; }
+  QString compareOriginal() const { return m_compare.original; }
+  QString compareAlternative() const { return m_compare.alternative; }
+  QString compareOriginalStats() const;
+  QString compareAlternativeStats() const;
+
+  // Where compared pairs are saved (Compare is refused without one), and the name of the model that
+  // writes the replies, recorded with each pair. The store must outlive this object.
+  void setPreferenceStore(PreferenceStore* store) { m_preferences = store; }
+  void setModelName(const QString& name) { m_modelName = name; }
 
   // How often a streaming reply is written to the store. The text is shown as it arrives (the worker
   // already gathers it per frame); only the database writes are spaced out, one transaction each.
@@ -151,6 +178,16 @@ class ChatController : public QObject {
   // chosen branches) until the next delete, finalizeDelete() or a new message in the chat.
   Q_INVOKABLE void deleteMessage(qint64 messageId);
   Q_INVOKABLE void clearError();
+
+  // Compare (see the top of this file). compareReply writes a second reply to the user turn that this
+  // reply (the chat's last message) answers; compareLastReply does it for the chat's last reply.
+  // keepComparison("A" or "B", text): that side is the better one; `text` is its text as kept (edited
+  // or not; empty: as written). dismissComparison stops the second reply if it is still being written
+  // and forgets it. Each returns false, with lastError set, when it cannot.
+  Q_INVOKABLE bool compareReply(qint64 messageId);
+  Q_INVOKABLE bool compareLastReply();
+  Q_INVOKABLE bool keepComparison(const QString& side, const QString& text = {});
+  Q_INVOKABLE void dismissComparison();
 
   // Inspect: the conversation up to and including this message, as the model reads it. A snapshot
   // saved with the message is handed out at once (inspectionStored); otherwise inspectRequested asks
@@ -205,6 +242,10 @@ class ChatController : public QObject {
   void inspectRequested(qint64 messageId, const QList<ChatTurn>& turns, const QString& continuation);
   // A reply finished (stats empty and error set when it failed).
   void replyFinished(qint64 messageId, const QString& error);
+  void comparisonChanged();
+  void compareAlternativeChanged();
+  // A comparison ended with a pick: the pair's id in the PreferenceStore.
+  void preferencePairSaved(qint64 pairId);
 
  private:
   void reloadChats();
@@ -220,6 +261,13 @@ class ChatController : public QObject {
   // Sets maxTokens to defaultMaxTokens() unless the user picked one.
   void followDefaultMaxTokens();
   QString localPath(const QString& pathOrUrl) const;
+  // Compare: the second reply's results (from the handleXxx slots while it is being written), and
+  // the refusal of commands that would change the chat under an open comparison.
+  void handleComparisonText(const QString& text);
+  void handleComparisonFinished(const GenerationStats& stats);
+  void handleComparisonFailed(const QString& message);
+  bool refuseWhileComparing();
+  void closeComparison();
 
   ChatStore* m_store;
   InspectionStore* m_inspections;
@@ -254,4 +302,22 @@ class ChatController : public QObject {
   bool m_maxTokensChosen = false;  // the user set maxTokens; until then it follows defaultMaxTokens()
   quint64 m_countRequest = 0;
   QTimer m_countTimer;  // coalesces the recounts of quick edits
+
+  // The open comparison (messageId 0: none).
+  struct Comparison {
+    qint64 messageId = 0;  // "A": the chat's last reply
+    qint64 chatId = 0;
+    QList<ChatTurn> prompt;  // the turns both replies answer (system prompt first), ending with the user turn
+    QString model;
+    QString original;  // A's text, stats and settings as stored
+    QVariantMap originalStats, originalSettings;
+    QString alternative;  // "B": the second reply, as it streams in
+    QVariantMap alternativeStats, alternativeSettings;
+  };
+  Comparison m_compare;
+  // The second reply's generation has not answered yet. It outlives a dismissed comparison until the
+  // engine confirms the stop, so that its last pieces are not taken for another reply's.
+  bool m_compareInFlight = false;
+  PreferenceStore* m_preferences = nullptr;
+  QString m_modelName;
 };

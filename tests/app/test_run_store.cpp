@@ -48,7 +48,8 @@ class TestRunStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE inspections"), QStringLiteral("DROP TABLE samples"),
+    QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("DROP TABLE inspections"),
+                               QStringLiteral("DROP TABLE samples"),
                                QStringLiteral("DROP TABLE metrics"), QStringLiteral("DROP TABLE runs"),
                                QStringLiteral("PRAGMA user_version = 3")}));
     Database db;

@@ -28,9 +28,11 @@
 #include "appsingleton.h"
 #include "engine/model.h"
 #include "engine/model_loader.h"
+#include "engine/train/preference_data.h"
 #include "services/appcontroller.h"
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
+#include "services/preferencepairs.h"
 #include "services/store/chatstore.h"
 #include "services/inspectiontypes.h"
 #include "support/quick_items.h"
@@ -134,6 +136,7 @@ class TestUiSmoke : public QObject {
   void inspectPageShowsAnInspection();
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
+  void chatComparesRepliesIntoPreferencePairs();
   void chatMessageOpensInInspect();
   void chatSearchTagsAndMessageUndo();
   void presetsAndRecentModels();
@@ -1032,6 +1035,109 @@ void TestUiSmoke::chatPageConverses() {
   QTest::qWait(200);
   grab(QStringLiteral("chat-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::chatComparesRepliesIntoPreferencePairs() {
+  m_warnings.clear();
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  PreferencePairs* prefs = m_controller->preferences();
+  QVERIFY(prefs);
+  const int pairsBefore = prefs->count();
+  const QVariantMap settingsBefore = controller->generationSettings();
+  // Short sampled replies (the test before left greedy, long ones).
+  controller->setGenerationSettings({{QStringLiteral("temperature"), 0.9},
+                                     {QStringLiteral("maxTokens"), 24},
+                                     {QStringLiteral("logitBias"), QString()}});
+  QVERIFY(controller->newChat());
+  QVERIFY(controller->send(QStringLiteral("Which is better for a rainy afternoon, tea or coffee?")));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QTRY_VERIFY(findVisibleItem(chat, QStringLiteral("action_compare")));
+  QVERIFY(findVisibleItem(chat, QStringLiteral("action_compare"))->isEnabled());
+  const QString original = controller->messages()->rows().constLast().message.content;
+
+  // Ctrl+Shift+C: the second reply streams into the panel under the chat, which replaces the composer.
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+  QTRY_VERIFY(controller->comparing());
+  QQuickItem* panel = findItem(chat, QStringLiteral("comparePanel"));
+  QVERIFY(panel);
+  QTRY_VERIFY(panel->isVisible());
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
+  QVERIFY(!controller->compareAlternative().isEmpty());
+  QVERIFY(!findVisibleItem(chat, QStringLiteral("chatInput")));
+  auto* keepB = findVisibleItem(panel, QStringLiteral("keepB"));
+  QVERIFY(keepB);
+  QTRY_VERIFY(keepB->isEnabled());
+  // Both replies fully inside the window, side by side, and the panel not over the conversation.
+  const QRectF window(0, 0, m_window->width(), m_window->height());
+  auto* textA = findItem(panel, QStringLiteral("compareTextA"));
+  auto* textB = findItem(panel, QStringLiteral("compareTextB"));
+  QVERIFY(textA && textB);
+  QVERIFY(window.contains(sceneRect(panel)));
+  QVERIFY(!sceneRect(textA).intersects(sceneRect(textB)));
+  QVERIFY(sceneRect(findItem(chat, QStringLiteral("messageList"))).bottom() <= sceneRect(panel).top());
+  grab(QStringLiteral("chat-compare"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-compare-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+
+  // Edit B, then keep it: the edited B becomes the chat's reply and the pair is saved.
+  auto click = [&](QQuickItem* item) {
+    QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                      item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint());
+  };
+  click(findVisibleItem(panel, QStringLiteral("compareEditB")));
+  QTRY_VERIFY(textB->hasActiveFocus());
+  QVERIFY(!textB->property("readOnly").toBool());
+  const QString edited = controller->compareAlternative() + QStringLiteral(" (edited)");
+  QVERIFY(textB->setProperty("text", edited));
+  grab(QStringLiteral("chat-compare-editing"));
+  click(keepB);
+  QTRY_VERIFY(!controller->comparing());
+  QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
+  QCOMPARE(controller->messages()->rows().constLast().message.content, edited);
+  QTRY_VERIFY(findVisibleItem(chat, QStringLiteral("chatInput")));
+  QCOMPARE(prefs->count(), pairsBefore + 1);
+  const QVariantMap pair = prefs->pairs().first().toMap();
+  QCOMPARE(pair.value(QStringLiteral("chosen")).toString(), edited);
+  QCOMPARE(pair.value(QStringLiteral("rejected")).toString(), original);
+  QVERIFY(pair.value(QStringLiteral("edited")).toBool());
+
+  // The Train page lists the pair; the export is a dataset the trainer reads.
+  QVERIFY(m_window->setProperty("currentPage", 3));
+  QQuickItem* train = page(QStringLiteral("train"));
+  QTRY_VERIFY(train->isVisible());
+  QQuickItem* card = findItem(train, QStringLiteral("preferencePairsCard"));
+  QVERIFY(card);
+  QTRY_VERIFY(findVisibleItem(card, QStringLiteral("preferencePair")));
+  QVERIFY(findItem(card, QStringLiteral("exportPreferencesButton"))->isEnabled());
+  // Scrolled to the card, as a user would.
+  QQuickItem* flick = nullptr;
+  for (QQuickItem* child : train->childItems())
+    if (child->inherits("QQuickScrollView")) flick = child->property("contentItem").value<QQuickItem*>();
+  QVERIFY(flick);
+  QVERIFY(flick->setProperty("contentY", qMax(0.0, flick->property("contentHeight").toDouble() - flick->height())));
+  grab(QStringLiteral("train-preference-pairs"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("train-preference-pairs-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  const QString out = m_dir.filePath(QStringLiteral("preferences.jsonl"));
+  QCOMPARE(prefs->exportJsonl(out), QString());
+  const engine::PreferenceDataset data = engine::load_preference_dataset(out.toStdString());
+  QCOMPARE(int(data.pairs.size()), pairsBefore + 1);
+  QCOMPARE(QString::fromStdString(data.pairs.front().chosen), edited);
+  QCOMPARE(data.pairs.front().prompt.back().role, std::string("user"));
+
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  controller->setGenerationSettings(settingsBefore);
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }
 

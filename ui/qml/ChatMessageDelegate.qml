@@ -1,6 +1,6 @@
 // ChatMessageDelegate: one message of the chat: a bubble for the user, a full-width Markdown reply
 // (code blocks boxed, with a copy button) for the assistant; under it the reply's stats and the
-// actions (copy, edit, regenerate, continue) and the ‹ n/m › arrows between alternative branches.
+// actions (copy, edit, regenerate, continue, compare) and the ‹ n/m › arrows between alternative branches.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -25,14 +25,16 @@ Item {
     property bool busy: false      // a reply is being generated somewhere
     property bool editing: false
     property bool highlighted: false  // the search hit the chat was opened for
+    property bool canCompare: false   // a model is loaded that could write a second reply
     readonly property bool isUser: role === "user"
     readonly property var actionIcons: ({ copy: "copy", edit: "edit", regenerate: "reload", continue: "continue",
-                                          inspect: "inspect", delete: "trash" })
+                                          compare: "compare", inspect: "inspect", delete: "trash" })
 
     signal copyRequested(string text)
     signal editSubmitted(var messageId, string text)
     signal regenerateRequested(var messageId)
     signal continueRequested(var messageId)
+    signal compareRequested(var messageId)
     signal siblingRequested(var messageId, int delta)
     signal deleteRequested(var messageId)
     signal inspectRequested(var messageId)
@@ -302,12 +304,14 @@ Item {
                 // A fixed list of actions (a model rebuilt from the message's state would recreate the
                 // buttons whenever a reply starts or ends); each button works out whether it shows.
                 Repeater {
-                    model: ["copy", "edit", "regenerate", "continue", "inspect", "delete"]
+                    model: ["copy", "edit", "regenerate", "continue", "compare", "inspect", "delete"]
                     delegate: ToolButton {
                         required property string modelData
                         objectName: "action_" + modelData
-                        visible: modelData === "copy" || (!root.streaming && (modelData !== "continue" || (!root.isUser && root.isLast)))
-                        enabled: modelData === "copy" || !root.busy
+                        // Continue and Compare are for the last reply only (compare: a finished one).
+                        visible: modelData === "copy" || (!root.streaming && (modelData !== "continue" && modelData !== "compare"
+                                                                              || (!root.isUser && root.isLast && (modelData !== "compare" || root.complete))))
+                        enabled: modelData === "copy" || (!root.busy && (modelData !== "compare" || root.canCompare))
                         icon.source: "icons/" + root.actionIcons[modelData] + ".svg"
                         icon.width: 16
                         icon.height: 16
@@ -320,6 +324,7 @@ Item {
                                       : modelData === "edit" ? qsTr("Edit (starts a branch)")
                                       : modelData === "regenerate" ? (root.isUser ? qsTr("New reply") : qsTr("Regenerate"))
                                       : modelData === "continue" ? qsTr("Continue this reply")
+                                      : modelData === "compare" ? qsTr("Compare: write a second reply with another seed and keep the better one (Ctrl+Shift+C)")
                                       : modelData === "inspect" ? qsTr("Inspect: tokens, probabilities and attention of the chat up to here")
                                       : qsTr("Delete this message and the replies below it")
                         onClicked: {
@@ -328,6 +333,7 @@ Item {
                             else if (modelData === "regenerate") root.regenerateRequested(root.messageId)
                             else if (modelData === "delete") root.deleteRequested(root.messageId)
                             else if (modelData === "inspect") root.inspectRequested(root.messageId)
+                            else if (modelData === "compare") root.compareRequested(root.messageId)
                             else root.continueRequested(root.messageId)
                         }
                     }

@@ -83,6 +83,29 @@ Item {
         enabled: page.visible && App.chat.generating
         onActivated: App.chat.stop()
     }
+    // Compare: a second reply to the last message, and the pick between the two.
+    Shortcut {
+        objectName: "compareShortcut"
+        sequence: "Ctrl+Shift+C"
+        enabled: page.visible && page.canSend && !App.chat.generating && !App.chat.comparing && messageList.count > 0
+        onActivated: App.chat.compareLastReply()
+    }
+    Shortcut {
+        sequence: "Ctrl+Shift+A"
+        enabled: page.visible && comparePanel.canPick
+        onActivated: comparePanel.keep("A")
+    }
+    Shortcut {
+        sequence: "Ctrl+Shift+B"
+        enabled: page.visible && comparePanel.canPick
+        onActivated: comparePanel.keep("B")
+    }
+    // Not while a reply is edited in the comparison: Esc there leaves the editor, not the comparison.
+    Shortcut {
+        sequence: "Escape"
+        enabled: page.visible && App.chat.comparing && !App.chat.generating && comparePanel.editing.length === 0
+        onActivated: App.chat.dismissComparison()
+    }
     // Undo of a deleted chat or message. A text field with focus keeps Ctrl+Z for its own text.
     Shortcut {
         objectName: "undoDeleteShortcut"
@@ -460,11 +483,13 @@ Item {
                     delegate: ChatMessageDelegate {
                         isLast: index === 0
                         highlighted: messageId === App.chat.highlightedMessageId
-                        busy: App.chat.generating
+                        busy: App.chat.generating || App.chat.comparing
+                        canCompare: page.canSend
                         onCopyRequested: text => page.copyText(text)
                         onEditSubmitted: (id, text) => App.chat.editMessage(id, text)
                         onRegenerateRequested: id => App.chat.regenerate(id)
                         onContinueRequested: id => App.chat.continueReply(id)
+                        onCompareRequested: id => App.chat.compareReply(id)
                         onSiblingRequested: (id, delta) => App.chat.switchSibling(id, delta)
                         onDeleteRequested: id => App.chat.deleteMessage(id)
                         onInspectRequested: id => { if (App.chat.inspectMessage(id)) page.goToInspectRequested() }
@@ -505,8 +530,20 @@ Item {
                 }
             }
 
+            ComparePanel {
+                id: comparePanel
+                visible: App.chat.comparing
+                Layout.fillWidth: true
+                Layout.maximumWidth: 1100
+                Layout.alignment: Qt.AlignHCenter
+                // The conversation above keeps some room; the replies scroll inside their boxes.
+                Layout.preferredHeight: Math.min(implicitHeight, page.height * 0.62)
+            }
+
             ChatComposer {
                 id: composer
+                // While comparing, the panel's buttons are the next step; sending would answer neither reply.
+                visible: !App.chat.comparing
                 canSend: page.canSend
                 generating: App.chat.generating
                 hint: page.canSend || App.chat.generating ? qsTr("Message %1…").arg(App.modelName)

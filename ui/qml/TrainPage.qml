@@ -395,7 +395,6 @@ Item {
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
-                Layout.bottomMargin: Style.pagePadding
                 Repeater {
                     model: metrics.samples.slice(-8).reverse()
                     delegate: RowLayout {
@@ -420,6 +419,14 @@ Item {
                         }
                     }
                 }
+            }
+
+            // Pairs collected in Chat with Compare: the data a reward model or DPO trains on.
+            PreferencePairsCard {
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+                Layout.bottomMargin: Style.pagePadding
             }
         }
     }

@@ -1,5 +1,5 @@
 // Database: the app's SQLite file (QtSql, QSQLITE) under the per-concern stores (ChatStore,
-// PresetStore, ModelHistoryStore, InspectionStore, RunStore): opening it with its fallbacks, the
+// PresetStore, ModelHistoryStore, InspectionStore, RunStore, PreferenceStore): opening it with its fallbacks, the
 // schema migrations (schema.h), and the one query helper every statement of the stores runs through
 // (select() for reads; write() and Transaction for writes).
 //

@@ -120,6 +120,24 @@ const QList<SchemaStep>& schemaSteps() {
            " blob BLOB NOT NULL)",
            "CREATE INDEX inspections_by_message ON inspections(message_id, id)",
        }},
+      {6,
+       "preference pairs collected in Chat",
+       {
+           // A reply compared with a second one and the user's pick (PreferenceStore). prompt: the
+           // conversation up to and including the user turn both replies answer, as a JSON message list
+           // [{"role", "content"}] (the trainer's conversational prompt). A pair is training data the
+           // user chose to keep, so it outlives its chat: chat_id only says where it came from.
+           "CREATE TABLE preference_pairs ("
+           " id INTEGER PRIMARY KEY,"
+           " chat_id INTEGER REFERENCES chats(id) ON DELETE SET NULL,"
+           " prompt TEXT NOT NULL,"
+           " chosen TEXT NOT NULL,"
+           " rejected TEXT NOT NULL,"
+           " chosen_edited INTEGER NOT NULL DEFAULT 0,"
+           " model TEXT NOT NULL DEFAULT '',"
+           " created_ms INTEGER NOT NULL)",
+           "CREATE INDEX preference_pairs_by_chat ON preference_pairs(chat_id)",
+       }},
   };
   return steps;
 }

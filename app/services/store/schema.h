@@ -4,8 +4,7 @@
 // Steps are append-only: a released step is never edited, renumbered or removed, because databases on
 // users' disks were built by it.
 //
-// Where the next concern goes (preference pairs are next): its tables as step 6 at the end of
-// schema.cpp; its queries in a store of its own, store/<concern>store.{h,cpp}, a QObject over a
+// Where the next concern goes: its tables as the next step at the end of schema.cpp; its queries in a store of its own, store/<concern>store.{h,cpp}, a QObject over a
 // `Database&` like RunStore (reads with Database::select, writes with Database::write or a
 // Transaction); AppController creates it over its Database and hands it to the service that needs it.
 #pragma once
