@@ -94,7 +94,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.fillHeight: true
             Layout.minimumHeight: 72
-            Layout.preferredHeight: Math.min(area.implicitHeight + 12, 320)
+            Layout.preferredHeight: Math.min(area.implicitHeight + 4, 320)
             ScrollView {
                 id: scroll
                 anchors.fill: parent
@@ -108,6 +108,11 @@ Rectangle {
                     wrapMode: TextArea.Wrap
                     selectByMouse: true
                     background: null
+                    // Material's TextArea pads for an underline we do not draw; the box needs even insets.
+                    leftPadding: 10
+                    rightPadding: 10
+                    topPadding: 8
+                    bottomPadding: 8
                     color: Style.text
                     selectionColor: Style.accent
                     font.pixelSize: Style.fontBody
