@@ -10,49 +10,13 @@
 #include <memory>
 
 #include "services/chatcontroller.h"
+#include "support/fake_chat_engine.h"
 #include "services/store/chatstore.h"
 #include "services/store/database.h"
 #include "services/store/inspectionstore.h"
 #include "services/store/preferencestore.h"
 
 namespace {
-
-// Stands in for AppController + EngineWorker.
-class FakeEngine : public QObject {
-  Q_OBJECT
- public:
-  explicit FakeEngine(ChatController* chat) : m_chat(chat) {
-    connect(chat, &ChatController::generateRequested, this,
-            [this](const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings) {
-              requests << Request{turns, continuation, settings};
-            });
-    connect(chat, &ChatController::stopRequested, this, [this] { ++stops; });
-  }
-  struct Request {
-    QList<ChatTurn> turns;
-    QString continuation;
-    GenerationSettings settings;
-  };
-  void piece(const QString& text) { m_chat->handleText(text); }
-  void finish(const QString& reason = QStringLiteral("eos"), quint64 seed = 0) {
-    GenerationStats s;
-    s.promptTokens = 10;
-    s.generatedTokens = 3;
-    s.decodeTokensPerSecond = 21.5;
-    s.finishReason = reason;
-    s.seed = seed ? seed : quint64(requests.constLast().settings.seed < 0 ? 1234 : requests.constLast().settings.seed);
-    m_chat->handleFinished(s);
-  }
-  void reply(const QString& text) {
-    piece(text);
-    finish();
-  }
-  QList<Request> requests;
-  int stops = 0;
-
- private:
-  ChatController* m_chat;
-};
 
 QStringList turnTexts(const QList<ChatTurn>& turns) {
   QStringList out;
@@ -86,7 +50,7 @@ class TestChatCompare : public QObject {
   std::unique_ptr<InspectionStore> m_inspections;
   std::unique_ptr<PreferenceStore> m_preferences;
   std::unique_ptr<ChatController> m_chat;
-  std::unique_ptr<FakeEngine> m_engine;
+  std::unique_ptr<FakeChatEngine> m_engine;
 };
 
 void TestChatCompare::init() {
@@ -99,7 +63,7 @@ void TestChatCompare::init() {
   m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
   m_chat->setPreferenceStore(m_preferences.get());
   m_chat->setModelName(QStringLiteral("tiny-model"));
-  m_engine = std::make_unique<FakeEngine>(m_chat.get());
+  m_engine = std::make_unique<FakeChatEngine>(m_chat.get());
 }
 
 void TestChatCompare::cleanup() {
@@ -140,7 +104,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   QCOMPARE(m_chat->compareOriginal(), QStringLiteral("first"));
   QVERIFY(changed.count() >= 1);
   QCOMPARE(m_engine->requests.size(), 2);
-  const FakeEngine::Request& request = m_engine->requests.constLast();
+  const FakeChatEngine::Request& request = m_engine->requests.constLast();
   QCOMPARE(turnTexts(request.turns),
            QStringList({QStringLiteral("system:Be brief."), QStringLiteral("user:question")}));
   QVERIFY(request.continuation.isEmpty());
@@ -159,7 +123,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   QVERIFY(!m_chat->keepComparison(QStringLiteral("B")));
   QVERIFY(m_chat->lastError().contains(QStringLiteral("still being written")));
   m_chat->handleTurnsLeftOut(2);  // the engine left the oldest turns out of B's prompt, and says so
-  m_engine->finish(QStringLiteral("eos"), 777);
+  m_engine->finish(QStringLiteral("eos"), 3, 777);
   QVERIFY(!m_chat->compareWriting());
   QVERIFY(!m_chat->generating());
   QVERIFY(m_chat->compareAlternativeStats().contains(QStringLiteral("3 tokens")));

@@ -14,51 +14,13 @@
 #include <memory>
 
 #include "services/chatcontroller.h"
+#include "support/fake_chat_engine.h"
 #include "services/chatexport.h"
 #include "services/store/chatstore.h"
 #include "services/store/database.h"
 #include "services/store/inspectionstore.h"
 
 namespace {
-
-// Stands in for AppController + EngineWorker.
-class FakeEngine : public QObject {
-  Q_OBJECT
- public:
-  explicit FakeEngine(ChatController* chat) : m_chat(chat) {
-    connect(chat, &ChatController::generateRequested, this,
-            [this](const QList<ChatTurn>& turns, const QString& continuation, const GenerationSettings& settings) {
-              requests << Request{turns, continuation, settings};
-            });
-    connect(chat, &ChatController::stopRequested, this, [this] { ++stops; });
-  }
-  struct Request {
-    QList<ChatTurn> turns;
-    QString continuation;
-    GenerationSettings settings;
-  };
-  void piece(const QString& text) { m_chat->handleText(text); }
-  void finish(const QString& reason = QStringLiteral("eos"), int tokens = 3) {
-    GenerationStats s;
-    s.promptTokens = 10;
-    s.generatedTokens = tokens;
-    s.decodeTokensPerSecond = 21.5;
-    s.timeToFirstTokenMs = 42;
-    s.finishReason = reason;
-    s.seed = 1234;
-    m_chat->handleFinished(s);
-  }
-  // One whole reply.
-  void reply(const QString& text) {
-    piece(text);
-    finish();
-  }
-  QList<Request> requests;
-  int stops = 0;
-
- private:
-  ChatController* m_chat;
-};
 
 QStringList contents(const ChatMessageModel& m) {
   QStringList out;
@@ -127,7 +89,7 @@ class TestChatController : public QObject {
   std::unique_ptr<ChatStore> m_store;
   std::unique_ptr<InspectionStore> m_inspections;
   std::unique_ptr<ChatController> m_chat;
-  std::unique_ptr<FakeEngine> m_engine;
+  std::unique_ptr<FakeChatEngine> m_engine;
   std::unique_ptr<QAbstractItemModelTester> m_listTester, m_messageTester, m_newestFirstTester;
 };
 
@@ -152,7 +114,7 @@ void TestChatController::makeController() {
   m_engine.reset();
   m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
   m_chat->setFlushInterval(40);
-  m_engine = std::make_unique<FakeEngine>(m_chat.get());
+  m_engine = std::make_unique<FakeChatEngine>(m_chat.get());
   m_listTester = std::make_unique<QAbstractItemModelTester>(m_chat->chats(),
                                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
   m_messageTester = std::make_unique<QAbstractItemModelTester>(m_chat->messages(),
@@ -319,7 +281,7 @@ void TestChatController::continueAppendsToTheReply() {
   const qint64 reply = roleValue(*messages, 1, "messageId").toLongLong();
   QVERIFY(roleValue(*messages, 1, "statsText").toString().contains(QStringLiteral("token limit")));
   QVERIFY(m_chat->continueReply(reply));
-  const FakeEngine::Request& r = m_engine->requests.last();
+  const FakeChatEngine::Request& r = m_engine->requests.last();
   QCOMPARE(r.continuation, QStringLiteral("one two"));
   QCOMPARE(roles(r.turns), QStringList{QStringLiteral("user:Count to five")});
   m_engine->piece(QStringLiteral(" three four five"));

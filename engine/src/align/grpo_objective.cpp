@@ -80,12 +80,7 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
 }
 
 ObjectiveResult GrpoObjective::evaluate(TrainModel& model, const Batch& batch) {
-  const double accuracy = greedy_accuracy(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
-  ObjectiveResult out;
-  out.loss = 1.0 - accuracy;
-  out.weight = batch.B;
-  out.metrics = {{"accuracy", accuracy}};
-  return out;
+  return greedy_accuracy_result(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
 }
 
 }  // namespace engine

@@ -216,12 +216,7 @@ ObjectiveResult PpoObjective::forward_backward_update(TrainModel& model, const B
 }
 
 ObjectiveResult PpoObjective::evaluate(TrainModel& model, const Batch& batch) {
-  const double accuracy = greedy_accuracy(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
-  ObjectiveResult out;
-  out.loss = 1.0 - accuracy;
-  out.weight = batch.B;
-  out.metrics = {{"accuracy", accuracy}};
-  return out;
+  return greedy_accuracy_result(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
 }
 
 std::string PpoObjective::checkpoint_state() const {

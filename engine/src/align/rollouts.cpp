@@ -105,4 +105,14 @@ double greedy_accuracy(const Model& policy, Backend& backend, const std::vector<
   return batch.B > 0 ? double(right) / batch.B : 0.0;
 }
 
+ObjectiveResult greedy_accuracy_result(const Model& policy, Backend& backend, const std::vector<std::string>& stop,
+                                       const PromptSet& set, const Batch& batch, int max_new_tokens) {
+  const double accuracy = greedy_accuracy(policy, backend, stop, set, batch, max_new_tokens);
+  ObjectiveResult out;
+  out.loss = 1.0 - accuracy;
+  out.weight = batch.B;
+  out.metrics = {{"accuracy", accuracy}};
+  return out;
+}
+
 }  // namespace engine

@@ -18,6 +18,7 @@
 
 #include "engine/align/prompt_data.h"
 #include "engine/train/data_loader.h"
+#include "engine/train/train_objective.h"
 
 namespace engine {
 
@@ -58,5 +59,9 @@ std::vector<float> programmatic_rewards(const Rollouts& rollouts);
 // Greedy replies to the prompts the batch names; the share answered right (programmatic reward > 0).
 double greedy_accuracy(const Model& policy, Backend& backend, const std::vector<std::string>& stop, const PromptSet& set,
                        const Batch& batch, int max_new_tokens);
+// The held-out evaluation of the online recipes (GRPO, PPO): greedy_accuracy as metric "accuracy" (logged as
+// val_accuracy), loss = the share answered wrong, weighted by the batch's rows.
+ObjectiveResult greedy_accuracy_result(const Model& policy, Backend& backend, const std::vector<std::string>& stop,
+                                       const PromptSet& set, const Batch& batch, int max_new_tokens);
 
 }  // namespace engine
