@@ -16,16 +16,6 @@
 #include "services/store/inspectionstore.h"
 #include "services/store/preferencestore.h"
 
-namespace {
-
-QStringList turnTexts(const QList<ChatTurn>& turns) {
-  QStringList out;
-  for (const ChatTurn& t : turns) out << t.role + QLatin1Char(':') + t.content;
-  return out;
-}
-
-}  // namespace
-
 class TestChatCompare : public QObject {
   Q_OBJECT
 

@@ -28,12 +28,6 @@ QStringList contents(const ChatMessageModel& m) {
   return out;
 }
 
-QStringList roles(const QList<ChatTurn>& turns) {
-  QStringList out;
-  for (const ChatTurn& t : turns) out << t.role + QLatin1Char(':') + t.content;
-  return out;
-}
-
 QVariant roleValue(const QAbstractItemModel& m, int row, const char* name) {
   const QHash<int, QByteArray> names = m.roleNames();
   return m.data(m.index(row, 0), names.key(name));
@@ -149,7 +143,7 @@ void TestChatController::sendStreamsAndPersists() {
   QCOMPARE(roleValue(*messages, 1, "role").toString(), QStringLiteral("assistant"));
   QVERIFY(roleValue(*messages, 1, "streaming").toBool());
   QCOMPARE(m_engine->requests.size(), 1);
-  QCOMPARE(roles(m_engine->requests[0].turns), QStringList{QStringLiteral("user:Hello there, how are you today?")});
+  QCOMPARE(turnTexts(m_engine->requests[0].turns), QStringList{QStringLiteral("user:Hello there, how are you today?")});
   QCOMPARE(m_engine->requests[0].settings.max_tokens, int64_t(256));  // no model yet: the default
   QCOMPARE(m_engine->requests[0].settings.top_logprobs, int64_t(0));  // a chat shows no alternatives
 
@@ -191,7 +185,7 @@ void TestChatController::sendStreamsAndPersists() {
 
   // The next message follows the reply.
   QVERIFY(m_chat->send(QStringLiteral("Great")));
-  QCOMPARE(roles(m_engine->requests[1].turns),
+  QCOMPARE(turnTexts(m_engine->requests[1].turns),
            (QStringList{QStringLiteral("user:Hello there, how are you today?"),
                         QStringLiteral("assistant:I am fine, thanks."), QStringLiteral("user:Great")}));
   m_engine->reply(QStringLiteral("Indeed."));
@@ -204,7 +198,7 @@ void TestChatController::systemPromptLeadsTheTurns() {
   m_chat->setSystemPrompt(QStringLiteral("You are a pirate."));
   QCOMPARE(m_store->chat(m_chat->currentChatId()).systemPrompt, QStringLiteral("You are a pirate."));
   QVERIFY(m_chat->send(QStringLiteral("Hi")));
-  QCOMPARE(roles(m_engine->requests[0].turns),
+  QCOMPARE(turnTexts(m_engine->requests[0].turns),
            (QStringList{QStringLiteral("system:You are a pirate."), QStringLiteral("user:Hi")}));
   m_engine->reply(QStringLiteral("Arr"));
 }
@@ -216,7 +210,7 @@ void TestChatController::regenerateMakesSiblingsWithArrows() {
   const qint64 first = roleValue(*messages, 1, "messageId").toLongLong();
   QVERIFY(m_chat->regenerate(first));
   // The request holds the conversation up to the question, not the reply being replaced.
-  QCOMPARE(roles(m_engine->requests[1].turns), QStringList{QStringLiteral("user:Tell me a joke")});
+  QCOMPARE(turnTexts(m_engine->requests[1].turns), QStringList{QStringLiteral("user:Tell me a joke")});
   m_engine->reply(QStringLiteral("Joke two"));
   QCOMPARE(contents(*messages), (QStringList{QStringLiteral("Tell me a joke"), QStringLiteral("Joke two")}));
   QCOMPARE(roleValue(*messages, 1, "siblingCount").toInt(), 2);
@@ -252,7 +246,7 @@ void TestChatController::editBranches() {
 
   // Editing a user message branches there and asks again.
   QVERIFY(m_chat->editMessage(question2, QStringLiteral("And Italy?")));
-  QCOMPARE(roles(m_engine->requests.last().turns),
+  QCOMPARE(turnTexts(m_engine->requests.last().turns),
            (QStringList{QStringLiteral("user:Capital of France?"), QStringLiteral("assistant:Paris."),
                         QStringLiteral("user:And Italy?")}));
   m_engine->reply(QStringLiteral("Rome."));
@@ -283,7 +277,7 @@ void TestChatController::continueAppendsToTheReply() {
   QVERIFY(m_chat->continueReply(reply));
   const FakeChatEngine::Request& r = m_engine->requests.last();
   QCOMPARE(r.continuation, QStringLiteral("one two"));
-  QCOMPARE(roles(r.turns), QStringList{QStringLiteral("user:Count to five")});
+  QCOMPARE(turnTexts(r.turns), QStringList{QStringLiteral("user:Count to five")});
   m_engine->piece(QStringLiteral(" three four five"));
   m_engine->finish();
   QCOMPARE(messages->rowCount(), 2);
@@ -645,7 +639,7 @@ void TestChatController::contextUseAndWarnings() {
   m_chat->handleModelChanged(1000);
   QTRY_COMPARE(counts.count(), 1);
   const QList<ChatTurn> turns = counts.first().at(0).value<QList<ChatTurn>>();
-  QCOMPARE(roles(turns), (QStringList{QStringLiteral("user:hello"), QStringLiteral("assistant:hi")}));
+  QCOMPARE(turnTexts(turns), (QStringList{QStringLiteral("user:hello"), QStringLiteral("assistant:hi")}));
   const quint64 id = counts.first().at(1).toULongLong();
   m_chat->handleTokenCount(id, 40);
   QCOMPARE(m_chat->contextUsed(), 40);
@@ -679,7 +673,7 @@ void TestChatController::contextUseAndWarnings() {
   // A late answer to an older request is ignored.
   m_chat->setSystemPrompt(QStringLiteral("Be brief."));
   QTRY_COMPARE(counts.count(), 2);
-  QCOMPARE(roles(counts.last().at(0).value<QList<ChatTurn>>()).first(), QStringLiteral("system:Be brief."));
+  QCOMPARE(turnTexts(counts.last().at(0).value<QList<ChatTurn>>()).first(), QStringLiteral("system:Be brief."));
   m_chat->handleTokenCount(id, 5);
   QCOMPARE(m_chat->contextUsed(), 1200);
   m_chat->handleTokenCount(counts.last().at(1).toULongLong(), 45);

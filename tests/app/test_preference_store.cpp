@@ -19,28 +19,9 @@
 #include "services/store/database.h"
 #include "services/store/inspectionstore.h"
 #include "services/store/preferencestore.h"
+#include "support/raw_sql.h"
 
 namespace {
-
-// Statements on the file behind the store's back (to build an older schema).
-bool rawExec(const QString& path, const QStringList& statements) {
-  bool ok = true;
-  {
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("raw"));
-    db.setDatabaseName(path);
-    ok = db.open();
-    for (const QString& sql : statements) {
-      QSqlQuery q(db);
-      if (!q.exec(sql)) {
-        qWarning("%s: %s", qPrintable(sql), qPrintable(q.lastError().text()));
-        ok = false;
-      }
-    }
-    db.close();
-  }
-  QSqlDatabase::removeDatabase(QStringLiteral("raw"));
-  return ok;
-}
 
 StoredPreferencePair pair(const QString& question, const QString& chosen, const QString& rejected, qint64 chatId = 0) {
   StoredPreferencePair p;
@@ -81,7 +62,7 @@ class TestPreferenceStore : public QObject {
       QVERIFY(InspectionStore(db).saveInspection(reply, QByteArray("snapshot")) > 0);
     }
     QVERIFY(
-        rawExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("PRAGMA user_version = 5")}));
+        rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("PRAGMA user_version = 5")}));
 
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);

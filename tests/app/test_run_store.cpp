@@ -12,31 +12,13 @@
 #include "services/store/chatstore.h"
 #include "services/store/database.h"
 #include "services/store/runstore.h"
+#include "support/raw_sql.h"
 
 class TestRunStore : public QObject {
   Q_OBJECT
 
   QTemporaryDir m_dir;
   QString dbPath() const { return m_dir.filePath(QStringLiteral("store.db")); }
-
-  static bool rawExec(const QString& path, const QStringList& statements) {
-    bool ok = true;
-    {
-      QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("raw"));
-      db.setDatabaseName(path);
-      ok = db.open();
-      for (const QString& sql : statements) {
-        QSqlQuery q(db);
-        if (ok && !q.exec(sql)) {
-          qWarning("%s: %s", qPrintable(sql), qPrintable(q.lastError().text()));
-          ok = false;
-        }
-      }
-      db.close();
-    }
-    QSqlDatabase::removeDatabase(QStringLiteral("raw"));
-    return ok;
-  }
 
  private Q_SLOTS:
   void init() { QFile::remove(dbPath()); }
@@ -48,7 +30,7 @@ class TestRunStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("DROP TABLE inspections"),
+    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("DROP TABLE inspections"),
                                QStringLiteral("DROP TABLE samples"),
                                QStringLiteral("DROP TABLE metrics"), QStringLiteral("DROP TABLE runs"),
                                QStringLiteral("PRAGMA user_version = 3")}));

@@ -5,6 +5,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include "services/chatcontroller.h"
 
@@ -46,3 +47,10 @@ class FakeChatEngine : public QObject {
  private:
   ChatController* m_chat;
 };
+
+// "role:content" of each turn, for comparing what the controller sent.
+inline QStringList turnTexts(const QList<ChatTurn>& turns) {
+  QStringList out;
+  for (const ChatTurn& t : turns) out << t.role + QLatin1Char(':') + t.content;
+  return out;
+}
