@@ -84,16 +84,12 @@ GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old
     for (int t = 0; t < T; ++t) {
       const size_t i = row + size_t(t);
       if (!mask[i]) continue;
-      const double ratio = std::exp(double(logp[i]) - double(old_logp[i]));
-      const double unclipped = ratio * A;
-      const double bounded = std::clamp(ratio, 1.0 - clip, 1.0 + clip) * A;
+      const ClippedTokenLoss policy = clipped_token_loss(std::exp(double(logp[i]) - double(old_logp[i])), A, clip);
       const double kl = k3_kl(ref_logp[i], logp[i]);
-      seq += -std::min(unclipped, bounded) + beta * kl;
+      seq += policy.loss + beta * kl;
       kl_sum += kl;
-      const bool cut = bounded < unclipped;
-      clipped += cut ? 1 : 0;
-      const double d_policy = cut ? 0.0 : -unclipped;  // d(-ratio A)/d logp = -ratio A
-      out.dlogp[i] = static_cast<float>((d_policy + beta * k3_kl_grad(ref_logp[i], logp[i])) * per_token);
+      clipped += policy.cut ? 1 : 0;
+      out.dlogp[i] = static_cast<float>((policy.dlogp + beta * k3_kl_grad(ref_logp[i], logp[i])) * per_token);
     }
     out.loss += seq / n / B;
     out.tokens += n;

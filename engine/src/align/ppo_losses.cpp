@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/align/grpo_losses.h"
 #include "engine/error.h"
 
 namespace engine {
@@ -110,15 +111,12 @@ PpoPolicyLoss ppo_policy_loss(std::span<const float> logp, std::span<const float
     if (!mask[i]) continue;
     const double diff = double(logp[i]) - double(old_logp[i]);
     const double ratio = std::exp(diff);
-    const double A = advantages[i];
-    const double unclipped = -A * ratio;
-    const double clipped = -A * std::clamp(ratio, 1.0 - clip, 1.0 + clip);
-    const bool cut = clipped > unclipped;
-    out.loss += (cut ? clipped : unclipped) * inv_n;
-    out.clipfrac += cut ? inv_n : 0.0;
+    const ClippedTokenLoss policy = clipped_token_loss(ratio, advantages[i], clip);
+    out.loss += policy.loss * inv_n;
+    out.clipfrac += policy.cut ? inv_n : 0.0;
     out.approxkl += 0.5 * diff * diff * inv_n;
     out.ratio_mean += ratio * inv_n;
-    out.dlogp[i] = static_cast<float>(cut ? 0.0 : unclipped * inv_n);  // d(-A ratio)/d logp = -A ratio
+    out.dlogp[i] = static_cast<float>(policy.dlogp * inv_n);
   }
   return out;
 }

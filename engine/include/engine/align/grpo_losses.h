@@ -16,6 +16,7 @@
 // matters for completeness. A token is "clipped" when the clamped branch is the smaller (its gradient is cut).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,6 +31,21 @@ std::vector<float> group_reward_std(std::span<const float> rewards, int group_si
 
 double k3_kl(double ref_logp, double logp);
 double k3_kl_grad(double ref_logp, double logp);  // d k3_kl / d logp
+
+// The clipped surrogate of one token (PPO's policy objective, also GRPO's): with ratio = exp(logp - old_logp),
+// loss = -min(ratio A, clamp(ratio, 1 - clip, 1 + clip) A); `cut` when the clamped branch is the smaller, where
+// the gradient is 0; else d loss / d logp = -ratio A.
+struct ClippedTokenLoss {
+  double loss = 0;
+  bool cut = false;
+  double dlogp = 0;
+};
+inline ClippedTokenLoss clipped_token_loss(double ratio, double advantage, double clip) {
+  const double unclipped = ratio * advantage;
+  const double bounded = std::clamp(ratio, 1.0 - clip, 1.0 + clip) * advantage;
+  const bool cut = bounded < unclipped;
+  return {-std::min(unclipped, bounded), cut, cut ? 0.0 : -unclipped};
+}
 
 struct GrpoLossResult {
   double loss = 0;
