@@ -2,10 +2,12 @@
 #include "engine/align/rollouts.h"
 
 #include <algorithm>
+#include <climits>
 #include <optional>
 
 #include "engine/error.h"
 #include "engine/generator.h"
+#include "engine/serve/batch_scheduler.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 
@@ -16,6 +18,26 @@ std::vector<uint8_t> Rollouts::completion_mask() const {
   for (size_t i = 0; i < mask.size(); ++i) mask[i] = rows.targets[i] >= 0 ? 1 : 0;
   return mask;
 }
+
+namespace {
+
+// Every request of a rollout runs at once: a slot each, the prompts prefilled in the first step.
+BatchSchedulerOptions rollout_batch_options(const std::vector<const std::vector<int32_t>*>& prompts, int per_prompt,
+                                            int max_new_tokens) {
+  BatchSchedulerOptions o;
+  o.parallel = std::max(1, int(prompts.size()) * per_prompt);
+  o.max_queue = 0;
+  int64_t longest = 1, total = 0;
+  for (const std::vector<int32_t>* p : prompts) {
+    longest = std::max<int64_t>(longest, int64_t(p->size()));
+    total += int64_t(p->size()) * per_prompt;
+  }
+  o.slot_capacity = int(std::min<int64_t>(longest + max_new_tokens, INT32_MAX));
+  o.prefill_budget = int(std::clamp<int64_t>(total, 1, INT32_MAX));
+  return o;
+}
+
+}  // namespace
 
 uint64_t rollout_sample_seed(uint64_t step_seed, int row, int k) {
   uint64_t s = step_seed ^ (uint64_t(row) << 32) ^ (uint64_t(k) * 0xD1B54A32D192ED03ull) ^ 0x6A09E667F3BCC909ull;
@@ -49,19 +71,32 @@ Rollouts sample_rollouts(const Model& policy, Backend& backend, const std::vecto
   out.texts.resize(size_t(R));
   out.completion_tokens.assign(size_t(R), 0);
   out.ended.assign(size_t(R), 0);
-  for (int p = 0; p < P; ++p) {
-    const std::vector<int32_t>& prompt = batch_prompt_ids(set, batch, p);
-    const PromptItem& item = batch_prompt_item(set, batch, p);
-    // One cache per prompt: its K samples share the prompt's prefill.
-    Generator gen(policy, backend, int(prompt.size()) + o.max_new_tokens);
+  // Every completion of the step decodes in one batch (decode is bound by reading the weights, so R streams cost
+  // little more than one); each keeps its own seed, so a completion does not depend on the others.
+  std::vector<const std::vector<int32_t>*> prompts(static_cast<size_t>(P));
+  for (int p = 0; p < P; ++p) prompts[size_t(p)] = &batch_prompt_ids(set, batch, p);
+  std::vector<GenerationResult> results(static_cast<size_t>(R));
+  {
+    BatchScheduler scheduler(policy, backend, rollout_batch_options(prompts, K, o.max_new_tokens));
     GenerateParams gp;
     gp.max_tokens = o.max_new_tokens;
     gp.sampler.temperature = o.temperature;
     gp.stop = stop;
+    for (int p = 0; p < P; ++p)
+      for (int k = 0; k < K; ++k) {
+        gp.sampler.seed = rollout_sample_seed(step_seed, p, k);
+        scheduler.submit(*prompts[size_t(p)], gp, {},
+                         [&results, r = p * K + k](const GenerationResult& g) { results[size_t(r)] = g; });
+      }
+    while (scheduler.step()) {
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    const std::vector<int32_t>& prompt = *prompts[size_t(p)];
+    const PromptItem& item = batch_prompt_item(set, batch, p);
     for (int k = 0; k < K; ++k) {
-      gp.sampler.seed = rollout_sample_seed(step_seed, p, k);
-      const GenerationResult g = gen.generate(prompt, gp);
       const int r = p * K + k;
+      const GenerationResult& g = results[size_t(r)];
       out.items[size_t(r)] = &item;
       out.texts[size_t(r)] = g.text;
       std::vector<int32_t> ids = prompt;
@@ -91,16 +126,20 @@ std::vector<float> programmatic_rewards(const Rollouts& rollouts) {
 
 double greedy_accuracy(const Model& policy, Backend& backend, const std::vector<std::string>& stop, const PromptSet& set,
                        const Batch& batch, int max_new_tokens) {
+  std::vector<const std::vector<int32_t>*> prompts(static_cast<size_t>(batch.B));
+  for (int p = 0; p < batch.B; ++p) prompts[size_t(p)] = &batch_prompt_ids(set, batch, p);
   int right = 0;
-  for (int p = 0; p < batch.B; ++p) {
-    const std::vector<int32_t>& prompt = batch_prompt_ids(set, batch, p);
-    Generator gen(policy, backend, int(prompt.size()) + max_new_tokens);
-    GenerateParams gp;
-    gp.max_tokens = max_new_tokens;
-    gp.sampler.temperature = 0.0f;  // greedy: the accuracy of the policy's most likely answers
-    gp.sampler.seed = 1;
-    gp.stop = stop;
-    right += programmatic_reward(batch_prompt_item(set, batch, p), gen.generate(prompt, gp).text) > 0 ? 1 : 0;
+  BatchScheduler scheduler(policy, backend, rollout_batch_options(prompts, 1, max_new_tokens));
+  GenerateParams gp;
+  gp.max_tokens = max_new_tokens;
+  gp.sampler.temperature = 0.0f;  // greedy: the accuracy of the policy's most likely answers
+  gp.sampler.seed = 1;
+  gp.stop = stop;
+  for (int p = 0; p < batch.B; ++p)
+    scheduler.submit(*prompts[size_t(p)], gp, {}, [&, p](const GenerationResult& g) {
+      right += programmatic_reward(batch_prompt_item(set, batch, p), g.text) > 0 ? 1 : 0;
+    });
+  while (scheduler.step()) {
   }
   return batch.B > 0 ? double(right) / batch.B : 0.0;
 }

@@ -2,10 +2,11 @@
 // prompt indices (engine/align/prompt_data.h: PromptIndexLoader), laid out as training rows; and the greedy
 // held-out accuracy both report at validation.
 //
-// Sampling: the engine's Generator on the policy's own weights (so LoRA adapters, which live beside them, would not
-// be seen), temperature sampling, at most max_new_tokens, ending at the end-of-sequence token or a template stop
-// string. The sampler seed of each completion is rollout_sample_seed(step_seed, row, k) with step_seed the
-// Trainer's per-step seed, so a resumed run samples what an uninterrupted one would have.
+// Sampling: all of a step's completions decoded together by the batch scheduler (engine/serve/batch_scheduler.h) on
+// the policy's own weights (so LoRA adapters, which live beside them, would not be seen), temperature sampling, at
+// most max_new_tokens, ending at the end-of-sequence token or a template stop string. The sampler seed of each
+// completion is rollout_sample_seed(step_seed, row, k) with step_seed the Trainer's per-step seed, so a resumed run
+// samples what an uninterrupted one would have.
 //
 // Rows: prompt + completion, cut to seq tokens, padded with the end-of-sequence id (0 without one); targets only on
 // completion tokens, so position i of a row predicts its completion token i+1. An end-of-sequence token that
