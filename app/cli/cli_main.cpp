@@ -34,6 +34,8 @@ const char* kUsage =
     "             --out FILE\n"
     "  attention  attention of every layer x head over a prompt (--model --prompt [--layer --head --json --png])\n"
     "  lens       logit lens: each layer's top next tokens per position (--model --prompt [--top-k --json])\n"
+    "  serve      an OpenAI-compatible HTTP API with continuous batching (--model [--host --port --api-key\n"
+    "             --api-key-file --parallel --queue --ctx])\n"
     "run 'llm-workbench-cli COMMAND --help' for the flags of one command\n";
 
 }  // namespace
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
     if (cmd == "data") return wb::cli::cmd_data(argc, argv);
     if (cmd == "attention") return wb::cli::cmd_attention(argc, argv);
     if (cmd == "lens") return wb::cli::cmd_lens(argc, argv);
+    if (cmd == "serve") return wb::cli::cmd_serve(argc, argv);
     std::cerr << "llm-workbench-cli: unknown command '" << cmd << "' (try --help)\n";
     return 2;
   } catch (const wb::cli::HelpRequested& h) {

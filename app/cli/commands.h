@@ -15,5 +15,6 @@ int cmd_train(int argc, char** argv);
 int cmd_data(int argc, char** argv);
 int cmd_attention(int argc, char** argv);
 int cmd_lens(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace wb::cli

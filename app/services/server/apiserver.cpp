@@ -1,0 +1,263 @@
+// ApiServer: connections, routing, keys, and the hand-over between the scheduler's thread and the sockets.
+#include "apiserver.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTcpServer>
+#include <QTcpSocket>
+
+#include <atomic>
+
+#include "httprequestparser.h"
+#include "openaiapi.h"
+
+namespace {
+
+QByteArray reasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Status";
+  }
+}
+
+QByteArray json(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
+
+}  // namespace
+
+// One generation request in flight: its choices' results as they end, and the connection they go to.
+struct ApiServer::Exchange {
+  QPointer<QTcpSocket> socket;
+  ApiGeneration request;
+  QString id;
+  qint64 created = 0;
+  QByteArray method, path;
+  QElapsedTimer clock;
+  std::vector<engine::GenerationResult> results;
+  std::vector<bool> started;  // stream: a choice's first chunk was sent
+  std::vector<uint64_t> schedulerIds;
+  int remaining = 0;
+  std::atomic<bool> gone{false};  // the client disconnected: read by the scheduler's thread
+  bool answered = false;          // the response was sent (or refused): later ends answer no one
+  double firstTokenMs = -1;
+};
+
+ApiServer::ApiServer(const engine::Model& model, engine::Backend& backend, const Options& options, QObject* parent)
+    : QObject(parent), m_model(model), m_options(options), m_scheduler(model, backend, options.batch) {
+  m_loop = std::thread([this] { m_scheduler.run(); });
+}
+
+ApiServer::~ApiServer() {
+  if (m_server) m_server->close();
+  m_scheduler.stop();
+  m_loop.join();
+}
+
+bool ApiServer::listen(QString* error) {
+  m_server = new QTcpServer(this);
+  connect(m_server, &QTcpServer::newConnection, this, &ApiServer::onNewConnection);
+  if (m_server->listen(m_options.host, m_options.port)) return true;
+  if (error)
+    *error = QStringLiteral("cannot listen on %1:%2: %3")
+                 .arg(m_options.host.toString())
+                 .arg(m_options.port)
+                 .arg(m_server->errorString());
+  return false;
+}
+
+quint16 ApiServer::port() const { return m_server ? m_server->serverPort() : 0; }
+
+void ApiServer::onNewConnection() {
+  while (QTcpSocket* socket = m_server->nextPendingConnection()) {
+    auto parser = std::make_shared<HttpRequestParser>();
+    connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket, parser] {
+      if (parser->state() != HttpRequestParser::State::Incomplete) {
+        socket->readAll();  // one request per connection
+        return;
+      }
+      switch (parser->feed(socket->readAll())) {
+        case HttpRequestParser::State::Incomplete: return;
+        case HttpRequestParser::State::Failed: {
+          const ApiError e(parser->errorStatus(), QString::fromUtf8(parser->errorMessage()));
+          respond(socket, e.status, json(apiErrorBody(e)), "application/json");
+          QElapsedTimer none;
+          log("?", "?", e.status, none);
+          return;
+        }
+        case HttpRequestParser::State::Complete: handle(socket, parser->request()); return;
+      }
+    });
+  }
+}
+
+void ApiServer::respond(QTcpSocket* socket, int status, const QByteArray& body, const QByteArray& contentType,
+                        const QList<QPair<QByteArray, QByteArray>>& extraHeaders) {
+  if (!socket || socket->state() != QAbstractSocket::ConnectedState) return;
+  QByteArray head = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
+  head += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) +
+          "\r\nConnection: close\r\n";
+  for (const auto& [k, v] : extraHeaders) head += k + ": " + v + "\r\n";
+  socket->write(head + "\r\n" + body);
+  socket->disconnectFromHost();
+}
+
+void ApiServer::log(const QByteArray& method, const QByteArray& path, int status, const QElapsedTimer& clock,
+                    const QVariantMap& extra) {
+  QVariantMap entry = extra;
+  entry.insert(QStringLiteral("method"), QString::fromLatin1(method));
+  entry.insert(QStringLiteral("path"), QString::fromLatin1(path));
+  entry.insert(QStringLiteral("status"), status);
+  entry.insert(QStringLiteral("ms"), clock.isValid() ? double(clock.nsecsElapsed()) / 1e6 : 0.0);
+  Q_EMIT requestFinished(entry);
+}
+
+void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
+  QElapsedTimer clock;
+  clock.start();
+  const auto fail = [&](const ApiError& e, const QList<QPair<QByteArray, QByteArray>>& headers = {}) {
+    respond(socket, e.status, json(apiErrorBody(e)), "application/json", headers);
+    log(request.method, request.path, e.status, clock);
+  };
+  if (request.path == "/health") {
+    if (request.method != "GET") return fail(ApiError(405, QStringLiteral("use GET for /health")));
+    respond(socket, 200, R"({"status":"ok"})", "application/json");
+    return log(request.method, request.path, 200, clock);
+  }
+  const bool known = request.path == "/v1/models" || request.path == "/v1/completions" ||
+                     request.path == "/v1/chat/completions";
+  if (!known) return fail(ApiError(404, QStringLiteral("no route %1").arg(QString::fromLatin1(request.path))));
+  if (!m_options.apiKeys.isEmpty()) {
+    const QByteArray auth = request.header("authorization");
+    const QString key = auth.startsWith("Bearer ") ? QString::fromUtf8(auth.mid(7)).trimmed() : QString();
+    if (key.isEmpty() || !m_options.apiKeys.contains(key))
+      return fail(ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), {},
+                           QStringLiteral("authentication_error")));
+  }
+  if (request.path == "/v1/models") {
+    if (request.method != "GET") return fail(ApiError(405, QStringLiteral("use GET for /v1/models")));
+    const QJsonObject model{{QStringLiteral("id"), m_options.modelName},
+                            {QStringLiteral("object"), QStringLiteral("model")},
+                            {QStringLiteral("created"), qint64(0)},
+                            {QStringLiteral("owned_by"), QStringLiteral("llm-workbench")}};
+    respond(socket, 200,
+            json({{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), QJsonArray{model}}}),
+            "application/json");
+    return log(request.method, request.path, 200, clock);
+  }
+  if (request.method != "POST")
+    return fail(ApiError(405, QStringLiteral("use POST for %1").arg(QString::fromLatin1(request.path))));
+  generate(socket, request, request.path == "/v1/chat/completions");
+}
+
+void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat) {
+  auto ex = std::make_shared<Exchange>();
+  ex->clock.start();
+  ex->socket = socket;
+  ex->method = http.method;
+  ex->path = http.path;
+  try {
+    ex->request = parseGenerationRequest(http.body, chat, m_model, m_scheduler.slot_capacity(),
+                                         QRandomGenerator::global()->generate64());
+  } catch (const ApiError& e) {
+    respond(socket, e.status, json(apiErrorBody(e)), "application/json");
+    return log(http.method, http.path, e.status, ex->clock);
+  }
+  ex->id = (chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + QString::number(m_nextId++);
+  ex->created = QDateTime::currentSecsSinceEpoch();
+  const int n = ex->request.n;
+  ex->results.resize(size_t(n));
+  ex->started.assign(size_t(n), false);
+  ex->remaining = n;
+
+  const auto finishExchange = [this, ex] {
+    if (ex->answered) return;
+    ex->answered = true;
+    QVariantMap extra{{QStringLiteral("promptTokens"), qint64(ex->request.prompt.size())},
+                      {QStringLiteral("ttftMs"), ex->firstTokenMs}};
+    qint64 completion = 0;
+    for (const auto& r : ex->results) completion += r.stats.generated_tokens;
+    extra.insert(QStringLiteral("completionTokens"), completion);
+    if (ex->request.stream) {
+      if (ex->socket && ex->socket->state() == QAbstractSocket::ConnectedState) {
+        ex->socket->write(streamDone());
+        ex->socket->disconnectFromHost();
+      }
+    } else {
+      respond(ex->socket, 200,
+              json(generationResponse(ex->request, ex->id, m_options.modelName, ex->created, ex->results,
+                                      m_model.tokenizer())),
+              "application/json");
+    }
+    log(ex->method, ex->path, ex->gone ? 499 : 200, ex->clock, extra);  // 499: the client closed first
+  };
+
+  connect(socket, &QTcpSocket::disconnected, this, [this, ex] {
+    ex->gone = true;
+    for (const uint64_t id : ex->schedulerIds) m_scheduler.cancel(id);
+  });
+
+  for (int i = 0; i < n; ++i) {
+    engine::GenerateParams params = ex->request.params;
+    params.sampler.seed += uint64_t(i);
+    engine::TokenCallback onToken;
+    if (ex->request.stream)
+      onToken = [this, ex, i](const engine::GeneratedToken&, const std::string& text) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, ex, i, text = QString::fromUtf8(text.data(), qsizetype(text.size()))] {
+              if (ex->firstTokenMs < 0) ex->firstTokenMs = double(ex->clock.nsecsElapsed()) / 1e6;
+              if (!ex->socket || ex->socket->state() != QAbstractSocket::ConnectedState) return;
+              if (text.isEmpty() && ex->started[size_t(i)]) return;
+              ex->socket->write(streamEvent(ex->request, ex->id, m_options.modelName, ex->created, i, text, {},
+                                            !ex->started[size_t(i)]));
+              ex->started[size_t(i)] = true;
+            },
+            Qt::QueuedConnection);
+        return !ex->gone;
+      };
+    const uint64_t sid = m_scheduler.submit(
+        ex->request.prompt, params, std::move(onToken), [this, ex, i, finishExchange](const engine::GenerationResult& r) {
+          QMetaObject::invokeMethod(
+              this,
+              [this, ex, i, r, finishExchange] {
+                ex->results[size_t(i)] = r;
+                if (ex->firstTokenMs < 0 && !r.tokens.empty()) ex->firstTokenMs = r.stats.time_to_first_token_ms;
+                if (ex->request.stream && ex->socket && ex->socket->state() == QAbstractSocket::ConnectedState)
+                  ex->socket->write(streamEvent(ex->request, ex->id, m_options.modelName, ex->created, i, {},
+                                                apiFinishReason(r.finish), !ex->started[size_t(i)]));
+                if (--ex->remaining == 0) finishExchange();
+              },
+              Qt::QueuedConnection);
+        });
+    if (sid == 0) {
+      // Busy: the choices already queued are cancelled; the client is told to come back.
+      ex->gone = true;
+      for (const uint64_t id : ex->schedulerIds) m_scheduler.cancel(id);
+      const ApiError busy(503, QStringLiteral("the server is busy (every slot and the queue are full); retry shortly"),
+                          {}, QStringLiteral("server_busy"));
+      respond(socket, 503, json(apiErrorBody(busy)), "application/json", {{"Retry-After", "1"}});
+      ex->answered = true;
+      log(http.method, http.path, 503, ex->clock);
+      return;
+    }
+    ex->schedulerIds.push_back(sid);
+  }
+  // Tokens reach the socket through queued calls, so none is written before these headers.
+  if (ex->request.stream && socket->state() == QAbstractSocket::ConnectedState)
+    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                  "Connection: close\r\n\r\n");
+}
