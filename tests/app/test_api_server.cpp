@@ -233,6 +233,7 @@ class TestApiServer : public QObject {
     QCOMPARE(param("/v1/completions", R"({"prompt":"x","logit_bias":{"99999":1}})"), QStringLiteral("logit_bias"));
     QCOMPARE(param("/v1/completions", R"({"prompt":"x","stop":[1]})"), QStringLiteral("stop"));
     QCOMPARE(param("/v1/completions", R"({"prompt":["a","b"]})"), QStringLiteral("prompt"));
+    QCOMPARE(param("/v1/completions", R"({"prompt":"x","ignore_eos":1})"), QStringLiteral("ignore_eos"));
     QCOMPARE(param("/v1/completions", "{\"prompt\":\"" + QByteArray(200, 'q') + "\"}"), QStringLiteral("prompt"));
     const Reply notJson = call(*s, "POST", "/v1/completions", "{not json");
     QCOMPARE(notJson.status, 400);

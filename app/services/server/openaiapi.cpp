@@ -228,7 +228,11 @@ ApiGeneration parseGenerationRequest(const QByteArray& body, bool chat, const en
               QStringLiteral("the prompt has %1 tokens; this server's context holds %2").arg(g.prompt.size()).arg(slotCapacity));
   const char* maxKey = chat && o.contains(QLatin1String("max_completion_tokens")) ? "max_completion_tokens" : "max_tokens";
   g.params.max_tokens = int(integer(o, maxKey, chat ? room : std::min<qint64>(16, room), 0, room));
-  g.params.stop_at_eos = true;
+  // llama.cpp's server extension, for benchmarks that need replies of a fixed length.
+  const QJsonValue ignoreEos = o.value(QLatin1String("ignore_eos"));
+  if (!ignoreEos.isUndefined() && !ignoreEos.isNull() && !ignoreEos.isBool())
+    throw bad(QStringLiteral("ignore_eos"), QStringLiteral("'ignore_eos' must be true or false"));
+  g.params.stop_at_eos = !ignoreEos.toBool(false);
   return g;
 }
 
