@@ -2,6 +2,7 @@
 // logprobs (DESIGN.md §5).
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "cli_args.h"
@@ -11,6 +12,7 @@
 #include "engine/error.h"
 #include "engine/generation_settings.h"
 #include "engine/generator.h"
+#include "engine/serve/speculative.h"
 
 namespace wb::cli {
 
@@ -38,6 +40,10 @@ std::vector<FlagSpec> flags() {
       {"template", true, false, "with --chat: chatml, llama3, llama2, zephyr, alpaca or plain instead of the model's"},
       {"threads", true, false, "CPU threads (default: all cores)"},
       {"json", false, false, "print one JSON object instead of streaming text"},
+      {"draft", true, false, "speculative decoding: a smaller model with the same vocabulary drafts tokens"},
+      {"lookup", true, false, "speculative decoding without a draft model: propose the tokens that followed the "
+                              "last earlier occurrence of the final N tokens (prompt lookup)"},
+      {"draft-tokens", true, false, "speculative decoding: tokens proposed per step (default 4)"},
   };
   f.insert(f.end(), own.begin(), own.end());
   return f;
@@ -135,12 +141,27 @@ int cmd_generate(int argc, char** argv) {
   if (ids.empty()) throw engine::Error("the prompt encodes to no tokens; give a non-empty --prompt");
   // Size the KV cache for this request, not the model's whole context (which may be huge).
   const int64_t needed = static_cast<int64_t>(ids.size()) + std::max(gp.max_tokens, 1);
-  engine::Generator gen(*om.model, *om.backend.backend,
-                        static_cast<int>(std::min<int64_t>(needed, om.model->config().max_seq_len)));
-  const engine::GenerationResult r = gen.generate(ids, gp, [&](const engine::GeneratedToken&, const std::string& text) {
+  const int capacity = static_cast<int>(std::min<int64_t>(needed, om.model->config().max_seq_len));
+  const engine::TokenCallback print = [&](const engine::GeneratedToken&, const std::string& text) {
     if (!as_json) std::cout << text << std::flush;
     return true;
-  });
+  };
+  engine::GenerationResult r;
+  std::optional<engine::SpeculativeStats> spec;
+  if (a.has("draft") || a.has("lookup")) {
+    engine::SpeculativeOptions so;
+    so.draft_tokens = static_cast<int>(a.integer("draft-tokens", 4, 1, 64));
+    so.lookup_ngram = static_cast<int>(a.integer("lookup", 0, 1, 64));
+    OpenedModel draft;
+    if (a.has("draft")) draft = open_model(a.str("draft"), threads);
+    spec.emplace();
+    r = engine::SpeculativeGenerator(*om.model, draft.model.get(), *om.backend.backend, so, capacity)
+            .generate(ids, gp, print, &*spec);
+  } else {
+    if (a.has("draft-tokens")) throw UsageError("--draft-tokens needs --draft or --lookup");
+    engine::Generator gen(*om.model, *om.backend.backend, capacity);
+    r = gen.generate(ids, gp, print);
+  }
   if (!as_json) {
     std::cout << std::endl;
     return 0;
@@ -168,6 +189,11 @@ int cmd_generate(int argc, char** argv) {
                           {"decode_tokens_per_s", st.decode_tokens_per_s()},
                           {"time_to_first_token_ms", st.time_to_first_token_ms}}}};
   if (chat) out["chat_template"] = chat_template_name;
+  if (spec)
+    out["speculative"] = {{"steps", spec->steps},
+                          {"drafted", spec->drafted},
+                          {"accepted", spec->accepted},
+                          {"acceptance_rate", spec->acceptance_rate()}};
   print_json(out);
   return 0;
 }

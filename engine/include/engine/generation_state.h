@@ -31,6 +31,13 @@ class GenerationState {
   // returning false cancels.
   std::optional<int32_t> advance(std::span<const float> logits, bool cache_full, const TokenCallback& on_token);
 
+  // advance() with the token chosen by the caller instead of drawn by this state's sampler (speculative decoding
+  // picks by its acceptance rule from sampler().distribution(logits)); `logits` give the reported logprobs.
+  std::optional<int32_t> commit(int32_t token, std::span<const float> logits, bool cache_full,
+                                const TokenCallback& on_token);
+  // The sampler with every prompt and generated token accepted so far.
+  const SamplerChain& sampler() const { return m_sampler; }
+
   // Ends the generation as cancelled (a no-op once it has ended), flushing held-back text to `on_token`.
   void cancel(const TokenCallback& on_token);
 

@@ -73,6 +73,10 @@ class SamplerChain {
   // Does NOT call accept(): the caller accepts the token it actually uses.
   int32_t sample(std::span<const float> logits);
   void accept(int32_t token);
+  // The distribution the chain's final stage would draw from for these logits, as (id, probability) pairs
+  // summing to 1: every stage but the last applied, then the softmax of what is left (a greedy chain: all mass on
+  // its argmax). Changes no state (no RNG draw, no history): speculative decoding's acceptance rule needs it.
+  std::vector<std::pair<int32_t, double>> distribution(std::span<const float> logits) const;
   void reset();
   const Candidates& last_candidates() const { return m_cands; }
   size_t size() const { return m_stages.size(); }

@@ -23,13 +23,24 @@ GenerationState::GenerationState(const Model& model, std::span<const int32_t> pr
 std::optional<int32_t> GenerationState::advance(std::span<const float> logits, bool cache_full,
                                                 const TokenCallback& on_token) {
   if (m_done) return std::nullopt;
-  GenerationStats& st = m_result.stats;
-  const int i = static_cast<int>(m_result.tokens.size());
-  if (i >= m_params.max_tokens) {  // max_tokens 0: the prompt only
+  if (static_cast<int>(m_result.tokens.size()) >= m_params.max_tokens) {  // max_tokens 0: the prompt only
     finish(FinishReason::Length, on_token);
     return std::nullopt;
   }
-  const int32_t id = m_sampler.sample(logits);
+  return commit(m_sampler.sample(logits), logits, cache_full, on_token);
+}
+
+std::optional<int32_t> GenerationState::commit(int32_t id, std::span<const float> logits, bool cache_full,
+                                               const TokenCallback& on_token) {
+  if (m_done) return std::nullopt;
+  GenerationStats& st = m_result.stats;
+  const int i = static_cast<int>(m_result.tokens.size());
+  if (i >= m_params.max_tokens) {
+    finish(FinishReason::Length, on_token);
+    return std::nullopt;
+  }
+  if (id < 0 || static_cast<size_t>(id) >= logits.size())
+    throw Error("generation: token " + std::to_string(id) + " is outside the vocabulary");
   GeneratedToken gt;
   gt.id = id;
   log_softmax(logits, m_logprobs);

@@ -71,6 +71,33 @@ int32_t SamplerChain::sample(std::span<const float> logits) {
   return m_cands.data[static_cast<size_t>(sel)].id;
 }
 
+std::vector<std::pair<int32_t, double>> SamplerChain::distribution(std::span<const float> logits) const {
+  if (m_stages.empty()) throw Error("SamplerChain::distribution: the chain has no stages");
+  if (logits.empty()) throw Error("SamplerChain::distribution: empty logits (n_vocab = 0)");
+  // Stages keep state (a draw counter, penalties' history): run clones so this chain stays as it is.
+  Candidates cands;
+  cands.reset_from_logits(logits);
+  for (size_t i = 0; i + 1 < m_stages.size(); ++i) m_stages[i]->clone()->apply(cands);
+  std::vector<std::pair<int32_t, double>> out;
+  if (cands.data.empty()) return out;
+  if (std::string(m_stages.back()->name()) == "greedy") {
+    out.push_back({cands.data[size_t(sampler_detail::best_index(cands))].id, 1.0});
+    return out;
+  }
+  const double total = sampler_detail::softmax_in_place(cands);
+  if (total <= 0.0) {  // everything banned: the dist stage falls back to the first candidate in canonical order
+    out.push_back({cands.data[size_t(sampler_detail::best_index(cands))].id, 1.0});
+    return out;
+  }
+  out.reserve(cands.data.size());
+  for (const Candidate& c : cands.data)
+    if (c.p > 0.f) out.push_back({c.id, double(c.p)});
+  double sum = 0;
+  for (const auto& [id, p] : out) sum += p;
+  for (auto& [id, p] : out) p /= sum;
+  return out;
+}
+
 void SamplerChain::accept(int32_t token) {
   for (const auto& stage : m_stages) stage->accept(token);
 }
