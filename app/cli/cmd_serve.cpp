@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QTimer>
 
 #include <csignal>
@@ -38,6 +39,11 @@ int cmd_serve(int argc, char** argv) {
       {"queue", true, false, "requests that may wait for a slot; beyond it the answer is 503 busy (default 64)"},
       {"ctx", true, false, "tokens per slot, prompt and reply together (default: the model's context)"},
       {"prefill-budget", true, false, "prompt tokens computed per step over all slots (default 256)"},
+      {"allow-host", true, true, "a Host header name to answer besides the listening address and localhost "
+                                 "(repeatable; against DNS rebinding every other name is refused)"},
+      {"block-file", true, false, "content filter: a file of phrases (one per line) a prompt may not contain and a "
+                                  "reply stops before"},
+      {"no-api-key", false, false, "serve without a key (otherwise a key is generated and printed when none is given)"},
       {"threads", true, false, "CPU threads (default: all cores)"},
   };
   const Args a(flags, argc, argv, 2);
@@ -53,7 +59,24 @@ int cmd_serve(int argc, char** argv) {
     }
     if (keys.isEmpty()) throw UsageError("--api-key-file " + a.str("api-key-file") + " holds no key");
   }
+  if (a.has("no-api-key") && !keys.isEmpty()) throw UsageError("--no-api-key contradicts --api-key / --api-key-file");
+  bool generated_key = false;
+  if (keys.isEmpty() && !a.has("no-api-key")) {
+    // Safe by default: a key nobody else knows, shown once.
+    keys << QStringLiteral("sk-wb-") + QString::number(QRandomGenerator::system()->generate64(), 16) +
+                QString::number(QRandomGenerator::system()->generate64(), 16);
+    generated_key = true;
+  }
   ApiServer::Options options;
+  for (const std::string& h : a.all("allow-host")) options.allowedHosts << QString::fromStdString(h);
+  if (a.has("block-file")) {
+    QFile f(QString::fromStdString(a.str("block-file")));
+    if (!f.open(QIODevice::ReadOnly)) throw UsageError("cannot read --block-file " + a.str("block-file"));
+    for (const QByteArray& line : f.readAll().split('\n')) {
+      const QString phrase = QString::fromUtf8(line).trimmed();
+      if (!phrase.isEmpty()) options.blockedPhrases << phrase;
+    }
+  }
   const std::string host = a.str("host", "127.0.0.1");
   if (!options.host.setAddress(QString::fromStdString(host))) throw UsageError("--host must be an IP address, got '" + host + "'");
   options.port = quint16(a.integer("port", 8080, 0, 65535));
@@ -79,6 +102,7 @@ int cmd_serve(int argc, char** argv) {
   std::printf("serving %s on http://%s:%u (%d parallel slots of %d tokens, %s)\n",
               options.modelName.toUtf8().constData(), host.c_str(), unsigned(server.port()), options.batch.parallel,
               server.slotCapacity(), keys.isEmpty() ? "no API key" : "API key required");
+  if (generated_key) std::printf("api key (shown once): %s\n", keys.first().toUtf8().constData());
   std::fflush(stdout);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

@@ -5,7 +5,8 @@ Run by tests/api/test_openai_client.sh (which installs the pinned `openai` packa
 Starts the server on a free port with an API key, then checks with the real client what an application does:
 listing models, a chat completion and the same one streamed (the same text, greedy), a legacy completion with
 logprobs, n choices, seeds reproducing a sampled reply, stop strings, and the client's own exceptions for a wrong
-key (401), a bad parameter (400) and an unknown route (404). Exits non-zero on the first failure.
+key (401), a bad parameter (400) and an unknown route (404); 16 concurrent streams each ending with the text
+the single request got. Exits non-zero on the first failure.
 """
 import subprocess
 import sys
@@ -58,6 +59,26 @@ try:
                                              stop=["Tens"])
     assert "Tens" not in stopped.choices[0].message.content and text.startswith(stopped.choices[0].message.content)
 
+    # A bounded load: 16 concurrent streams (4 slots, the rest queued) each end with the single request's text.
+    import threading
+    results = [None] * 16
+
+    def stream_one(i):
+        out = ""
+        for chunk in client.chat.completions.create(model="starter", messages=question, temperature=0,
+                                                    max_tokens=80, stream=True):
+            if chunk.choices and chunk.choices[0].delta.content:
+                out += chunk.choices[0].delta.content
+        results[i] = out
+
+    threads = [threading.Thread(target=stream_one, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == text for r in results), [r for r in results if r != text][:2]
+    assert client.models.list().data[0].id == "starter"  # still up
+
     for call, exc in [
         (lambda: OpenAI(base_url=base, api_key="wrong", max_retries=0).models.list(), openai.AuthenticationError),
         (lambda: client.chat.completions.create(model="starter", messages=question, temperature=5),
@@ -73,7 +94,7 @@ try:
         raise AssertionError("expected NotFoundError")
     except openai.NotFoundError:
         pass
-    print("openai client checks: 9 passed, 0 failed")
+    print("openai client checks: 10 passed, 0 failed")
 finally:
     server.terminate()
     server.wait(timeout=30)

@@ -3,6 +3,7 @@
 // list, completions and chat completions equal to a plain Generator's greedy output, the same text streamed as
 // server-sent events, n choices, refusals naming their parameter, a full queue answering 503, a client that hangs
 // up freeing its slot, and malformed HTTP.
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -66,13 +67,14 @@ class TestApiServer : public QObject {
   std::unique_ptr<engine::Model> m_longModel;  // a long context, so one reply can outlast a test's checks
 
   std::unique_ptr<ApiServer> start(int parallel = 2, int queue = 8, QStringList keys = {QStringLiteral("sk-1")},
-                                   const engine::Model* model = nullptr) {
+                                   const engine::Model* model = nullptr, QStringList blocked = {}) {
     ApiServer::Options o;
     o.port = 0;
     o.apiKeys = keys;
     o.modelName = QStringLiteral("tiny");
     o.batch.parallel = parallel;
     o.batch.max_queue = queue;
+    o.blockedPhrases = blocked;
     auto s = std::make_unique<ApiServer>(model ? *model : *m_model, *m_be, o);
     QString error;
     if (!s->listen(&error)) qFatal("%s", qPrintable(error));
@@ -247,7 +249,7 @@ class TestApiServer : public QObject {
     hog.connectToHost(QHostAddress::LocalHost, s->port());
     QVERIFY(hog.waitForConnected(5000));
     const QByteArray body = R"({"prompt":"abc","max_tokens":4000,"stream":true})";
-    hog.write("POST /v1/completions HTTP/1.1\r\nAuthorization: Bearer sk-1\r\nContent-Length: " +
+    hog.write("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-1\r\nContent-Length: " +
               QByteArray::number(body.size()) + "\r\n\r\n" + body);
     QTRY_VERIFY_WITH_TIMEOUT(hog.peek(1 << 16).contains("data: "), 10000);  // tokens are streaming
     QCOMPARE(s->counters().running, 1);
@@ -258,6 +260,54 @@ class TestApiServer : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(s->counters().running, 0, 10000);
     QVERIFY(s->counters().generated_tokens < 4000);  // cancelled, not run to the end
     QCOMPARE(call(*s, "POST", "/v1/completions", R"({"prompt":"x","max_tokens":2})").status, 200);
+  }
+
+  // Raw bytes in, the whole answer out (the server closes the connection after one request).
+  QByteArray rawExchange(ApiServer& s, const QByteArray& bytes) {
+    QTcpSocket raw;
+    raw.connectToHost(QHostAddress::LocalHost, s.port());
+    if (!raw.waitForConnected(5000)) return {};
+    raw.write(bytes);
+    QByteArray answer;
+    QElapsedTimer t;
+    t.start();
+    while (raw.state() == QAbstractSocket::ConnectedState && t.elapsed() < 20000) {
+      QTest::qWait(10);
+      answer += raw.readAll();
+    }
+    return answer + raw.readAll();
+  }
+
+  void host_header_allowlist_and_body_limit() {
+    auto s = start();
+    const QByteArray models = "GET /v1/models HTTP/1.1\r\nAuthorization: Bearer sk-1\r\n";
+    QVERIFY(rawExchange(*s, models + "Host: 127.0.0.1:" + QByteArray::number(s->port()) + "\r\n\r\n").startsWith("HTTP/1.1 200"));
+    QVERIFY(rawExchange(*s, models + "Host: localhost:" + QByteArray::number(s->port()) + "\r\n\r\n").startsWith("HTTP/1.1 200"));
+    const QByteArray rebinding = rawExchange(*s, models + "Host: attacker.example:" + QByteArray::number(s->port()) + "\r\n\r\n");
+    QVERIFY2(rebinding.startsWith("HTTP/1.1 403"), rebinding.left(200).constData());
+    QVERIFY(rebinding.contains("permission_error"));
+    QVERIFY(rawExchange(*s, models + "\r\n").startsWith("HTTP/1.1 403"));  // no Host at all
+    const QByteArray big = rawExchange(*s, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                                               QByteArray::number(9 * 1024 * 1024) + "\r\n\r\n");
+    QVERIFY2(big.startsWith("HTTP/1.1 413"), big.left(100).constData());
+  }
+
+  void the_content_filter_refuses_prompts_and_stops_replies() {
+    // A phrase from the middle of the greedy reply: the reply stops before it, with finish_reason content_filter.
+    const std::vector<int32_t> ids = m_model->tokenizer()->encode("abc def");
+    const std::string free = reference(ids, 24).text;
+    QVERIFY(free.size() > 8);
+    const QString phrase = QString::fromStdString(free.substr(free.size() / 2, 3));
+    auto s = start(2, 8, {QStringLiteral("sk-1")}, nullptr, {phrase, QStringLiteral("forbidden")});
+    const Reply r = call(*s, "POST", "/v1/completions", R"({"prompt":"abc def","max_tokens":24,"temperature":0})");
+    QCOMPARE(r.status, 200);
+    const QJsonObject c = r.json().value("choices").toArray().at(0).toObject();
+    QCOMPARE(c.value("finish_reason").toString(), QStringLiteral("content_filter"));
+    QVERIFY(!c.value("text").toString().contains(phrase));
+    QVERIFY(QString::fromStdString(free).startsWith(c.value("text").toString()));
+    const Reply refused = call(*s, "POST", "/v1/completions", R"({"prompt":"a forbidden word","max_tokens":4})");
+    QCOMPARE(refused.status, 400);
+    QCOMPARE(refused.json().value("error").toObject().value("type").toString(), QStringLiteral("content_filter"));
   }
 
   void malformed_http_gets_an_answer_and_the_server_goes_on() {

@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTcpServer>
 #include <QTcpSocket>
 
@@ -52,6 +53,7 @@ struct ApiServer::Exchange {
   int remaining = 0;
   std::atomic<bool> gone{false};  // the client disconnected: read by the scheduler's thread
   bool answered = false;          // the response was sent (or refused): later ends answer no one
+  QSet<int> filtered;             // choices the content filter stopped
   double firstTokenMs = -1;
 };
 
@@ -125,6 +127,31 @@ void ApiServer::log(const QByteArray& method, const QByteArray& path, int status
   Q_EMIT requestFinished(entry);
 }
 
+bool ApiServer::hostAllowed(const QByteArray& hostHeader) const {
+  QString host = QString::fromLatin1(hostHeader).trimmed().toLower();
+  const QString port = QStringLiteral(":%1").arg(this->port());
+  if (host.endsWith(port)) host.chop(port.size());
+  if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']'))) host = host.mid(1, host.size() - 2);
+  if (host.isEmpty()) return false;
+  const QHostAddress asAddress(host);
+  if (!asAddress.isNull() && (asAddress == m_options.host || (m_options.host == QHostAddress::Any && asAddress.isLoopback()) ||
+                              (m_options.host.isLoopback() && asAddress.isLoopback())))
+    return true;
+  for (const QString& allowed : m_options.allowedHosts)
+    if (host == allowed.toLower()) return true;
+  return false;
+}
+
+bool ApiServer::stoppedByFilter(const engine::GenerationResult& r) const {
+  if (r.finish != engine::FinishReason::Stop || m_options.blockedPhrases.isEmpty()) return false;
+  std::string raw;
+  for (const engine::GeneratedToken& t : r.tokens) raw += t.bytes;
+  const std::string rest = raw.substr(std::min(raw.size(), r.text.size()));
+  for (const QString& phrase : m_options.blockedPhrases)
+    if (rest.rfind(phrase.toStdString(), 0) == 0) return true;
+  return false;
+}
+
 void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
   QElapsedTimer clock;
   clock.start();
@@ -132,6 +159,11 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
     respond(socket, e.status, json(apiErrorBody(e)), "application/json", headers);
     log(request.method, request.path, e.status, clock);
   };
+  if (!hostAllowed(request.header("host")))
+    return fail(ApiError(403, QStringLiteral("the Host header '%1' is not one this server answers to (start it with "
+                                             "--allow-host NAME to add one)")
+                                  .arg(QString::fromLatin1(request.header("host").left(200))),
+                         {}, QStringLiteral("permission_error")));
   if (request.path == "/health") {
     if (request.method != "GET") return fail(ApiError(405, QStringLiteral("use GET for /health")));
     respond(socket, 200, R"({"status":"ok"})", "application/json");
@@ -176,6 +208,19 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
     respond(socket, e.status, json(apiErrorBody(e)), "application/json");
     return log(http.method, http.path, e.status, ex->clock);
   }
+  // Content filter, input side: the rendered prompt as the model would read it.
+  if (!m_options.blockedPhrases.isEmpty()) {
+    const QString promptText = QString::fromStdString(m_model.tokenizer()->decode(ex->request.prompt));
+    for (const QString& phrase : m_options.blockedPhrases)
+      if (promptText.contains(phrase)) {
+        const ApiError e(400, QStringLiteral("the request was refused by the server's content filter"), {},
+                         QStringLiteral("content_filter"));
+        respond(socket, e.status, json(apiErrorBody(e)), "application/json");
+        return log(http.method, http.path, e.status, ex->clock, {{QStringLiteral("filtered"), phrase}});
+      }
+    // Output side: as stop strings, so a blocked phrase is held back and never sent.
+    for (const QString& phrase : m_options.blockedPhrases) ex->request.params.stop.push_back(phrase.toStdString());
+  }
   ex->id = (chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + QString::number(m_nextId++);
   ex->created = QDateTime::currentSecsSinceEpoch();
   const int n = ex->request.n;
@@ -199,7 +244,7 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
     } else {
       respond(ex->socket, 200,
               json(generationResponse(ex->request, ex->id, m_options.modelName, ex->created, ex->results,
-                                      m_model.tokenizer())),
+                                      m_model.tokenizer(), ex->filtered)),
               "application/json");
     }
     log(ex->method, ex->path, ex->gone ? 499 : 200, ex->clock, extra);  // 499: the client closed first
@@ -235,10 +280,13 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
               this,
               [this, ex, i, r, finishExchange] {
                 ex->results[size_t(i)] = r;
+                if (stoppedByFilter(r)) ex->filtered.insert(i);
                 if (ex->firstTokenMs < 0 && !r.tokens.empty()) ex->firstTokenMs = r.stats.time_to_first_token_ms;
                 if (ex->request.stream && ex->socket && ex->socket->state() == QAbstractSocket::ConnectedState)
                   ex->socket->write(streamEvent(ex->request, ex->id, m_options.modelName, ex->created, i, {},
-                                                apiFinishReason(r.finish), !ex->started[size_t(i)]));
+                                                ex->filtered.contains(i) ? QStringLiteral("content_filter")
+                                                                         : apiFinishReason(r.finish),
+                                                !ex->started[size_t(i)]));
                 if (--ex->remaining == 0) finishExchange();
               },
               Qt::QueuedConnection);

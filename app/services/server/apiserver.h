@@ -11,6 +11,7 @@
 //   sends can stop the server.
 // - A client that disconnects has its generations cancelled at the scheduler's next step, freeing their slots.
 // - Every answered request is reported once through requestFinished (method, path, status, timings, tokens).
+// - A Host header naming anything but the listening address or allowedHosts is refused (403) before routing.
 #pragma once
 
 #include <QElapsedTimer>
@@ -41,6 +42,12 @@ class ApiServer : public QObject {
     quint16 port = 8080;       // 0: any free port (see port())
     QStringList apiKeys;       // empty: no key needed
     QString modelName;         // the id /v1/models lists
+    // Host header values accepted besides the listening address (with and without the port): against DNS
+    // rebinding, a page on another site cannot reach a local server through a name that resolves to 127.0.0.1.
+    QStringList allowedHosts = {QStringLiteral("localhost")};
+    // Content filter: a request whose prompt contains one of these is refused (400, type content_filter), and a
+    // reply stops before the first one it would contain (finish_reason content_filter). Literal, case-sensitive.
+    QStringList blockedPhrases;
     engine::BatchSchedulerOptions batch;
   };
 
@@ -65,6 +72,9 @@ class ApiServer : public QObject {
   void generate(QTcpSocket* socket, const HttpRequest& request, bool chat);
   void respond(QTcpSocket* socket, int status, const QByteArray& body, const QByteArray& contentType,
                const QList<QPair<QByteArray, QByteArray>>& extraHeaders = {});
+  bool hostAllowed(const QByteArray& host) const;
+  // The reply ended at a blocked phrase (a stop string the content filter added), not at one the client asked for.
+  bool stoppedByFilter(const engine::GenerationResult& r) const;
   void log(const QByteArray& method, const QByteArray& path, int status, const QElapsedTimer& clock,
            const QVariantMap& extra = {});
 

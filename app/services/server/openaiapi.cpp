@@ -246,14 +246,16 @@ QString apiFinishReason(engine::FinishReason reason) {
 
 QJsonObject generationResponse(const ApiGeneration& request, const QString& id, const QString& modelName,
                                qint64 created, const std::vector<engine::GenerationResult>& results,
-                               const engine::Tokenizer* tokenizer) {
+                               const engine::Tokenizer* tokenizer, const QSet<int>& filtered) {
   QJsonArray choices;
   qint64 completionTokens = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     const engine::GenerationResult& r = results[i];
     completionTokens += r.stats.generated_tokens;
     const QString text = QString::fromUtf8(r.text.data(), qsizetype(r.text.size()));
-    QJsonObject choice{{QStringLiteral("index"), int(i)}, {QStringLiteral("finish_reason"), apiFinishReason(r.finish)}};
+    QJsonObject choice{{QStringLiteral("index"), int(i)},
+                       {QStringLiteral("finish_reason"),
+                        filtered.contains(int(i)) ? QStringLiteral("content_filter") : apiFinishReason(r.finish)}};
     if (request.chat)
       choice.insert(QStringLiteral("message"),
                     QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), text}});

@@ -11,6 +11,7 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QSet>
 #include <QString>
 
 #include <stdexcept>
@@ -50,10 +51,10 @@ ApiGeneration parseGenerationRequest(const QByteArray& body, bool chat, const en
 // OpenAI's finish_reason: "stop" (end of text, a stop string, cancelled) or "length" (max_tokens, context full).
 QString apiFinishReason(engine::FinishReason reason);
 
-// The whole (non-streaming) response: one choice per result.
+// The whole (non-streaming) response: one choice per result; `filtered` choices end with "content_filter".
 QJsonObject generationResponse(const ApiGeneration& request, const QString& id, const QString& modelName,
                                qint64 created, const std::vector<engine::GenerationResult>& results,
-                               const engine::Tokenizer* tokenizer);
+                               const engine::Tokenizer* tokenizer, const QSet<int>& filtered = {});
 
 // One server-sent event ("data: {...}\n\n") of a stream: `text` new for choice `index`, and its finish reason when
 // the choice has ended ("" otherwise). For chat, the first chunk of a choice carries role "assistant".
