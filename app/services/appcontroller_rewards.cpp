@@ -7,7 +7,8 @@ void AppController::connectRewards() {
   m_rewards = new RewardScorer(this);
   m_rewards->setThreads(m_settings->threads());
   m_rewards->setRunStore(m_training->store());
-  connect(m_settings, &AppSettings::threadsChanged, m_rewards, [this] { m_rewards->setThreads(m_settings->threads()); });
+  connect(m_settings, &AppSettings::threadsChanged, m_rewards,
+          [this] { m_rewards->setThreads(m_settings->threads()); });
   // The setting is the one source of the choice: the scorer follows it, now and when it changes.
   connect(m_settings, &AppSettings::rewardModelPathChanged, m_rewards,
           [this] { m_rewards->load(m_settings->rewardModelPath()); });

@@ -1,6 +1,4 @@
 // ChatController: reward scores of replies, kept in memory for the session (see chatcontroller.h).
-#include <QLocale>
-
 #include "chatcontroller.h"
 
 namespace {
@@ -19,7 +17,8 @@ size_t fingerprintOf(const QList<ChatTurn>& prompt, const QString& reply) {
 // A score as the views read it (ChatController::rewardScores).
 QVariantMap scoreMap(double score, bool pending, const QString& error, int turnsLeftOut) {
   QString text;
-  if (!pending && error.isEmpty()) text = (score >= 0 ? QStringLiteral("+") : QString()) + QLocale().toString(score, 'f', 2);
+  if (!pending && error.isEmpty())
+    text = (score >= 0 ? QStringLiteral("+") : QString()) + QString::number(score, 'f', 2);
   return {{QStringLiteral("score"), score},
           {QStringLiteral("text"), text},
           {QStringLiteral("pending"), pending},
@@ -106,9 +105,11 @@ void ChatController::requestScore(qint64 key, const QList<ChatTurn>& prompt, con
 }
 
 void ChatController::handleScore(quint64 requestId, double score, int turnsLeftOut) {
+  if (!m_scoreRequests.contains(requestId)) return;  // asked of a reward model since replaced
   const auto request = m_scoreRequests.take(requestId);
   auto entry = m_rewardScores.find(request.first);
-  if (!requestId || entry == m_rewardScores.end() || entry->fingerprint != request.second) return;
+  // A newer request for this message (another text, another conversation) is the one that counts.
+  if (entry == m_rewardScores.end() || entry->fingerprint != request.second) return;
   entry->pending = false;
   entry->score = score;
   entry->turnsLeftOut = turnsLeftOut;
@@ -117,9 +118,11 @@ void ChatController::handleScore(quint64 requestId, double score, int turnsLeftO
 }
 
 void ChatController::handleScoreFailed(quint64 requestId, const QString& message) {
+  if (!m_scoreRequests.contains(requestId)) return;  // asked of a reward model since replaced
   const auto request = m_scoreRequests.take(requestId);
   auto entry = m_rewardScores.find(request.first);
-  if (!requestId || entry == m_rewardScores.end() || entry->fingerprint != request.second) return;
+  // A newer request for this message (another text, another conversation) is the one that counts.
+  if (entry == m_rewardScores.end() || entry->fingerprint != request.second) return;
   entry->pending = false;
   entry->error = message;
   refreshScores(true);

@@ -168,7 +168,7 @@ void TestRewardScorer::notARewardModel() {
 }
 
 void TestRewardScorer::tokenizerThatDoesNotMatchTheWeights() {
-  // The 512-token tokenizer beside weights with 300 embeddings: merges ("ab", id 257) fit, "op" (id 511)
+  // The 512-token tokenizer beside weights with 400 embeddings: merges up to "ip" (id 399) fit, "op" (id 495)
   // does not.
   const QString dir = m_dir.filePath(QStringLiteral("mismatch"));
   engine::ModelConfig c;
@@ -177,7 +177,7 @@ void TestRewardScorer::tokenizerThatDoesNotMatchTheWeights() {
   c.n_embd = 32;
   c.n_head = 2;
   c.n_kv_head = 2;
-  c.vocab_size = 300;
+  c.vocab_size = 400;
   c.max_seq_len = 128;
   c.ffn_dim = 64;
   engine::Model weights(c);
@@ -192,7 +192,7 @@ void TestRewardScorer::tokenizerThatDoesNotMatchTheWeights() {
   const auto model = RewardScorer::loadModel(dir, 1);
   QVERIFY(RewardScorer::scoreWith(*model, oneQuestion(), QStringLiteral("ab")).tokens > 0);
   const QString error = messageOf([&] { RewardScorer::scoreWith(*model, oneQuestion(), QStringLiteral("hop op")); });
-  QVERIFY2(error.contains(QStringLiteral("weights have only 300 tokens")), qPrintable(error));
+  QVERIFY2(error.contains(QStringLiteral("weights have only 400 tokens")), qPrintable(error));
   QVERIFY(error.contains(QStringLiteral("not the one it was trained with")));
 }
 
