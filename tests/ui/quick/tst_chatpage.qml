@@ -30,7 +30,8 @@ Item {
         // Every visible item named `name` under `item`.
         function visibleNamed(item, name) {
             let found = []
-            for (const child of item.children) {
+            for (let i = 0; i < item.children.length; ++i) {
+                const child = item.children[i]
                 if (child.objectName === name && child.visible) found.push(child)
                 found = found.concat(visibleNamed(child, name))
             }
@@ -43,11 +44,13 @@ Item {
             compare(visibleNamed(list, "action_score").length, 0)  // no reward model: no Score action
             FakeEngine.useRewardModel("tiny-rm")
             // One Score action, on the reply.
-            tryCompare(visibleNamed(list, "action_score"), "length", 1)
+            tryVerify(() => visibleNamed(list, "action_score").length === 1)
             const requests = FakeEngine.scoreRequests
-            mouseClick(visibleNamed(list, "action_score")[0])
+            waitForRendering(list)  // the view has moved to the newest message
+            const action = visibleNamed(list, "action_score")[0]
+            mouseClick(action)
             compare(FakeEngine.scoreRequests, requests + 1)
-            tryCompare(visibleNamed(list, "rewardBadge"), "length", 1)
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 1)
             const badge = visibleNamed(list, "rewardBadge")[0]
             compare(badge.label, "scoring…")
             FakeEngine.answerScore(0.75)
@@ -62,9 +65,9 @@ Item {
             keyClick(Qt.Key_R, Qt.ControlModifier | Qt.ShiftModifier)
             compare(FakeEngine.scoreRequests, requests + 2)
             FakeEngine.answerScore(-0.5)
-            tryCompare(visibleNamed(list, "rewardBadge"), "length", 2)
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 2)
             FakeEngine.useRewardModel("")
-            tryCompare(visibleNamed(list, "rewardBadge"), "length", 0)
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 0)
         }
         function test_compareShowsBothScores() {
             verify(App.chat.send("Which is better?"))
