@@ -48,7 +48,7 @@ bool ChatController::scoreLastReply() {
 
 bool ChatController::scoreMessage(qint64 messageId) {
   if (m_rewardModel.isEmpty()) {
-    setError(tr("Choose a reward model first (Reward model, above the chat)."));
+    setError(tr("Choose a reward model first (Reward model…, under the list of chats)."));
     return false;
   }
   const int row = m_messages.rowOf(messageId);

@@ -1162,7 +1162,7 @@ void TestUiSmoke::chatScoresRepliesWithARewardModel() {
   QTRY_VERIFY_WITH_TIMEOUT(m_controller->rewards()->ready(), 20000);
   QCOMPARE(controller->rewardModelName(), QStringLiteral("tiny-reward"));
   QCOMPARE(findItem(chat, QStringLiteral("rewardModelButton"))->property("text").toString(),
-           QStringLiteral("Scoring: tiny-reward"));
+           QStringLiteral("Scoring with tiny-reward"));
 
   QVERIFY(controller->newChat());
   QVERIFY(controller->send(QStringLiteral("Which is better for a rainy afternoon, tea or coffee?")));
@@ -1193,9 +1193,10 @@ void TestUiSmoke::chatScoresRepliesWithARewardModel() {
   QTest::keyClick(m_window, Qt::Key_Escape);
 
   // Compare: both replies scored, side by side, the preferred one marked.
+  QTRY_VERIFY(!findVisibleItem(m_window->contentItem(), QStringLiteral("rewardModelState")));
   m_window->requestActivate();
   QTest::keyClick(m_window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
-  QTRY_VERIFY(controller->comparing());
+  QTRY_VERIFY2(controller->comparing(), qPrintable(controller->lastError()));
   QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
   QQuickItem* panel = findItem(chat, QStringLiteral("comparePanel"));
   QTRY_VERIFY_WITH_TIMEOUT(!controller->compareAlternativeScore().value(QStringLiteral("text")).toString().isEmpty(),

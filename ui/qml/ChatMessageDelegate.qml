@@ -295,7 +295,10 @@ Item {
                 color: Style.textFaint
                 font.pixelSize: Style.fontSmall
                 elide: Text.ElideRight
-                Layout.maximumWidth: root.width * 0.55
+                // Never wider than its text or half the row, and the first to give way (elided) when the
+                // score badge and the actions need the room.
+                Layout.fillWidth: true
+                Layout.maximumWidth: Math.min(implicitWidth, root.width * 0.55)
                 Layout.leftMargin: 6
                 Layout.rightMargin: 4
                 HoverHandler { id: statsHover }

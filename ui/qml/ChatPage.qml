@@ -62,11 +62,6 @@ Item {
         const text = url.toString()
         return text.startsWith("file://") ? decodeURIComponent(text.substring(7)) : text
     }
-    // The same folder again loads it again (after a failure, or a retrained model).
-    function chooseRewardModel(path) {
-        if (App.settings.rewardModelPath === path) App.rewards.load(path)
-        else App.settings.rewardModelPath = path
-    }
     function exportTo(path) {
         const error = exportFormat === "md" ? App.chat.exportMarkdown(path) : App.chat.exportJson(path)
         fileMessage = error.length > 0 ? error : qsTr("Exported to %1").arg(path)
@@ -177,11 +172,6 @@ Item {
             const name = exportPath.text.substring(exportPath.text.lastIndexOf("/") + 1)
             exportPath.text = page.localPath(selectedFolder) + "/" + name
         }
-    }
-    FolderDialog {
-        id: rewardFolderDialog
-        title: qsTr("A reward model's folder (trained with the reward-model recipe)")
-        onAccepted: page.chooseRewardModel(page.localPath(selectedFolder))
     }
     FileDialog {
         id: importDialog
@@ -347,115 +337,6 @@ Item {
                                 objectName: "chatSampler"
                                 showAlternatives: false  // a chat shows text, not per-token alternatives
                                 width: samplingScroll.availableWidth
-                            }
-                        }
-                    }
-                }
-                // The reward model that scores replies: the app's finished reward runs, or any folder.
-                Button {
-                    id: rewardButton
-                    objectName: "rewardModelButton"
-                    text: App.rewards.ready ? qsTr("Scoring: %1").arg(App.rewards.modelName)
-                          : App.rewards.loading ? qsTr("Loading reward model…")
-                          : qsTr("Reward model")
-                    icon.source: App.rewards.error.length > 0 ? "icons/error.svg" : "icons/sparkle.svg"
-                    icon.width: 16
-                    icon.height: 16
-                    icon.color: App.rewards.error.length > 0 ? Style.error : App.rewards.ready ? Style.accent : Style.textMuted
-                    flat: true
-                    Layout.maximumWidth: 240
-                    onClicked: {
-                        rewardPopup.runs = App.rewards.trainedRewardModels()
-                        rewardPopup.open()
-                    }
-                    ToolTip.visible: hovered
-                    ToolTip.delay: 500
-                    ToolTip.text: qsTr("A trained reward model scores replies: Score on a reply (Ctrl+Shift+R: the last one), and both replies of a comparison")
-                    Popup {
-                        id: rewardPopup
-                        objectName: "rewardModelPopup"
-                        property var runs: []
-                        y: parent.height + 4
-                        x: parent.width - width
-                        width: 380
-                        padding: 14
-                        background: Rectangle {
-                            color: Style.surface
-                            border.color: Style.border
-                            radius: Style.radius
-                        }
-                        contentItem: ColumnLayout {
-                            spacing: Style.gap
-                            Label {
-                                text: qsTr("Reward model")
-                                font.pixelSize: Style.fontSection
-                                font.weight: Font.DemiBold
-                                color: Style.text
-                            }
-                            Label {
-                                objectName: "rewardModelState"
-                                text: App.rewards.error.length > 0 ? App.rewards.error
-                                      : App.rewards.loading ? qsTr("Loading %1…").arg(App.rewards.modelPath)
-                                      : App.rewards.ready ? qsTr("Scoring with %1 (context %2 tokens). Scores are kept until the app closes.")
-                                                            .arg(App.rewards.modelPath).arg(App.rewards.contextLength)
-                                      : qsTr("None chosen. Train one on the Train page (reward-model recipe) from pairs saved with Compare, then choose it here.")
-                                color: App.rewards.error.length > 0 ? Style.error : Style.textMuted
-                                font.pixelSize: Style.fontSmall
-                                wrapMode: Text.Wrap
-                                Layout.fillWidth: true
-                            }
-                            Label {
-                                visible: rewardPopup.runs.length > 0
-                                text: qsTr("Your reward-model runs")
-                                color: Style.textFaint
-                                font.pixelSize: Style.fontSmall
-                                Layout.topMargin: 4
-                            }
-                            Repeater {
-                                model: rewardPopup.runs
-                                delegate: ItemDelegate {
-                                    required property var modelData
-                                    text: modelData.name
-                                    icon.source: modelData.path === App.settings.rewardModelPath ? "icons/sparkle.svg" : "icons/folder.svg"
-                                    icon.width: 16
-                                    icon.height: 16
-                                    highlighted: modelData.path === App.settings.rewardModelPath
-                                    Layout.fillWidth: true
-                                    onClicked: {
-                                        page.chooseRewardModel(modelData.path)
-                                        rewardPopup.close()
-                                    }
-                                    ToolTip.visible: hovered
-                                    ToolTip.delay: 500
-                                    ToolTip.text: modelData.path
-                                }
-                            }
-                            RowLayout {
-                                spacing: Style.gap
-                                Layout.fillWidth: true
-                                Button {
-                                    objectName: "chooseRewardFolderButton"
-                                    text: qsTr("Folder…")
-                                    icon.source: "icons/folder.svg"
-                                    icon.width: 16
-                                    icon.height: 16
-                                    flat: true
-                                    onClicked: {
-                                        rewardPopup.close()
-                                        rewardFolderDialog.open()
-                                    }
-                                }
-                                Item { Layout.fillWidth: true }
-                                Button {
-                                    objectName: "clearRewardModelButton"
-                                    visible: App.settings.rewardModelPath.length > 0
-                                    text: qsTr("Stop scoring")
-                                    flat: true
-                                    onClicked: {
-                                        App.settings.rewardModelPath = ""
-                                        rewardPopup.close()
-                                    }
-                                }
                             }
                         }
                     }
