@@ -362,6 +362,7 @@ void Walker::compareReply() {
     chat->compareReply(id);
   }
   if (!chat->comparing()) return;  // refused (an incomplete reply, a busy engine...): lastError says why
+  ++m_result.comparisons;
   m_compareReplyId = id;
   m_compareOriginal = original;
   m_pairsBeforeCompare = pairs;
@@ -371,6 +372,9 @@ void Walker::compareReply() {
              .arg(id));
   // Usually B is written to the end; otherwise the pick or dismissal meets it still being written.
   if (chance(0.7)) waitForReply(QStringLiteral("compare"));
+  // Often picked at once, as a user comparing does; otherwise left open for the next actions (which the
+  // chat refuses, or which close it: another chat, a reopen).
+  if (chance(0.4)) pickComparison(chance(0.5) ? QStringLiteral("A") : QStringLiteral("B"));
 }
 
 void Walker::pickComparison(const QString& side) {
@@ -406,6 +410,7 @@ void Walker::pickComparison(const QString& side) {
     return;
   }
   m_log.add(QStringLiteral("  kept %1").arg(side));
+  ++m_result.picks;
   if (m_app.app()->preferences()->count() != pairs + 1)
     fail(QStringLiteral("pick %1: %2 pairs after, %3 before")
              .arg(side)

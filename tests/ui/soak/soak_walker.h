@@ -60,6 +60,8 @@ struct WalkResult {
   int fullContextFollowUps = 0;  // a message sent after a reply that filled the whole context
   int reopens = 0;
   int checkpoints = 0;
+  int comparisons = 0;  // Compare opened
+  int picks = 0;        // ... and ended with A or B kept
   QStringList failures;
 };
 
