@@ -11,6 +11,7 @@
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
 #include "services/preferencepairs.h"
+#include "services/rewardscorer.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -71,4 +72,11 @@ struct PreferencePairsForeign {
   QML_FOREIGN(PreferencePairs)
   QML_NAMED_ELEMENT(PreferencePairs)
   QML_UNCREATABLE("PreferencePairs is reached through App.preferences")
+};
+
+struct RewardScorerForeign {
+  Q_GADGET
+  QML_FOREIGN(RewardScorer)
+  QML_NAMED_ELEMENT(RewardScorer)
+  QML_UNCREATABLE("RewardScorer is reached through App.rewards")
 };

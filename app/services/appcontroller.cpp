@@ -121,6 +121,7 @@ AppController::AppController(QObject* parent)
   connectChat();
   m_training = new TrainingJobs(new RunStore(*m_database, this), this);
   m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
+  connectRewards();
 
   m_thread.start();
   Q_EMIT prepareBackendRequested(m_settings->threads());

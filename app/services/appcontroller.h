@@ -14,6 +14,7 @@
 #include "generationtypes.h"
 #include "modelinfo.h"
 #include "preferencepairs.h"  // complete type: it is a Q_PROPERTY
+#include "rewardscorer.h"     // complete type: it is a Q_PROPERTY
 #include "trainingjobs.h"  // complete type: it is a Q_PROPERTY
 
 class Database;
@@ -36,6 +37,8 @@ class AppController : public QObject {
   Q_PROPERTY(TrainingJobs* training READ training CONSTANT)
   // Preference pairs collected with Chat's Compare, for the Train page (list, delete, export).
   Q_PROPERTY(PreferencePairs* preferences READ preferences CONSTANT)
+  // The reward model that scores chat replies (AppSettings::rewardModelPath), on its own thread.
+  Q_PROPERTY(RewardScorer* rewards READ rewards CONSTANT)
   // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
   // contextLength, lastOpened}] from the ModelHistoryStore.
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
@@ -108,6 +111,7 @@ class AppController : public QObject {
   ChatController* chat() const { return m_chat; }
   TrainingJobs* training() const { return m_training; }
   PreferencePairs* preferences() const { return m_preferences; }
+  RewardScorer* rewards() const { return m_rewards; }
   // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
   Q_INVOKABLE QVariantMap modelShape() const;
   // The session database (chats, presets, models, runs) and its problem at startup, if any.
@@ -257,6 +261,7 @@ class AppController : public QObject {
   void connectPlaygroundChat();  // called once by the constructor
   void requestInspection(const QString& text, const QList<int>& ids);
   void connectChatInspection();  // called by connectChat: Inspect on a chat message
+  void connectRewards();         // the chat's reward scores (appcontroller_rewards.cpp)
   // Shows a snapshot's bytes as the current inspection; returns why it could not, empty on success.
   QString showInspectionBytes(const QByteArray& bytes, const QString& source);
 
@@ -270,6 +275,7 @@ class AppController : public QObject {
   ChatController* m_chat;              // owned (child)
   TrainingJobs* m_training = nullptr;        // owned (child)
   PreferencePairs* m_preferences = nullptr;  // owned (child)
+  RewardScorer* m_rewards = nullptr;         // owned (child)
   bool m_shutDown = false;
 
   ModelInfo m_model;

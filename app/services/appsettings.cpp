@@ -13,6 +13,7 @@ const QString kLastModel = QStringLiteral("models/lastPath");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kMaximized = QStringLiteral("window/maximized");
 const QString kWelcomeDismissed = QStringLiteral("ui/welcomeDismissed");
+const QString kRewardModel = QStringLiteral("chat/rewardModel");
 const QString kChatSampling = QStringLiteral("chat/sampling");  // a JSON object: readable in the file
 }  // namespace
 
@@ -22,6 +23,7 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
   if (m_theme != QLatin1String("dark")) m_theme = QStringLiteral("light");
   m_lastModelPath = m_settings.value(kLastModel).toString();
   m_welcomeDismissed = m_settings.value(kWelcomeDismissed, false).toBool();
+  m_rewardModelPath = m_settings.value(kRewardModel).toString();
 }
 
 // Twice the cores: enough room to measure oversubscription, a bound that stops typos like 800.
@@ -55,6 +57,14 @@ void AppSettings::setWelcomeDismissed(bool dismissed) {
   m_welcomeDismissed = dismissed;
   m_settings.setValue(kWelcomeDismissed, dismissed);
   Q_EMIT welcomeDismissedChanged();
+}
+
+void AppSettings::setRewardModelPath(const QString& path) {
+  if (path == m_rewardModelPath) return;
+  m_rewardModelPath = path;
+  if (path.isEmpty()) m_settings.remove(kRewardModel);
+  else m_settings.setValue(kRewardModel, path);
+  Q_EMIT rewardModelPathChanged();
 }
 
 QRect AppSettings::windowGeometry() const { return m_settings.value(kGeometry).toRect(); }

@@ -21,6 +21,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(int maxThreads READ maxThreads CONSTANT)
   // The first-run note about the starter model was closed; it is not shown again.
   Q_PROPERTY(bool welcomeDismissed READ welcomeDismissed WRITE setWelcomeDismissed NOTIFY welcomeDismissedChanged)
+  // The reward model folder that scores chat replies; empty: none.
+  Q_PROPERTY(QString rewardModelPath READ rewardModelPath WRITE setRewardModelPath NOTIFY rewardModelPathChanged)
 
  public:
   explicit AppSettings(QObject* parent = nullptr);
@@ -35,6 +37,8 @@ class AppSettings : public QObject {
   int maxThreads() const;
   bool welcomeDismissed() const { return m_welcomeDismissed; }
   void setWelcomeDismissed(bool dismissed);
+  QString rewardModelPath() const { return m_rewardModelPath; }
+  void setRewardModelPath(const QString& path);
 
   // The Chat page's sampling settings that differ from its defaults (ChatController's
   // changedGenerationSettings), restored at launch.
@@ -51,6 +55,7 @@ class AppSettings : public QObject {
   void themeChanged();
   void lastModelPathChanged();
   void welcomeDismissedChanged();
+  void rewardModelPathChanged();
 
  private:
   QSettings m_settings;
@@ -58,4 +63,5 @@ class AppSettings : public QObject {
   QString m_theme;
   QString m_lastModelPath;
   bool m_welcomeDismissed = false;
+  QString m_rewardModelPath;
 };

@@ -104,6 +104,7 @@ void ChatController::reloadMessages() {
   }
   m_messages.setRows(rows);
   if (m_highlightId) Q_EMIT highlightChanged();  // its row may have moved or gone
+  refreshScores();
   // The meter counts what is shown: every change of the messages is counted again.
   requestTokenCount();
 }
@@ -157,6 +158,7 @@ void ChatController::setSystemPrompt(const QString& text) {
   m_chat.systemPrompt = text;
   Q_EMIT currentChatChanged();
   requestTokenCount();
+  refreshScores();  // every reply of the chat answers another conversation now
 }
 
 void ChatController::setFolderFilter(const QString& folder) {
@@ -494,6 +496,7 @@ void ChatController::handleFinished(const GenerationStats& stats) {
     const int row = m_messages.rowOf(id);
     if (row >= 0) m_messages.updateRow(row, m_store->message(id), false);
     requestTokenCount();
+    refreshScores();  // a continued reply is not the one scored
   }
   m_replyId = 0;
   Q_EMIT replyFinished(id, {});

@@ -14,9 +14,16 @@
 // reply's settings and another seed, is kept in memory beside the chat until the user picks the
 // better one. The pick replaces the chat's reply with the chosen text and saves the pair in the
 // PreferenceStore, in one transaction; dismissing (or a crash) leaves the chat as it was.
+//
+// Reward scores (chatcontroller_rewards.cpp): with a reward model chosen (setRewardModel), an assistant
+// message can be scored (scoreMessage), and both replies of a comparison are. Requests leave as
+// scoreRequested and come back through handleScore / handleScoreFailed (AppController wires them to the
+// RewardScorer). Scores live in memory for the session, by message id, each with the conversation and reply
+// it was computed on: a message whose text or conversation has changed since shows no score.
 #pragma once
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -83,6 +90,13 @@ class ChatController : public QObject {
   Q_PROPERTY(QString compareAlternative READ compareAlternative NOTIFY compareAlternativeChanged)
   Q_PROPERTY(QString compareOriginalStats READ compareOriginalStats NOTIFY comparisonChanged)
   Q_PROPERTY(QString compareAlternativeStats READ compareAlternativeStats NOTIFY comparisonChanged)
+  // Reward scores: the reward model's name (empty: none chosen, nothing can be scored); the open chat's
+  // scores by message id (as a string): {score, text ("+0.42"), pending, error, turnsLeftOut}; and the
+  // scores of the comparison's two replies ({} until asked), in the same shape.
+  Q_PROPERTY(QString rewardModelName READ rewardModelName NOTIFY rewardModelChanged)
+  Q_PROPERTY(QVariantMap rewardScores READ rewardScores NOTIFY rewardScoresChanged)
+  Q_PROPERTY(QVariantMap compareOriginalScore READ compareOriginalScore NOTIFY rewardScoresChanged)
+  Q_PROPERTY(QVariantMap compareAlternativeScore READ compareAlternativeScore NOTIFY rewardScoresChanged)
 
  public:
   // The stores must outlive this object; chats reads and writes the chats, inspections the snapshots.
@@ -133,6 +147,14 @@ class ChatController : public QObject {
   QString compareAlternative() const { return m_compare.alternative; }
   QString compareOriginalStats() const;
   QString compareAlternativeStats() const;
+  QString rewardModelName() const { return m_rewardModel; }
+  QVariantMap rewardScores() const { return m_scoreView; }
+  QVariantMap compareOriginalScore() const;
+  QVariantMap compareAlternativeScore() const;
+
+  // The reward model that scores replies, by name (empty: none). Another model forgets every score; with a
+  // comparison open, both replies are scored at once.
+  void setRewardModel(const QString& name);
 
   // Where compared pairs are saved (Compare is refused without one), and the name of the model that
   // writes the replies, recorded with each pair. The store must outlive this object.
@@ -189,6 +211,12 @@ class ChatController : public QObject {
   Q_INVOKABLE bool keepComparison(const QString& side, const QString& text = {});
   Q_INVOKABLE void dismissComparison();
 
+  // Reward scores (see the top of this file). scoreMessage scores this assistant message (the open chat's,
+  // finished) against the conversation above it; scoreLastReply the chat's last reply. Each returns false,
+  // with lastError set, when it cannot.
+  Q_INVOKABLE bool scoreMessage(qint64 messageId);
+  Q_INVOKABLE bool scoreLastReply();
+
   // Inspect: the conversation up to and including this message, as the model reads it. A snapshot
   // saved with the message is handed out at once (inspectionStored); otherwise inspectRequested asks
   // the engine, and the result comes back through storeInspection. Returns false (lastError set)
@@ -216,6 +244,10 @@ class ChatController : public QObject {
   void handleModelChanged(int contextLength);
   // The engine left this many of the oldest turns out of the reply's prompt to fit the context.
   void handleTurnsLeftOut(int turns);
+  // The answer to scoreRequested `requestId`: the reward, and how many of the oldest turns the reward
+  // model left out to fit its context.
+  void handleScore(quint64 requestId, double score, int turnsLeftOut);
+  void handleScoreFailed(quint64 requestId, const QString& message);
 
  Q_SIGNALS:
   // `continuation`: text of the assistant turn so far (continue); empty for a new reply.
@@ -246,6 +278,10 @@ class ChatController : public QObject {
   void compareAlternativeChanged();
   // A comparison ended with a pick: the pair's id in the PreferenceStore.
   void preferencePairSaved(qint64 pairId);
+  // Reward scores: a score of `reply` to `prompt` (system prompt first, ending with the user turn) is wanted.
+  void scoreRequested(quint64 requestId, const QList<ChatTurn>& prompt, const QString& reply);
+  void rewardModelChanged();
+  void rewardScoresChanged();
 
  private:
   void reloadChats();
@@ -268,6 +304,14 @@ class ChatController : public QObject {
   void handleComparisonFailed(const QString& message);
   bool refuseWhileComparing();
   void closeComparison();
+  // Reward scores: asks for the score of `reply` to `prompt`, kept under `key` (a message id; kCompareB
+  // for the comparison's second reply) unless a score of that text and conversation is already kept or on
+  // its way. refreshScores rebuilds rewardScores from the rows shown (after the chat or a message changed).
+  void requestScore(qint64 key, const QList<ChatTurn>& prompt, const QString& reply);
+  // notify: emit rewardScoresChanged even when the rows' scores are as they were (a comparison's changed).
+  void refreshScores(bool notify = false);
+  void scoreComparison();
+  QVariantMap scoreEntry(qint64 key, const QList<ChatTurn>& prompt, const QString& reply) const;
 
   ChatStore* m_store;
   InspectionStore* m_inspections;
@@ -320,4 +364,20 @@ class ChatController : public QObject {
   bool m_compareInFlight = false;
   PreferenceStore* m_preferences = nullptr;
   QString m_modelName;
+
+  // Reward scores by message id (kCompareB: the comparison's second reply), each with the fingerprint of
+  // the conversation and reply it is for; the requests on their way, by number.
+  struct RewardEntry {
+    size_t fingerprint = 0;
+    bool pending = false;
+    double score = 0;
+    int turnsLeftOut = 0;
+    QString error;
+  };
+  static constexpr qint64 kCompareB = -1;
+  QString m_rewardModel;
+  QHash<qint64, RewardEntry> m_rewardScores;
+  QHash<quint64, std::pair<qint64, size_t>> m_scoreRequests;  // request -> (key, fingerprint)
+  quint64 m_nextScoreRequest = 0;
+  QVariantMap m_scoreView;
 };

@@ -112,6 +112,7 @@ bool ChatController::compareReply(qint64 messageId) {
   setGenerating(true);
   Q_EMIT comparisonChanged();
   Q_EMIT compareAlternativeChanged();
+  scoreComparison();  // A now; B once written
   // May answer at once (handleFailed from a busy engine): everything above is in place for that.
   Q_EMIT generateRequested(prompt, QString(), settings);
   return true;
@@ -131,6 +132,7 @@ void ChatController::handleComparisonFinished(const GenerationStats& stats) {
   if (m_replyTurnsLeftOut > 0) m_compare.alternativeStats[QStringLiteral("turnsLeftOut")] = m_replyTurnsLeftOut;
   m_compare.alternativeSettings[kSeed] = QString::number(stats.seed);
   Q_EMIT comparisonChanged();
+  scoreComparison();
 }
 
 void ChatController::handleComparisonFailed(const QString& message) {
@@ -180,6 +182,12 @@ bool ChatController::keepComparison(const QString& side, const QString& text) {
     if (m_lastError.isEmpty()) setError(m_store->database().lastError());
     return false;
   }
+  // B kept as written: the chat's reply is now B, and so is its score.
+  if (m_rewardScores.contains(kCompareB) && !pickedA && !pair.chosenEdited) {
+    m_rewardScores.insert(m_compare.messageId, m_rewardScores.value(kCompareB));
+    for (auto& request : m_scoreRequests)  // a score still on its way lands there too
+      if (request.first == kCompareB) request.first = m_compare.messageId;
+  }
   closeComparison();
   reloadMessages();
   Q_EMIT preferencePairSaved(pairId);
@@ -194,6 +202,8 @@ void ChatController::dismissComparison() {
 
 void ChatController::closeComparison() {
   m_compare = {};
+  m_rewardScores.remove(kCompareB);
   Q_EMIT comparisonChanged();
   Q_EMIT compareAlternativeChanged();
+  refreshScores(true);
 }

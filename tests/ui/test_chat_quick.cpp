@@ -4,7 +4,8 @@
 //
 // No model is loaded here, so chat replies go to a fake engine instead (`FakeEngine` in the
 // Workbench.Test module): a reply stays "being written" until a test finishes it, and stop requests
-// are counted, so the views' generating states can be tested without timing.
+// are counted, so the views' generating states can be tested without timing. It stands in for the reward
+// scorer too: score requests wait until a test answers them.
 #include <QQmlEngine>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
@@ -23,6 +24,7 @@ class FakeEngine : public QObject {
   Q_OBJECT
   Q_PROPERTY(int requests READ requests NOTIFY changed)
   Q_PROPERTY(int stops READ stops NOTIFY changed)
+  Q_PROPERTY(int scoreRequests READ scoreRequests NOTIFY changed)
 
  public:
   explicit FakeEngine(ChatController* chat) : m_chat(chat) {
@@ -36,9 +38,22 @@ class FakeEngine : public QObject {
       Q_EMIT changed();
       finish({}, QStringLiteral("cancelled"));
     });
+    connect(chat, &ChatController::scoreRequested, this, [this](quint64 requestId) {
+      m_pendingScores << requestId;
+      ++m_scoreRequests;
+      Q_EMIT changed();
+    });
   }
   int requests() const { return m_requests; }
   int stops() const { return m_stops; }
+  int scoreRequests() const { return m_scoreRequests; }
+
+  // A reward model named `name` is ready ("": none).
+  Q_INVOKABLE void useRewardModel(const QString& name) { m_chat->setRewardModel(name); }
+  // Answers the oldest score request still waiting.
+  Q_INVOKABLE void answerScore(double score) {
+    if (!m_pendingScores.isEmpty()) m_chat->handleScore(m_pendingScores.takeFirst(), score, 0);
+  }
 
   // Ends the reply being written with `text` (added to what it has) and `reason`.
   Q_INVOKABLE void finish(const QString& text, const QString& reason = QStringLiteral("eos")) {
@@ -56,6 +71,8 @@ class FakeEngine : public QObject {
   ChatController* m_chat;
   int m_requests = 0;
   int m_stops = 0;
+  int m_scoreRequests = 0;
+  QList<quint64> m_pendingScores;
 };
 
 class Setup : public QObject {
@@ -70,6 +87,7 @@ class Setup : public QObject {
     ChatController* chat = m_controller->chat();
     QObject::disconnect(chat, &ChatController::generateRequested, m_controller.get(), nullptr);
     QObject::disconnect(chat, &ChatController::stopRequested, m_controller.get(), nullptr);
+    QObject::disconnect(chat, &ChatController::scoreRequested, m_controller->rewards(), nullptr);
     m_engine = std::make_unique<FakeEngine>(chat);
     qmlRegisterSingletonInstance("Workbench.Test", 1, 0, "FakeEngine", m_engine.get());
   }

@@ -37,6 +37,7 @@
 #include "services/inspectiontypes.h"
 #include "support/quick_items.h"
 #include "support/reply_end_ban.h"
+#include "support/tiny_reward_model.h"
 #include "support/tiny_tokenizer.h"
 #include "tokenstreammodel.h"
 
@@ -137,6 +138,7 @@ class TestUiSmoke : public QObject {
   void playgroundGeneratesWithStarterModel();
   void chatPageConverses();
   void chatComparesRepliesIntoPreferencePairs();
+  void chatScoresRepliesWithARewardModel();
   void chatMessageOpensInInspect();
   void chatSearchTagsAndMessageUndo();
   void presetsAndRecentModels();
@@ -1137,6 +1139,82 @@ void TestUiSmoke::chatComparesRepliesIntoPreferencePairs() {
   QCOMPARE(data.pairs.front().prompt.back().role, std::string("user"));
 
   QVERIFY(m_window->setProperty("currentPage", 0));
+  controller->setGenerationSettings(settingsBefore);
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+// A reward model chosen for the chat (the setting, as the Reward model popup sets it): a reply's Score
+// action shows its score beside it, and a comparison shows both scores and the one preferred.
+void TestUiSmoke::chatScoresRepliesWithARewardModel() {
+  m_warnings.clear();
+  QVERIFY2(m_controller->hasModel() && m_controller->modelHasTokenizer(), qPrintable(m_controller->lastError()));
+  QVERIFY(m_window->setProperty("currentPage", 0));
+  QQuickItem* chat = page(QStringLiteral("chat"));
+  QTRY_VERIFY(chat->isVisible());
+  ChatController* controller = m_controller->chat();
+  const QVariantMap settingsBefore = controller->generationSettings();
+  controller->setGenerationSettings({{QStringLiteral("temperature"), 0.9},
+                                     {QStringLiteral("maxTokens"), 24},
+                                     {QStringLiteral("logitBias"), QString()}});
+  const QString rewardDir = m_dir.filePath(QStringLiteral("tiny-reward"));
+  writeTinyRewardModel(rewardDir, 31, 1024);
+  m_controller->settings()->setRewardModelPath(rewardDir);
+  QTRY_VERIFY_WITH_TIMEOUT(m_controller->rewards()->ready(), 20000);
+  QCOMPARE(controller->rewardModelName(), QStringLiteral("tiny-reward"));
+  QCOMPARE(findItem(chat, QStringLiteral("rewardModelButton"))->property("text").toString(),
+           QStringLiteral("Scoring with tiny-reward"));
+
+  QVERIFY(controller->newChat());
+  QVERIFY(controller->send(QStringLiteral("Which is better for a rainy afternoon, tea or coffee?")));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QTRY_VERIFY(findVisibleItem(chat, QStringLiteral("action_score")));
+  auto click = [&](QQuickItem* item) {
+    QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                      item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint());
+  };
+  click(findVisibleItem(chat, QStringLiteral("action_score")));
+  QTRY_VERIFY_WITH_TIMEOUT(findVisibleItem(chat, QStringLiteral("rewardBadge")), 20000);
+  QQuickItem* badge = findVisibleItem(chat, QStringLiteral("rewardBadge"));
+  QTRY_VERIFY_WITH_TIMEOUT(badge->property("label").toString().startsWith(QLatin1Char('+')) ||
+                               badge->property("label").toString().startsWith(QLatin1Char('-')),
+                           20000);
+  QVERIFY2(controller->lastError().isEmpty(), qPrintable(controller->lastError()));
+  grab(QStringLiteral("chat-reward-score"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-reward-score-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+
+  // The reward model popup: the chosen model and where to choose another.
+  click(findItem(chat, QStringLiteral("rewardModelButton")));
+  QTRY_VERIFY(findVisibleItem(m_window->contentItem(), QStringLiteral("rewardModelState")));
+  QTest::qWait(300);
+  grab(QStringLiteral("chat-reward-popup"));
+  QTest::keyClick(m_window, Qt::Key_Escape);
+
+  // Compare: both replies scored, side by side, the preferred one marked.
+  QTRY_VERIFY(!findVisibleItem(m_window->contentItem(), QStringLiteral("rewardModelState")));
+  m_window->requestActivate();
+  QTest::keyClick(m_window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+  QTRY_VERIFY2(controller->comparing(), qPrintable(controller->lastError()));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->generating(), 60000);
+  QQuickItem* panel = findItem(chat, QStringLiteral("comparePanel"));
+  QTRY_VERIFY_WITH_TIMEOUT(!controller->compareAlternativeScore().value(QStringLiteral("text")).toString().isEmpty(),
+                           20000);
+  QVERIFY(!controller->compareOriginalScore().value(QStringLiteral("text")).toString().isEmpty());
+  QVERIFY(findVisibleItem(panel, QStringLiteral("compareScoreA")));
+  QVERIFY(findVisibleItem(panel, QStringLiteral("compareScoreB")));
+  QVERIFY(findVisibleItem(panel, QStringLiteral("compareRewardVerdict")));
+  grab(QStringLiteral("chat-compare-scores"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  QTest::qWait(200);
+  grab(QStringLiteral("chat-compare-scores-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  controller->dismissComparison();
+
+  m_controller->settings()->setRewardModelPath(QString());
+  QTRY_VERIFY(controller->rewardModelName().isEmpty());
+  QVERIFY(!findVisibleItem(chat, QStringLiteral("rewardBadge")));
   controller->setGenerationSettings(settingsBefore);
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }

@@ -11,6 +11,8 @@
 //   - every reply ends in a stored state (complete with a finish reason, or interrupted by a reopen
 //     and then kept as incomplete), checked through the store and the database;
 //   - the SQLite file passes PRAGMA integrity_check and foreign_key_check at checkpoints and at the end.
+//   - Compare: a pick saves one preference pair and leaves the kept text as the chat's reply; a refused
+//     pick says why and saves nothing; a dismissal saves nothing and leaves the reply as it was.
 // killDuringWalk runs the same walk in a child process (this executable with WB_SOAK_CHILD=1: the
 // AppController and Main.qml that main.cpp builds; test_app_kill kills the llm-workbench binary
 // itself), kills it with SIGKILL at a random moment and checks that every message the walk had seen
@@ -140,8 +142,8 @@ void TestUiSoak::randomWalk() {
 
   qInfo().noquote() << QStringLiteral(
                            "soak: seed %1, %2 s, %3 actions, %4 replies (%5 filled the context, %6 follow-ups after "
-                           "one), %7 reopens, %8 checkpoints; worst heartbeat lateness %9 ms (during: %10; %15 ms "
-                           "with run-queue waits); "
+                           "one), %7 reopens, %8 checkpoints, %16 comparisons (%17 picked); worst heartbeat lateness "
+                           "%9 ms (during: %10; %15 ms with run-queue waits); "
                            "RSS start %11 MiB, warm-up peak %12 MiB, peak %13 MiB, end %14 MiB")
                            .arg(config.seed)
                            .arg(config.seconds)
@@ -157,7 +159,9 @@ void TestUiSoak::randomWalk() {
                            .arg(warmPeak >> 20)
                            .arg(peak >> 20)
                            .arg(endRss >> 20)
-                           .arg(heartbeat.worstRawLatenessMs());
+                           .arg(heartbeat.worstRawLatenessMs())
+                           .arg(result.comparisons)
+                           .arg(result.picks);
   QVERIFY2(result.failures.isEmpty(),
            qPrintable(QStringLiteral("seed %1: ").arg(config.seed) + result.failures.join(QLatin1Char('\n'))));
   QVERIFY2(result.actions > 10, "the walk did almost nothing");
@@ -276,6 +280,12 @@ void TestUiSoak::fixedSequences_data() {
   // interval while the axis still spanned its old range, and Qt Charts laid out ~10^8 ticks.
   QTest::newRow("a training run started and cancelled")
       << QStringList{QStringLiteral("showChatPage"), QStringLiteral("trainAndCancel"), QStringLiteral("trainAndCancel")};
+  // Compare's paths: a pick of either side, a dismissal, and the chat's commands refused while one is open.
+  QTest::newRow("compare, pick and dismiss")
+      << QStringList{QStringLiteral("showChatPage"), QStringLiteral("sendShort"),     QStringLiteral("compare"),
+                     QStringLiteral("pickA"),        QStringLiteral("compare"),       QStringLiteral("pickB"),
+                     QStringLiteral("compare"),      QStringLiteral("sendShort"),     QStringLiteral("regenerate"),
+                     QStringLiteral("cancelCompare"), QStringLiteral("compare"),      QStringLiteral("cancelCompare")};
 }
 
 void TestUiSoak::fixedSequences() {
@@ -299,6 +309,8 @@ void TestUiSoak::fixedSequences() {
   walker.closeApp();
   heartbeat.stop();
   reportFailure(config.seed, walker.result(), log);
+  qInfo("%d actions, %d replies, %d comparisons (%d picked)", walker.result().actions, walker.result().replies,
+        walker.result().comparisons, walker.result().picks);
   QVERIFY2(ran && walker.result().failures.isEmpty(), qPrintable(walker.result().failures.join('\n')));
   QVERIFY2(heartbeat.worstLatenessMs() <= envInt("WB_SOAK_MAX_LATENESS_MS", 250),
            qPrintable(QStringLiteral("the GUI thread stalled %1 ms during %2")

@@ -1,6 +1,7 @@
 // ChatMessageDelegate: one message of the chat: a bubble for the user, a full-width Markdown reply
 // (code blocks boxed, with a copy button) for the assistant; under it the reply's stats and the
-// actions (copy, edit, regenerate, continue, compare) and the ‹ n/m › arrows between alternative branches.
+// actions (copy, edit, regenerate, continue, compare, score) and the ‹ n/m › arrows between alternative
+// branches. A reply scored by the chosen reward model shows its score as a badge beside the stats.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -26,15 +27,19 @@ Item {
     property bool editing: false
     property bool highlighted: false  // the search hit the chat was opened for
     property bool canCompare: false   // a model is loaded that could write a second reply
+    property bool canScore: false     // a reward model is chosen and ready
+    property string rewardModelName
+    property var rewardScore: ({})    // this message's entry of App.chat.rewardScores, {} when none
     readonly property bool isUser: role === "user"
     readonly property var actionIcons: ({ copy: "copy", edit: "edit", regenerate: "reload", continue: "continue",
-                                          compare: "compare", inspect: "inspect", delete: "trash" })
+                                          compare: "compare", score: "sparkle", inspect: "inspect", delete: "trash" })
 
     signal copyRequested(string text)
     signal editSubmitted(var messageId, string text)
     signal regenerateRequested(var messageId)
     signal continueRequested(var messageId)
     signal compareRequested(var messageId)
+    signal scoreRequested(var messageId)
     signal siblingRequested(var messageId, int delta)
     signal deleteRequested(var messageId)
     signal inspectRequested(var messageId)
@@ -290,12 +295,23 @@ Item {
                 color: Style.textFaint
                 font.pixelSize: Style.fontSmall
                 elide: Text.ElideRight
-                Layout.maximumWidth: root.width * 0.55
+                // Never wider than its text or half the row, and the first to give way (elided) when the
+                // score badge and the actions need the room.
+                Layout.fillWidth: true
+                Layout.maximumWidth: Math.min(implicitWidth, root.width * 0.55)
                 Layout.leftMargin: 6
                 Layout.rightMargin: 4
                 HoverHandler { id: statsHover }
                 ToolTip.visible: statsHover.hovered && root.settingsText.length > 0
                 ToolTip.text: qsTr("Sampling: %1").arg(root.settingsText)
+            }
+            RewardBadge {
+                objectName: "rewardBadge"
+                visible: !root.isUser && !root.streaming && label.length > 0
+                score: root.rewardScore
+                modelName: root.rewardModelName
+                Layout.leftMargin: root.statsText.length > 0 ? 0 : 6
+                Layout.rightMargin: 4
             }
             Row {
                 spacing: 0
@@ -304,14 +320,18 @@ Item {
                 // A fixed list of actions (a model rebuilt from the message's state would recreate the
                 // buttons whenever a reply starts or ends); each button works out whether it shows.
                 Repeater {
-                    model: ["copy", "edit", "regenerate", "continue", "compare", "inspect", "delete"]
+                    model: ["copy", "edit", "regenerate", "continue", "compare", "score", "inspect", "delete"]
                     delegate: ToolButton {
                         required property string modelData
                         objectName: "action_" + modelData
                         // Continue and Compare are for the last reply only (compare: a finished one).
-                        visible: modelData === "copy" || (!root.streaming && (modelData !== "continue" && modelData !== "compare"
+                        // Score: any finished reply, once a reward model is chosen (it does not change the chat,
+                        // so it stays enabled while a reply is written or compared).
+                        visible: modelData === "score" ? !root.isUser && !root.streaming && root.canScore
+                                 : modelData === "copy" || (!root.streaming && (modelData !== "continue" && modelData !== "compare"
                                                                               || (!root.isUser && root.isLast && (modelData !== "compare" || root.complete))))
-                        enabled: modelData === "copy" || (!root.busy && (modelData !== "compare" || root.canCompare))
+                        enabled: modelData === "copy" || modelData === "score"
+                                 || (!root.busy && (modelData !== "compare" || root.canCompare))
                         icon.source: "icons/" + root.actionIcons[modelData] + ".svg"
                         icon.width: 16
                         icon.height: 16
@@ -325,6 +345,7 @@ Item {
                                       : modelData === "regenerate" ? (root.isUser ? qsTr("New reply") : qsTr("Regenerate"))
                                       : modelData === "continue" ? qsTr("Continue this reply")
                                       : modelData === "compare" ? qsTr("Compare: write a second reply with another seed and keep the better one (Ctrl+Shift+C)")
+                                      : modelData === "score" ? qsTr("Score with reward model %1 (Ctrl+Shift+R: the last reply)").arg(root.rewardModelName)
                                       : modelData === "inspect" ? qsTr("Inspect: tokens, probabilities and attention of the chat up to here")
                                       : qsTr("Delete this message and the replies below it")
                         onClicked: {
@@ -334,6 +355,7 @@ Item {
                             else if (modelData === "delete") root.deleteRequested(root.messageId)
                             else if (modelData === "inspect") root.inspectRequested(root.messageId)
                             else if (modelData === "compare") root.compareRequested(root.messageId)
+                            else if (modelData === "score") root.scoreRequested(root.messageId)
                             else root.continueRequested(root.messageId)
                         }
                     }

@@ -100,6 +100,13 @@ Item {
         enabled: page.visible && comparePanel.canPick
         onActivated: comparePanel.keep("B")
     }
+    // Reward model: scores the chat's last reply.
+    Shortcut {
+        objectName: "scoreShortcut"
+        sequence: "Ctrl+Shift+R"
+        enabled: page.visible && App.chat.rewardModelName.length > 0 && messageList.count > 0
+        onActivated: App.chat.scoreLastReply()
+    }
     // Not while a reply is edited in the comparison: Esc there leaves the editor, not the comparison.
     Shortcut {
         sequence: "Escape"
@@ -485,6 +492,10 @@ Item {
                         highlighted: messageId === App.chat.highlightedMessageId
                         busy: App.chat.generating || App.chat.comparing
                         canCompare: page.canSend
+                        canScore: App.chat.rewardModelName.length > 0
+                        rewardModelName: App.chat.rewardModelName
+                        rewardScore: App.chat.rewardScores[String(messageId)] ?? ({})
+                        onScoreRequested: id => App.chat.scoreMessage(id)
                         onCopyRequested: text => page.copyText(text)
                         onEditSubmitted: (id, text) => App.chat.editMessage(id, text)
                         onRegenerateRequested: id => App.chat.regenerate(id)

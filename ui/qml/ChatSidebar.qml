@@ -1,6 +1,6 @@
 // ChatSidebar: the list of chats: new chat, full-text search, a folder filter, a tag filter, and per
 // chat rename, folder, tags, export and delete (with undo on the page). A search hit opens its chat
-// at the matching message.
+// at the matching message. At its foot, the reward model that scores replies (RewardModelButton).
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
@@ -280,6 +280,11 @@ Rectangle {
                       : App.chat.tagFilter.length > 0 ? qsTr("No chat is tagged #%1.").arg(App.chat.tagFilter)
                       : qsTr("No chats yet. Type below to start one.")
             }
+        }
+
+        // The reward model that scores replies (the chat's Score action and Compare).
+        RewardModelButton {
+            Layout.fillWidth: true
         }
 
         Button {

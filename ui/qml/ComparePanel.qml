@@ -1,7 +1,8 @@
 // ComparePanel: Chat's open comparison: the chat's last reply (A) beside a second reply to the same
 // message written with another seed (B), each readable in full and editable, and the pick between
 // them. The reply kept becomes the chat's reply; the pair is saved for reward-model and DPO training
-// (listed on the Train page). Dismissing leaves the chat as it was.
+// (listed on the Train page). Dismissing leaves the chat as it was. With a reward model chosen, both
+// replies are scored and the one it prefers is marked.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
@@ -17,6 +18,12 @@ Rectangle {
     readonly property bool writing: App.chat.compareWriting
     readonly property bool canPick: !writing && App.chat.compareOriginal.length > 0
                                     && App.chat.compareAlternative.length > 0
+    // The reward model's scores of A and B, and which it prefers ("" until both are scored).
+    readonly property var scoreA: App.chat.compareOriginalScore
+    readonly property var scoreB: App.chat.compareAlternativeScore
+    readonly property bool bothScored: (scoreA.text ?? "").length > 0 && (scoreB.text ?? "").length > 0
+    readonly property string preferred: !bothScored || scoreA.score === scoreB.score ? ""
+                                        : scoreA.score > scoreB.score ? "A" : "B"
 
     // Keeps `side` (with its edits when it is the one being edited).
     function keep(side) {
@@ -41,6 +48,7 @@ Rectangle {
         required property string title
         required property string text
         required property string statsText
+        required property var score
         property bool writingNow: false
         readonly property bool editingNow: panel.editing === side
         readonly property string editedText: area.text
@@ -73,6 +81,12 @@ Rectangle {
                 color: Style.text
                 elide: Text.ElideRight
                 Layout.fillWidth: true
+            }
+            RewardBadge {
+                objectName: "compareScore" + pane.side
+                score: pane.score
+                modelName: App.chat.rewardModelName
+                best: panel.preferred === pane.side
             }
             Label {
                 visible: pane.writingNow
@@ -208,6 +222,22 @@ Rectangle {
                     Layout.fillWidth: true
                 }
                 Label {
+                    objectName: "compareRewardVerdict"
+                    visible: text.length > 0
+                    text: panel.bothScored
+                          ? (panel.preferred.length > 0
+                             ? qsTr("The reward model %1 prefers %2 (%3 against %4).").arg(App.chat.rewardModelName).arg(panel.preferred)
+                               .arg(panel.preferred === "A" ? panel.scoreA.text : panel.scoreB.text)
+                               .arg(panel.preferred === "A" ? panel.scoreB.text : panel.scoreA.text)
+                             : qsTr("The reward model %1 scores both replies the same.").arg(App.chat.rewardModelName))
+                          : ""
+                    color: Style.good
+                    font.pixelSize: Style.fontSmall
+                    font.weight: Font.DemiBold
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                Label {
                     objectName: "compareHint"
                     text: panel.writing ? qsTr("B is being written with the same settings and another seed. Stop it (Esc) to compare what it has so far.")
                                         : qsTr("The one you keep becomes the chat's reply, and the pair is saved for reward-model and DPO training (Train page). Ctrl+Shift+A or B picks; Esc dismisses.")
@@ -255,6 +285,7 @@ Rectangle {
                 title: qsTr("This reply")
                 text: App.chat.compareOriginal
                 statsText: App.chat.compareOriginalStats
+                score: panel.scoreA
             }
             ComparePane {
                 id: paneB
@@ -262,6 +293,7 @@ Rectangle {
                 title: qsTr("Second reply (another seed)")
                 text: App.chat.compareAlternative
                 statsText: App.chat.compareAlternativeStats
+                score: panel.scoreB
                 writingNow: panel.writing
             }
         }

@@ -1,6 +1,7 @@
 // Qt Quick Test of the Chat page around a reply being written (replies go to the runner's
 // FakeEngine): the send button turns into a stop button that stops it, Esc stops it too, and a
-// deleted message comes back with the banner's Undo or Ctrl+Z.
+// deleted message comes back with the banner's Undo or Ctrl+Z; a reply scored by a reward model shows its
+// score beside it, and a comparison shows both replies' scores and the one preferred.
 import QtCore
 import QtQuick
 import QtTest
@@ -26,6 +27,73 @@ Item {
             chatPage.forceActiveFocus()
         }
 
+        // Every visible item named `name` under `item`.
+        function visibleNamed(item, name) {
+            let found = []
+            for (let i = 0; i < item.children.length; ++i) {
+                const child = item.children[i]
+                if (child.objectName === name && child.visible) found.push(child)
+                found = found.concat(visibleNamed(child, name))
+            }
+            return found
+        }
+        function test_scoreBadgeBesideAReply() {
+            verify(App.chat.send("Score my answer"))
+            FakeEngine.finish("An answer.")
+            const list = findChild(chatPage, "messageList")
+            compare(visibleNamed(list, "action_score").length, 0)  // no reward model: no Score action
+            FakeEngine.useRewardModel("tiny-rm")
+            // One Score action, on the reply.
+            tryVerify(() => visibleNamed(list, "action_score").length === 1)
+            const requests = FakeEngine.scoreRequests
+            waitForRendering(list)  // the view has moved to the newest message
+            const action = visibleNamed(list, "action_score")[0]
+            mouseClick(action)
+            compare(FakeEngine.scoreRequests, requests + 1)
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 1)
+            const badge = visibleNamed(list, "rewardBadge")[0]
+            compare(badge.label, "scoring…")
+            FakeEngine.answerScore(0.75)
+            tryCompare(badge, "label", "+0.75")
+            compare(findChild(badge, "rewardBadgeText").text, "+0.75")
+            // Ctrl+Shift+R scores the last reply: scored already, nothing is asked.
+            keyClick(Qt.Key_R, Qt.ControlModifier | Qt.ShiftModifier)
+            compare(FakeEngine.scoreRequests, requests + 1)
+            // A new reply has no score until asked; the shortcut asks.
+            verify(App.chat.send("And this one?"))
+            FakeEngine.finish("Another answer.")
+            keyClick(Qt.Key_R, Qt.ControlModifier | Qt.ShiftModifier)
+            compare(FakeEngine.scoreRequests, requests + 2)
+            FakeEngine.answerScore(-0.5)
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 2)
+            FakeEngine.useRewardModel("")
+            tryVerify(() => visibleNamed(list, "rewardBadge").length === 0)
+        }
+        function test_compareShowsBothScores() {
+            verify(App.chat.send("Which is better?"))
+            FakeEngine.finish("The first reply.")
+            FakeEngine.useRewardModel("tiny-rm")
+            const requests = FakeEngine.scoreRequests
+            verify(App.chat.compareLastReply())
+            compare(FakeEngine.scoreRequests, requests + 1)  // A at once
+            FakeEngine.answerScore(0.1)
+            FakeEngine.finish("The second reply.")
+            compare(FakeEngine.scoreRequests, requests + 2)  // B once written
+            FakeEngine.answerScore(0.9)
+            const panel = findChild(chatPage, "comparePanel")
+            verify(panel.visible)
+            const a = findChild(panel, "compareScoreA")
+            const b = findChild(panel, "compareScoreB")
+            tryCompare(a, "label", "+0.10")
+            compare(b.label, "+0.90")
+            verify(a.visible && b.visible)
+            verify(b.best && !a.best)
+            const verdict = findChild(panel, "compareRewardVerdict")
+            verify(verdict.visible)
+            verify(verdict.text.indexOf("prefers B") >= 0)
+            App.chat.dismissComparison()
+            FakeEngine.useRewardModel("")
+        }
         function test_stopButtonAppearsWhileAReplyIsWrittenAndStopsIt() {
             verify(findChild(chatPage, "sendButton"))
             verify(!findChild(chatPage, "stopButton"))

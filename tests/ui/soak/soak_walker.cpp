@@ -223,6 +223,10 @@ void Walker::defineActions() {
       {QStringLiteral("switchBranch"), 6, [this] { switchBranch(); }},
       {QStringLiteral("stopMidReply"), 7, [this] { stopMidReply(); }},
       {QStringLiteral("continueReply"), 3, [this] { continueReply(); }},
+      {QStringLiteral("compare"), 4, [this] { compareReply(); }},
+      {QStringLiteral("pickA"), 3, [this] { pickComparison(QStringLiteral("A")); }},
+      {QStringLiteral("pickB"), 3, [this] { pickComparison(QStringLiteral("B")); }},
+      {QStringLiteral("cancelCompare"), 2, [this] { cancelComparison(); }},
       {QStringLiteral("deleteMessage"), 4, [this] { deleteMessageMaybeUndo(); }},
       {QStringLiteral("deleteChat"), 3, [this] { deleteChatMaybeUndo(); }},
       {QStringLiteral("search"), 4, [this] { search(); }},
@@ -338,6 +342,112 @@ void Walker::continueReply() {
     QMetaObject::invokeMethod(d, "continueRequested", Q_ARG(QVariant, QVariant(r.last().message.id)));
   else m_app.chat()->continueReply(r.last().message.id);
   waitForReply(QStringLiteral("continueReply"));
+}
+
+void Walker::compareReply() {
+  if (!maybeWaitIdle()) return;
+  ChatController* chat = m_app.chat();
+  const QList<ChatMessageModel::Row> r = rows();
+  if (chat->comparing() || r.isEmpty() || r.last().message.role != QLatin1String("assistant")) return;
+  setMaxTokens(uniform(1, 32));
+  const qint64 id = r.last().message.id;
+  const int pairs = m_app.app()->preferences()->count();
+  const QString original = r.last().message.content;
+  if (m_app.window()->property("currentPage").toInt() == 0 && chance(0.5)) {
+    m_app.window()->requestActivate();
+    QTest::keyClick(m_app.window(), Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);  // the page's shortcut
+  } else if (QQuickItem* d = delegateAt(int(r.size()) - 1)) {
+    QMetaObject::invokeMethod(d, "compareRequested", Q_ARG(QVariant, QVariant(id)));
+  } else {
+    chat->compareReply(id);
+  }
+  if (!chat->comparing()) return;  // refused (an incomplete reply, a busy engine...): lastError says why
+  ++m_result.comparisons;
+  m_compareReplyId = id;
+  m_compareOriginal = original;
+  m_pairsBeforeCompare = pairs;
+  if (chat->compareMessageId() != id || chat->compareOriginal() != original)
+    fail(QStringLiteral("compare: the comparison is of message %1, not the last reply %2")
+             .arg(chat->compareMessageId())
+             .arg(id));
+  // Usually B is written to the end; otherwise the pick or dismissal meets it still being written.
+  if (chance(0.7)) waitForReply(QStringLiteral("compare"));
+  // Often picked at once, as a user comparing does; otherwise left open for the next actions (which the
+  // chat refuses, or which close it: another chat, a reopen).
+  if (chance(0.4)) pickComparison(chance(0.5) ? QStringLiteral("A") : QStringLiteral("B"));
+}
+
+void Walker::pickComparison(const QString& side) {
+  ChatController* chat = m_app.chat();
+  if (!chat->comparing()) return;
+  if (chat->compareWriting()) {
+    if (chance(0.3)) chat->stop();  // the panel's Stop: B as written so far
+    if (!waitForReply(QStringLiteral("pick")) || !chat->comparing()) return;
+  }
+  const qint64 id = chat->compareMessageId();
+  const QString chosen = side == QLatin1String("A") ? chat->compareOriginal() : chat->compareAlternative();
+  const int pairs = m_app.app()->preferences()->count();
+  // The kept reply's text changes in place: the ledger gives up the old text before the pick.
+  recordGone(QStringLiteral("id = %1").arg(id));
+  QQuickItem* panel = findItem(m_app.page(QStringLiteral("chat")), QStringLiteral("comparePanel"));
+  // The panel's buttons and shortcuts are there once both replies have text; the controller says why not.
+  const bool canPick = panel && panel->property("canPick").toBool();
+  const bool onChat = m_app.window()->property("currentPage").toInt() == 0;
+  if (!canPick) {
+    chat->keepComparison(side);
+  } else if (onChat && chance(0.5)) {
+    m_app.window()->requestActivate();
+    QTest::keyClick(m_app.window(), side == QLatin1String("A") ? Qt::Key_A : Qt::Key_B,
+                    Qt::ControlModifier | Qt::ShiftModifier);
+  } else {
+    QMetaObject::invokeMethod(panel, "keep", Q_ARG(QVariant, side));  // the "A/B is better" buttons
+  }
+  if (chat->comparing()) {
+    // Refused (B empty or the same as A): said, and nothing saved.
+    if (chat->lastError().isEmpty()) fail(QStringLiteral("pick %1: refused without a word").arg(side));
+    if (m_app.app()->preferences()->count() != pairs)
+      fail(QStringLiteral("pick %1: refused, yet a pair was saved").arg(side));
+    return;
+  }
+  m_log.add(QStringLiteral("  kept %1").arg(side));
+  ++m_result.picks;
+  if (m_app.app()->preferences()->count() != pairs + 1)
+    fail(QStringLiteral("pick %1: %2 pairs after, %3 before")
+             .arg(side)
+             .arg(m_app.app()->preferences()->count())
+             .arg(pairs));
+  const StoredMessage kept = chat->store()->message(id);
+  if (kept.content != chosen || !kept.complete)
+    fail(QStringLiteral("pick %1: message %2 holds '%3', not the reply kept")
+             .arg(side)
+             .arg(id)
+             .arg(kept.content.left(40)));
+  m_compareReplyId = 0;
+}
+
+void Walker::cancelComparison() {
+  ChatController* chat = m_app.chat();
+  if (!chat->comparing()) return;
+  const qint64 id = chat->compareMessageId();
+  const int pairs = m_app.app()->preferences()->count();
+  const bool onChat = m_app.window()->property("currentPage").toInt() == 0;
+  if (onChat && !chat->generating() && chance(0.5)) {
+    m_app.window()->requestActivate();
+    QTest::keyClick(m_app.window(), Qt::Key_Escape);  // the page's Esc: dismisses once B is written
+  } else if (QQuickItem* dismiss = onChat ? findItem(m_app.page(QStringLiteral("chat")),
+                                                     QStringLiteral("dismissCompareButton"))
+                                          : nullptr) {
+    QMetaObject::invokeMethod(dismiss, "clicked");
+  } else {
+    chat->dismissComparison();
+  }
+  if (chat->comparing()) return fail(QStringLiteral("cancelCompare: the comparison is still open"));
+  waitForReply(QStringLiteral("cancelCompare"));  // a B still being written stops
+  if (m_app.app()->preferences()->count() != pairs) fail(QStringLiteral("cancelCompare: a pair was saved"));
+  const StoredMessage reply = chat->store()->message(id);
+  if (id == m_compareReplyId && reply.id && reply.content != m_compareOriginal)
+    fail(QStringLiteral("cancelCompare: message %1 changed").arg(id));
+  m_compareReplyId = 0;
 }
 
 void Walker::deleteMessageMaybeUndo() {

@@ -60,6 +60,8 @@ struct WalkResult {
   int fullContextFollowUps = 0;  // a message sent after a reply that filled the whole context
   int reopens = 0;
   int checkpoints = 0;
+  int comparisons = 0;  // Compare opened
+  int picks = 0;        // ... and ended with A or B kept
   QStringList failures;
 };
 
@@ -142,6 +144,11 @@ class Walker {
   void switchBranch();
   void stopMidReply();
   void continueReply();
+  // Compare: a second reply to the last message, then a pick of A or B, or a dismissal. Each checks the
+  // chat and the saved pairs afterwards.
+  void compareReply();
+  void pickComparison(const QString& side);
+  void cancelComparison();
   void deleteMessageMaybeUndo();
   void deleteChatMaybeUndo();
   void search();
@@ -165,4 +172,8 @@ class Walker {
   QSet<qint64> m_interrupted;       // replies cut off by a reopen: incomplete is their stored state
   QHash<qint64, QString> m_ledger;  // kill mode: message id -> "length hash" printed as saved
   bool m_onStarter = true;
+  // The open comparison, as the walk saw it open: the reply compared and its text, and the pairs saved then.
+  qint64 m_compareReplyId = 0;
+  QString m_compareOriginal;
+  int m_pairsBeforeCompare = 0;
 };
