@@ -427,10 +427,17 @@ class TestTrainPage : public QObject {
                                      k == 0 ? 1.0 : 0.0};
     QVERIFY(store->appendCompletions(ppo, completions));
 
+    // (SQLite reuses the id of the run the test before deleted, which the page may still show.)
+    QVERIFY(page->setProperty("shownRunId", 0));
     QVERIFY(page->setProperty("shownRunId", ppo));
     QQuickItem* dash = findItem(page, QStringLiteral("alignmentDashboard"));
     QVERIFY(dash);
-    QTRY_VERIFY(dash->isVisible());
+    QTRY_VERIFY2(dash->isVisible(),
+                 qPrintable(QStringLiteral("shown %1, model run %2, recipe %3, page visible %4")
+                                .arg(page->property("shownRunId").toLongLong())
+                                .arg(qvariant_cast<MetricsModel*>(dash->property("metrics"))->runId())
+                                .arg(qvariant_cast<MetricsModel*>(dash->property("metrics"))->recipe())
+                                .arg(page->isVisible())));
     auto* metrics = qvariant_cast<MetricsModel*>(dash->property("metrics"));
     QVERIFY(metrics);
     QCOMPARE(metrics->runId(), ppo);
