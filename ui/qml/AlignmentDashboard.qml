@@ -164,6 +164,9 @@ ColumnLayout {
                 band: { dash.metrics.count; return modelData.band.length > 0 ? dash.metrics.healthyBand(modelData.band) : null }
                 // Room for a legend above the plot (charts with two curves) without squashing it.
                 Layout.preferredHeight: 300
+                // The same preferred width for all: the two columns share the row equally, whatever their
+                // subtitles' lengths.
+                Layout.preferredWidth: 400
             }
         }
     }
