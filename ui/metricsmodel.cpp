@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "services/alignmenthealth.h"
 
 namespace {
 
@@ -15,6 +18,13 @@ constexpr int kOutlierMinHistory = 8;
 constexpr double kOutlierFactor = 3.0;
 
 QString csvNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 9) : QString(); }
+
+QVariantMap completionMap(const CompletionRow& c) {
+  return {{QStringLiteral("step"), c.step},
+          {QStringLiteral("prompt"), c.prompt},
+          {QStringLiteral("completion"), c.completion},
+          {QStringLiteral("score"), c.score}};
+}
 
 }  // namespace
 
@@ -69,6 +79,9 @@ void MetricsModel::setJobs(TrainingJobs* jobs) {
                                {QStringLiteral("text"), s.text}};
       Q_EMIT samplesChanged();
     });
+    connect(m_jobs, &TrainingJobs::completionsArrived, this, [this](qint64 runId, const QList<CompletionRow>& rows) {
+      if (runId == m_runId) addCompletions(rows);
+    });
     connect(m_jobs, &TrainingJobs::runStarted, this, [this](qint64 runId, qint64, qint64 total) {
       if (runId == m_runId && total != m_totalSteps) {
         m_totalSteps = total;
@@ -95,6 +108,12 @@ void MetricsModel::reload() {
                                {QStringLiteral("prompt"), s.prompt},
                                {QStringLiteral("text"), s.text}};
   Q_EMIT samplesChanged();
+  loadCompletions();
+  const QString recipe = m_jobs && m_runId ? m_jobs->store()->run(m_runId).recipe : QString();
+  if (recipe != m_recipe) {
+    m_recipe = recipe;
+    Q_EMIT runInfoChanged();
+  }
   if (!m_jobs || !m_runId) return setRows({}, 0);
   const StoredRun run = m_jobs->store()->run(m_runId);
   // Rows still waiting for the store's next flush are not lost: addRow() replaces by step, and the
@@ -117,8 +136,73 @@ void MetricsModel::setRows(const QList<MetricRow>& rows, qint64 totalSteps) {
   for (const MetricRow& r : rows) m_rows.append(Row{r});
   m_totalSteps = totalSteps;
   recomputeFrom(0);
+  m_names.clear();
+  namesAndHealthFrom(0);
   endResetModel();
   Q_EMIT countChanged();
+}
+
+bool MetricsModel::isAlignment() const {
+  return m_recipe == QLatin1String("reward") || m_recipe == QLatin1String("dpo") || m_recipe == QLatin1String("grpo") ||
+         m_recipe == QLatin1String("ppo");
+}
+
+void MetricsModel::loadCompletions() {
+  m_completions.clear();
+  if (m_jobs && m_runId) {
+    const QList<CompletionRow> rows = m_jobs->store()->completions(m_runId);
+    // Stored by step, index: newest step first, each step's completions in their order.
+    for (qsizetype end = rows.size(); end > 0 && m_completions.size() < kMaxCompletions;) {
+      qsizetype begin = end - 1;
+      while (begin > 0 && rows[begin - 1].step == rows[end - 1].step) --begin;
+      for (qsizetype i = begin; i < end && m_completions.size() < kMaxCompletions; ++i)
+        m_completions << completionMap(rows[i]);
+      end = begin;
+    }
+  }
+  Q_EMIT completionsChanged();
+}
+
+void MetricsModel::addCompletions(const QList<CompletionRow>& rows) {
+  if (rows.isEmpty()) return;
+  const qint64 step = rows.first().step;
+  // A resumed run reports its steps after the checkpoint again.
+  while (!m_completions.isEmpty() && m_completions.first().toMap().value(QStringLiteral("step")).toLongLong() >= step)
+    m_completions.removeFirst();
+  QVariantList fresh;
+  for (const CompletionRow& c : rows) fresh << completionMap(c);
+  m_completions = fresh + m_completions;
+  if (m_completions.size() > kMaxCompletions) m_completions.resize(kMaxCompletions);
+  Q_EMIT completionsChanged();
+}
+
+QList<double> MetricsModel::namedValues(const QString& name) const {
+  QList<double> v;
+  for (const Row& r : m_rows)
+    if (const auto it = r.named.constFind(name); it != r.named.cend()) v << *it;
+  return v;
+}
+
+void MetricsModel::namesAndHealthFrom(int first) {
+  for (int i = first; i < m_rows.size(); ++i)
+    for (auto it = m_rows[i].named.cbegin(); it != m_rows[i].named.cend(); ++it)
+      if (!m_names.contains(it.key())) {
+        const auto at = std::lower_bound(m_names.begin(), m_names.end(), it.key());
+        m_names.insert(at, it.key());
+      }
+  QVariantList health;
+  if (!m_names.isEmpty()) {
+    alignment_health::SeriesByName series;
+    for (const QString& name : std::as_const(m_names)) series.insert(name, namedValues(name));
+    for (const alignment_health::Warning& w : alignment_health::check(series))
+      health << QVariantMap{{QStringLiteral("rule"), w.rule},
+                            {QStringLiteral("metric"), w.metric},
+                            {QStringLiteral("message"), w.message}};
+  }
+  if (health != m_health) {
+    m_health = health;
+    Q_EMIT healthChanged();
+  }
 }
 
 void MetricsModel::addRow(const MetricRow& row) {
@@ -134,6 +218,7 @@ void MetricsModel::addRow(const MetricRow& row) {
   beginInsertRows({}, at, at);
   m_rows.append(Row{row});
   recomputeFrom(at);
+  namesAndHealthFrom(at);
   endInsertRows();
   Q_EMIT countChanged();
 }
@@ -189,6 +274,7 @@ QList<QPointF> MetricsModel::points(const QString& key, bool logSafe) const {
     else if (key == QLatin1String("gradNorm")) y = r.gradNorm;
     else if (key == QLatin1String("outliers")) y = r.outlier ? r.gradNorm : qQNaN();
     else if (key == QLatin1String("tokensPerS")) y = r.tokensPerS;
+    else if (const auto it = r.named.constFind(key); it != r.named.cend()) y = *it;
     if (!std::isfinite(y) || (logSafe && y <= 0)) continue;
     out.append(QPointF(double(r.step), y));
   }
@@ -211,14 +297,30 @@ QVariantMap MetricsModel::range(const QString& key, bool logSafe) const {
   return {{QStringLiteral("min"), lo}, {QStringLiteral("max"), hi}};
 }
 
+double MetricsModel::lastValue(const QString& key) const {
+  const QList<QPointF> p = points(key, false);
+  return p.isEmpty() ? qQNaN() : p.constLast().y();
+}
+
+QVariantMap MetricsModel::healthyBand(const QString& key) const {
+  const std::optional<alignment_health::Band> band = alignment_health::healthyBand(key, namedValues(key));
+  if (!band) return {};
+  return {{QStringLiteral("low"), band->low}, {QStringLiteral("high"), band->high}};
+}
+
 QString MetricsModel::exportCsv(const QString& pathOrUrl) const {
   const QUrl url(pathOrUrl);
   const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
   QSaveFile f(path);
   if (!f.open(QIODevice::WriteOnly)) return tr("Could not write %1: %2").arg(path, f.errorString());
-  QByteArray out = "step,loss,smoothed_loss,val_loss,lr,grad_norm,grad_norm_outlier,tokens_per_s,elapsed_s,skipped\n";
-  for (const Row& r : m_rows)
-    out += QStringList{QString::number(r.step),
+  // The named metrics follow the fixed columns, under their own names (an empty cell: not reported that step).
+  QByteArray out = "step,loss,smoothed_loss,val_loss,lr,grad_norm,grad_norm_outlier,tokens_per_s,elapsed_s,skipped";
+  for (const QString& name : m_names) out += ',' + name.toUtf8();
+  out += '\n';
+  for (const Row& r : m_rows) {
+    QStringList named;
+    for (const QString& name : m_names) named << csvNumber(r.named.value(name, qQNaN()));
+    out += (QStringList{QString::number(r.step),
                        csvNumber(r.loss),
                        csvNumber(r.smoothed),
                        csvNumber(r.valLoss),
@@ -227,10 +329,12 @@ QString MetricsModel::exportCsv(const QString& pathOrUrl) const {
                        r.outlier ? QStringLiteral("1") : QStringLiteral("0"),
                        csvNumber(r.tokensPerS),
                        csvNumber(r.elapsedS),
-                       r.skipped ? QStringLiteral("1") : QStringLiteral("0")}
+                        r.skipped ? QStringLiteral("1") : QStringLiteral("0")} +
+            named)
                .join(QLatin1Char(','))
                .toUtf8() +
            '\n';
+  }
   f.write(out);
   if (!f.commit()) return tr("Could not write %1: %2").arg(path, f.errorString());
   return {};

@@ -28,6 +28,8 @@ TrainingJobs::TrainingJobs(RunStore* store, QObject* parent)
     : QObject(parent), m_store(store), m_thread(new QThread), m_workerContext(new QObject) {
   qRegisterMetaType<MetricRow>();
   qRegisterMetaType<SampleRow>();
+  qRegisterMetaType<CompletionRow>();
+  qRegisterMetaType<QList<CompletionRow>>();
   m_runsRoot = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("runs"));
   m_thread->setObjectName(QStringLiteral("training"));
   m_workerContext->moveToThread(m_thread);
@@ -168,13 +170,25 @@ void TrainingJobs::startNext() {
             row.tokensPerS = m.tokens_per_s;
             row.elapsedS = baseElapsed + clock.nsecsElapsed() / 1e9;
             row.skipped = m.skipped;
+            for (const auto& [name, value] : m.metrics) row.named.insert(QString::fromStdString(name), value);
+            // The CLI's names for validation metrics, so a series reads the same in the app and in --metrics.
+            for (const auto& [name, value] : m.val_metrics)
+              row.named.insert(QStringLiteral("val_") + QString::fromStdString(name), value);
+            QList<CompletionRow> completions;
+            for (const engine::CompletionSample& c : m.samples)
+              completions << CompletionRow{m.step, int(completions.size()), QString::fromStdString(c.prompt),
+                                           QString::fromUtf8(c.completion.data(), qsizetype(c.completion.size())),
+                                           c.score};
             // Raw bytes, possibly cut mid-character: fromUtf8 shows a cut as U+FFFD.
             const bool hasSample = m.sample.has_value();
             const SampleRow sample{m.step, prompt,
                                    hasSample ? QString::fromUtf8(m.sample->data(), qsizetype(m.sample->size()))
                                              : QString()};
             QMetaObject::invokeMethod(
-                this, [this, id, row, sample, hasSample] { onStep(id, row, hasSample ? &sample : nullptr); },
+                this,
+                [this, id, row, sample, hasSample, completions] {
+                  onStep(id, row, hasSample ? &sample : nullptr, completions);
+                },
                 Qt::QueuedConnection);
             if (hook) hook(id, m.step);
             return request->load() == kNone;
@@ -198,7 +212,8 @@ void TrainingJobs::startNext() {
       Qt::QueuedConnection);
 }
 
-void TrainingJobs::onStep(qint64 runId, const MetricRow& row, const SampleRow* sample) {
+void TrainingJobs::onStep(qint64 runId, const MetricRow& row, const SampleRow* sample,
+                          const QList<CompletionRow>& completions) {
   if (m_pendingRun != runId) flush();
   m_pendingRun = runId;
   m_pendingMetrics << row;
@@ -211,6 +226,10 @@ void TrainingJobs::onStep(qint64 runId, const MetricRow& row, const SampleRow* s
     m_pendingSamples << *sample;
     Q_EMIT sampleArrived(runId, *sample);
   }
+  if (!completions.isEmpty()) {
+    m_pendingCompletions << completions;
+    Q_EMIT completionsArrived(runId, completions);
+  }
   if (!m_flushTimer.isActive()) m_flushTimer.start();
 }
 
@@ -219,8 +238,10 @@ void TrainingJobs::flush() {
   if (!m_pendingRun) return;
   m_store->appendMetrics(m_pendingRun, m_pendingMetrics);
   m_store->appendSamples(m_pendingRun, m_pendingSamples);
+  m_store->appendCompletions(m_pendingRun, m_pendingCompletions);
   m_pendingMetrics.clear();
   m_pendingSamples.clear();
+  m_pendingCompletions.clear();
 }
 
 void TrainingJobs::onFinished(qint64 runId, const QString& status, const QString& error) {

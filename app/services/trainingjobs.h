@@ -16,8 +16,9 @@
 // Invariants
 // - Statuses move queued → running → paused | done | failed | cancelled; paused → queued (resume);
 //   queued | paused → cancelled. Only the GUI thread writes the store.
-// - Metric rows are flushed to the store at most ~250 ms after they arrive and always before a run's
-//   end state is written, so a finished run has exactly one row per step.
+// - Metric rows (with their named metrics), samples and scored completions are flushed to the store at
+//   most ~250 ms after they arrive and always before a run's end state is written, so a finished run has
+//   exactly one row per step.
 #pragma once
 
 #include <QElapsedTimer>
@@ -85,12 +86,15 @@ class TrainingJobs : public QObject {
   void runStarted(qint64 runId, qint64 fromStep, qint64 totalSteps);
   void metricsArrived(qint64 runId, const MetricRow& row);
   void sampleArrived(qint64 runId, const SampleRow& row);
+  // The completions an online recipe sampled at one step, with their rewards.
+  void completionsArrived(qint64 runId, const QList<CompletionRow>& rows);
   // status: paused, done, failed or cancelled; error: why it failed.
   void runFinished(qint64 runId, const QString& status, const QString& error);
 
  private:
   void startNext();
-  void onStep(qint64 runId, const MetricRow& row, const SampleRow* sample);  // sample: null when none
+  // sample: null when none.
+  void onStep(qint64 runId, const MetricRow& row, const SampleRow* sample, const QList<CompletionRow>& completions);
   void onFinished(qint64 runId, const QString& status, const QString& error);
   void flush();
 
@@ -104,6 +108,7 @@ class TrainingJobs : public QObject {
   std::shared_ptr<std::atomic<int>> m_request;  // 0 none, 1 pause, 2 cancel
   QList<MetricRow> m_pendingMetrics;
   QList<SampleRow> m_pendingSamples;
+  QList<CompletionRow> m_pendingCompletions;
   qint64 m_pendingRun = 0;
   QTimer m_flushTimer;
   StepHook m_stepHook;

@@ -139,11 +139,8 @@ engine::TrainingRunSpec trainingRunSpec(const QVariantMap& settingsMap, const QS
   const std::string recipe = s.str("recipe");
   const auto r = engine::recipe_from_name(recipe);
   if (!r) throw engine::Error("training setting 'recipe' must be pretrain or sft, got '" + recipe + "'");
-  // The alignment recipes need settings (beta, group size, sampling) the app does not offer yet: the CLI
-  // runs them (`train --recipe reward|dpo|grpo`).
-  if (*r != engine::Recipe::Pretrain && *r != engine::Recipe::Sft)
-    throw engine::Error("the app runs the pretrain and sft recipes; '" + recipe +
-                        "' runs from the command line for now (llm-workbench-cli train --recipe " + recipe + ")");
+  // The alignment recipes run with the engine's defaults for their own settings (beta, group size,
+  // sampling) until the app offers them.
   spec.recipe = *r;
   spec.data_path = s.str("data");
   if (spec.data_path.empty()) throw engine::Error("training setting 'data' is missing");

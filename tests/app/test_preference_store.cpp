@@ -52,7 +52,7 @@ class TestPreferenceStore : public QObject {
   void migratesFromVersion5KeepingData() {
     qint64 chat = 0, reply = 0;
     {
-      // A real step-5 database: the current schema with step 6 undone by hand.
+      // A real step-5 database: the current schema with steps 6 and 7 undone by hand.
       Database db;
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       ChatStore chats(db);
@@ -62,7 +62,8 @@ class TestPreferenceStore : public QObject {
       QVERIFY(InspectionStore(db).saveInspection(reply, QByteArray("snapshot")) > 0);
     }
     QVERIFY(
-        rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("PRAGMA user_version = 5")}));
+        rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
+                              QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("PRAGMA user_version = 5")}));
 
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);

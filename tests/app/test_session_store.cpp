@@ -764,6 +764,8 @@ void TestSessionStore::inspectionsMigrateFromVersion4() {
   }
   {
     RawDb raw(dbPath());
+    QVERIFY(raw.exec(QStringLiteral("DROP TABLE run_completions")));
+    QVERIFY(raw.exec(QStringLiteral("DROP TABLE run_metric_values")));
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE preference_pairs")));
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE inspections")));
     QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version = 4")));

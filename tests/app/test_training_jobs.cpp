@@ -1,7 +1,8 @@
 // TrainingJobs: real training runs of a tiny GPT-2 (2 layers, 64 wide, the GPT-2 tokenizer) on its
 // worker thread. Every step's metrics land in SQLite, equal to what engine::Trainer reports when run
 // directly; cancel and pause act after exactly the step they were requested in; a paused run and a
-// run interrupted by the app going away continue the same loss curve as an uninterrupted run.
+// run interrupted by the app going away continue the same loss curve as an uninterrupted run. An alignment
+// run (PPO) keeps every metric its objective names, its validation metrics and its scored completions.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -33,7 +34,7 @@ class TestTrainingJobs : public QObject {
   Q_OBJECT
 
   QTemporaryDir m_dir;
-  QString m_model, m_data;
+  QString m_model, m_data, m_prompts;
   QList<double> m_reference;  // losses of an uninterrupted 6-step run, straight from engine::Trainer
   QList<double> m_referenceVal;
   int m_dbCount = 0;
@@ -58,6 +59,12 @@ class TestTrainingJobs : public QObject {
             {"sample_prompt", "Tom saw"},
             {"sample_tokens", 4},
             {"save_every", 2}};
+  }
+  // PPO on prompts with checkable answers, the engine's defaults for its own settings.
+  QVariantMap ppoSettings(int steps) const {
+    return {{"recipe", "ppo"}, {"model", m_model},   {"data", m_prompts},    {"steps", steps},
+            {"batch", 2},      {"seq", 64},          {"lr", 1e-3},           {"seed", 5},
+            {"val_every", 2},  {"val_fraction", 0.25}, {"val_batches", 1},   {"threads", 1}};
   }
   QString newDb() { return m_dir.filePath(QStringLiteral("store%1.db").arg(++m_dbCount)); }
 
@@ -86,6 +93,17 @@ class TestTrainingJobs : public QObject {
     writeTinyGpt2WithTokenizer(m_model);
     m_data = m_dir.filePath(QStringLiteral("stories.txt"));
     QVERIFY(writeStories(m_data, 120));
+    m_prompts = m_dir.filePath(QStringLiteral("prompts.jsonl"));
+    {
+      QFile f(m_prompts);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      for (int i = 0; i < 8; ++i)
+        f.write(QStringLiteral("{\"prompt\": \"What is %1 + %2?\", \"answer\": \"%3\", \"kind\": \"arith\"}\n")
+                    .arg(i)
+                    .arg(i + 2)
+                    .arg(2 * i + 2)
+                    .toUtf8());
+    }
 
     // The reference: the same settings through engine::Trainer directly, no queue, no thread.
     std::unique_ptr<engine::TrainingRun> s =
@@ -137,6 +155,101 @@ class TestTrainingJobs : public QObject {
     QVERIFY(!stored[1].text.isEmpty());
     // The trained model is written as a loadable HF directory.
     QVERIFY(engine::load_model(out.toStdString()) != nullptr);
+  }
+
+  void alignmentRunKeepsNamedMetricsAndCompletions() {
+    // The reference: the same PPO run through engine::Trainer directly.
+    struct Step {
+      std::map<std::string, float> metrics, val;
+      std::vector<engine::CompletionSample> samples;
+    };
+    std::vector<Step> reference;
+    {
+      std::unique_ptr<engine::TrainingRun> s =
+          buildTrainingSession(ppoSettings(3), m_dir.filePath(QStringLiteral("ppo-reference")));
+      s->trainer->run([&](const engine::StepMetrics& m) {
+        reference.push_back({m.metrics, m.val_metrics, m.samples});
+        return true;
+      });
+    }
+    QCOMPARE(reference.size(), size_t(3));
+    QVERIFY(reference[0].metrics.count("objective/kl") && reference[0].metrics.count("val/ratio"));
+    QVERIFY(reference[0].val.empty() && !reference[1].val.empty());  // validation after steps 2 and 3
+    QVERIFY(!reference[0].samples.empty());
+
+    Database db;
+    QCOMPARE(db.open(newDb()), Database::OpenState::Ok);
+    RunStore store(db);
+    TrainingJobs jobs(&store);
+    QSignalSpy finished(&jobs, &TrainingJobs::runFinished);
+    QSignalSpy completions(&jobs, &TrainingJobs::completionsArrived);
+    QSemaphore reached, go;
+    const auto unblock = qScopeGuard([&] { go.release(100); });
+    jobs.setStepHook([&](qint64, qint64 step) {
+      if (step == 2) {
+        reached.release();
+        go.acquire();
+      }
+    });
+    const qint64 id = jobs.enqueue(QStringLiteral("ppo"), ppoSettings(3), m_dir.filePath(QStringLiteral("ppo")));
+    QVERIFY(id > 0);
+    QCOMPARE(store.run(id).recipe, QStringLiteral("ppo"));
+    // While the worker waits after step 2, steps 1-2 reach the store by the flush timer alone: a run killed
+    // now would keep them.
+    bool got = false;
+    QTRY_VERIFY_WITH_TIMEOUT(got || (got = reached.tryAcquire()), kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(store.metricSeries(id, QStringLiteral("objective/kl")).size() == 2, kTimeoutMs);
+    QCOMPARE(store.metricSeries(id, QStringLiteral("val_accuracy")).size(), 1);
+    QVERIFY(!store.completions(id).isEmpty());
+    go.release();
+    QCOMPARE(waitFinished(finished, id), QStringLiteral("done"));
+
+    // Every name the objective reported, train and validation, with the values it reported, step by step.
+    QStringList expectedNames;
+    for (const Step& st : reference) {
+      for (const auto& [name, v] : st.metrics) expectedNames << QString::fromStdString(name);
+      for (const auto& [name, v] : st.val) expectedNames << QStringLiteral("val_") + QString::fromStdString(name);
+    }
+    expectedNames.removeDuplicates();
+    expectedNames.sort();
+    QCOMPARE(store.metricNames(id), expectedNames);
+    for (const QString& name : expectedNames) {
+      const bool isVal = name.startsWith(QLatin1String("val_"));
+      const std::string key = (isVal ? name.mid(4) : name).toStdString();
+      const QList<MetricPoint> series = store.metricSeries(id, name);
+      int at = 0;
+      for (size_t i = 0; i < reference.size(); ++i) {
+        const auto& map = isVal ? reference[i].val : reference[i].metrics;
+        const auto it = map.find(key);
+        if (it == map.end()) continue;
+        QVERIFY2(at < series.size(), qPrintable(name));
+        QCOMPARE(series[at].step, qint64(i + 1));
+        // Resume-exact training makes a second run of the same settings the same to the bit.
+        if (std::isfinite(it->second)) QCOMPARE(series[at].value, double(it->second));
+        else QVERIFY(std::isnan(series[at].value));
+        ++at;
+      }
+      QCOMPARE(series.size(), at);
+    }
+    const QList<MetricRow> rows = store.metrics(id);
+    QCOMPARE(rows.size(), 3);
+    QCOMPARE(rows[2].named.value(QStringLiteral("val_accuracy")), double(reference[2].val.at("accuracy")));
+    QVERIFY(!rows[0].named.contains(QStringLiteral("val_accuracy")));
+
+    // The completions with their rewards, in the order each step reported them.
+    const QList<CompletionRow> stored = store.completions(id);
+    int n = 0;
+    for (size_t i = 0; i < reference.size(); ++i)
+      for (size_t k = 0; k < reference[i].samples.size(); ++k, ++n) {
+        QVERIFY(n < stored.size());
+        QCOMPARE(stored[n].step, qint64(i + 1));
+        QCOMPARE(stored[n].index, int(k));
+        QCOMPARE(stored[n].prompt, QString::fromStdString(reference[i].samples[k].prompt));
+        QCOMPARE(stored[n].completion, QString::fromStdString(reference[i].samples[k].completion));
+        QCOMPARE(stored[n].score, reference[i].samples[k].score);
+      }
+    QCOMPARE(stored.size(), n);
+    QCOMPARE(completions.size(), 3);  // one signal per step, for the live dashboard
   }
 
   void residentMemoryFollowsAllocations() {
@@ -318,16 +431,15 @@ class TestTrainingJobs : public QObject {
     s = settings(3);
     s[QStringLiteral("lr")] = QStringLiteral("fast");
     const qint64 b = jobs.enqueue(QStringLiteral("bad lr"), s, m_dir.filePath(QStringLiteral("bad2")));
-    // An alignment recipe the app cannot configure yet is sent to the CLI, not run half-set.
     s = settings(3);
-    s[QStringLiteral("recipe")] = QStringLiteral("dpo");
-    const qint64 c = jobs.enqueue(QStringLiteral("dpo"), s, m_dir.filePath(QStringLiteral("bad3")));
+    s[QStringLiteral("recipe")] = QStringLiteral("rlhf");
+    const qint64 c = jobs.enqueue(QStringLiteral("rlhf"), s, m_dir.filePath(QStringLiteral("bad3")));
     QCOMPARE(waitFinished(finished, a), QStringLiteral("failed"));
     QCOMPARE(waitFinished(finished, b), QStringLiteral("failed"));
     QCOMPARE(waitFinished(finished, c), QStringLiteral("failed"));
     QVERIFY2(store.run(a).error.contains(QStringLiteral("missing.txt")), qPrintable(store.run(a).error));
     QVERIFY2(store.run(b).error.contains(QStringLiteral("'lr'")), qPrintable(store.run(b).error));
-    QVERIFY2(store.run(c).error.contains(QStringLiteral("train --recipe dpo")), qPrintable(store.run(c).error));
+    QVERIFY2(store.run(c).error.contains(QStringLiteral("'recipe'")), qPrintable(store.run(c).error));
   }
 
   void memoryEstimate() {

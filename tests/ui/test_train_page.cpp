@@ -4,7 +4,9 @@
 // status, samples and stat tiles; the log-scale toggle keeps the curve; the Runs page overlays it.
 // A run started from the wizard keeps the wizard open on its Run step (Evaluate and Save follow); the
 // tuned model opens under the run's name; a chat fine-tune's samples answer a chat prompt; the Runs
-// page lists base model, method and final loss, and deletes a run with its folder.
+// page lists base model, method and final loss, and deletes a run with its folder. An alignment run (stored
+// PPO and DPO metrics) shows the alignment dashboard: a chart per key metric with its healthy band, the health
+// warnings its curves call for, and the sampled completions newest first; a pretrain run does not.
 // Set WB_SCREENSHOT_DIR to keep PNGs of the pages.
 #include <QAbstractAxis>
 #include <QApplication>
@@ -378,6 +380,194 @@ class TestTrainPage : public QObject {
     QVERIFY2(why.isEmpty(), qPrintable(why));
     QTRY_COMPARE(runs->property("count").toInt(), 1);
     QVERIFY(!QDir(folder).exists());
+    QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+  }
+
+  void alignmentRunShowsItsDashboard() {
+    showPage(3);
+    QQuickItem* page = m_window->findChild<QQuickItem*>(QStringLiteral("page_train"));
+    QTRY_VERIFY(page->isVisible());
+    QVERIFY(page->setProperty("showSetup", false));
+    RunStore* store = m_controller->training()->store();
+
+    // A PPO run as the store holds it after 60 steps: the reward climbs while the KL runs away past its bound.
+    StoredRun r;
+    r.name = QStringLiteral("ppo on arithmetic");
+    r.recipe = QStringLiteral("ppo");
+    r.modelPath = m_model;
+    r.status = QStringLiteral("done");
+    r.totalSteps = 60;
+    const qint64 ppo = store->createRun(r);
+    QVERIFY(ppo > 0);
+    QList<MetricRow> rows;
+    for (int step = 1; step <= 60; ++step) {
+      MetricRow m;
+      m.step = step, m.loss = 0.5 * std::exp(-step / 30.0) + 0.05 * std::sin(step), m.lr = 1e-5,
+      m.gradNorm = 0.8 + 0.1 * std::cos(step), m.tokensPerS = 900, m.elapsedS = 2.0 * step;
+      const double kl = 0.02 * std::pow(step, 1.7), score = 0.15 + 0.6 * (1 - std::exp(-step / 18.0));
+      m.named = {{QStringLiteral("objective/kl"), kl},
+                 {QStringLiteral("objective/scores"), score + 0.04 * std::sin(step * 1.3)},
+                 {QStringLiteral("objective/rlhf_reward"), score - 0.05 * kl},
+                 {QStringLiteral("objective/entropy"), 26.0 - 0.12 * step + 0.6 * std::sin(step)},
+                 {QStringLiteral("objective/kl_coef"), 0.05},
+                 {QStringLiteral("policy/entropy_avg"), 1.5 - 0.006 * step},
+                 {QStringLiteral("policy/clipfrac_avg"), 0.12 + 0.03 * std::sin(step * 0.9)},
+                 {QStringLiteral("loss/value_avg"), 0.7 * std::exp(-step / 25.0) + 0.08},
+                 {QStringLiteral("val/ratio"), 1.0 + 0.03 * std::sin(step * 0.7)},
+                 {QStringLiteral("completion_length"), 17.0 + 3.0 * std::sin(step / 6.0)}};
+      if (step % 20 == 0) m.named.insert(QStringLiteral("val_accuracy"), 0.2 + step / 200.0);
+      rows << m;
+    }
+    QVERIFY(store->appendMetrics(ppo, rows));
+    QList<CompletionRow> completions;
+    for (int step = 58; step <= 60; ++step)
+      for (int k = 0; k < 2; ++k)
+        completions << CompletionRow{step, k, QStringLiteral("What is %1 + %2?").arg(step).arg(k + 3),
+                                     k == 0 ? QStringLiteral("%1").arg(step + 3) : QStringLiteral("The answer is 7"),
+                                     k == 0 ? 1.0 : 0.0};
+    QVERIFY(store->appendCompletions(ppo, completions));
+
+    // (SQLite reuses the id of the run the test before deleted, which the page may still show.)
+    QVERIFY(page->setProperty("shownRunId", 0));
+    QVERIFY(page->setProperty("shownRunId", ppo));
+    QQuickItem* dash = findItem(page, QStringLiteral("alignmentDashboard"));
+    QVERIFY(dash);
+    QTRY_VERIFY2(dash->isVisible(),
+                 qPrintable(QStringLiteral("shown %1, model run %2, recipe %3, page visible %4")
+                                .arg(page->property("shownRunId").toLongLong())
+                                .arg(qvariant_cast<MetricsModel*>(dash->property("metrics"))->runId())
+                                .arg(qvariant_cast<MetricsModel*>(dash->property("metrics"))->recipe())
+                                .arg(page->isVisible())));
+    auto* metrics = qvariant_cast<MetricsModel*>(dash->property("metrics"));
+    QVERIFY(metrics);
+    QCOMPARE(metrics->runId(), ppo);
+    QCOMPARE(metrics->recipe(), QStringLiteral("ppo"));
+    QCOMPARE(metrics->count(), 60);
+
+    // A chart per key metric PPO reports, each filled from the stored series.
+    for (const char* name : {"alignmentChart_reward", "alignmentChart_kl", "alignmentChart_entropy",
+                             "alignmentChart_tokenEntropy", "alignmentChart_clip", "alignmentChart_valueLoss",
+                             "alignmentChart_ratio", "alignmentChart_length", "alignmentChart_heldOut"}) {
+      QQuickItem* card = findItem(dash, QString::fromLatin1(name));
+      QVERIFY2(card && card->isVisible(), name);
+      QObject* chart = qvariant_cast<QObject*>(card->property("chart"));
+      QTRY_VERIFY(chart->property("count").toInt() >= 1);
+      QAbstractSeries* series = nullptr;
+      QVERIFY(QMetaObject::invokeMethod(chart, "series", Q_RETURN_ARG(QAbstractSeries*, series), Q_ARG(int, 0)));
+      QTRY_COMPARE(qobject_cast<QXYSeries*>(series)->count(), QString::fromLatin1(name).endsWith("heldOut") ? 3 : 60);
+    }
+    QVERIFY(!findItem(dash, QStringLiteral("alignmentChart_accuracy")));  // a DPO / reward-model chart
+    // The KL chart: its points are the stored series, its band the bound, shaded over the plot.
+    QQuickItem* klCard = findItem(dash, QStringLiteral("alignmentChart_kl"));
+    QObject* klChart = qvariant_cast<QObject*>(klCard->property("chart"));
+    QAbstractSeries* klSeries = nullptr;
+    QVERIFY(QMetaObject::invokeMethod(klChart, "series", Q_RETURN_ARG(QAbstractSeries*, klSeries), Q_ARG(int, 0)));
+    QCOMPARE(qobject_cast<QXYSeries*>(klSeries)->at(59).y(),
+             store->metricSeries(ppo, QStringLiteral("objective/kl")).last().value);
+    QCOMPARE(klCard->property("band").toMap().value(QStringLiteral("high")).toDouble(), 15.0);
+    QQuickItem* band = findItem(klCard, QStringLiteral("healthyBand"));
+    QVERIFY(band);
+    QTRY_VERIFY(band->isVisible() && band->height() > 10);
+    QVERIFY(klCard->property("subtitle").toString().contains(QStringLiteral("healthy below 15")));
+    // The ratio's band lies inside its chart: 0.8-1.25 around curves of 0.97-1.03 fills the plot.
+    QQuickItem* ratioBand = findItem(findItem(dash, QStringLiteral("alignmentChart_ratio")), QStringLiteral("healthyBand"));
+    QTRY_VERIFY(ratioBand->isVisible() && ratioBand->height() > 50);
+
+    // The health check speaks: KL past its bound, and the reward rising meanwhile; nothing else.
+    QStringList rules;
+    for (const QVariant& w : metrics->healthWarnings()) rules << w.toMap().value(QStringLiteral("rule")).toString();
+    QCOMPARE(rules, (QStringList{QStringLiteral("kl"), QStringLiteral("reward_hacking")}));
+    QQuickItem* klWarning = findItem(dash, QStringLiteral("healthWarning_kl"));
+    QVERIFY(klWarning && klWarning->isVisible());
+    QVERIFY(findItem(klWarning, QStringLiteral("healthWarningText"))->property("text").toString().contains(
+        QStringLiteral("objective/kl")));
+    QVERIFY(findItem(dash, QStringLiteral("healthWarning_reward_hacking")));
+    QVERIFY(!findItem(dash, QStringLiteral("healthAllClear"))->isVisible());
+
+    // The completions, newest step first, with their rewards.
+    QQuickItem* table = findItem(dash, QStringLiteral("completionsTable"));
+    QVERIFY(table && table->isVisible());
+    QStringList steps, texts, scores;
+    for (QQuickItem* cell : table->childItems()) {
+      if (cell->objectName() == QLatin1String("completionCell_step")) steps << cell->property("text").toString();
+      if (cell->objectName() == QLatin1String("completionCell_completion")) texts << cell->property("text").toString();
+      if (cell->objectName() == QLatin1String("completionCell_score")) scores << cell->property("text").toString();
+    }
+    QCOMPARE(steps, (QStringList{"60", "60", "59", "59", "58", "58"}));
+    QCOMPARE(texts.first(), QStringLiteral("63"));
+    QCOMPARE(scores.mid(0, 2), (QStringList{"1.00", "0.00"}));
+    // The pretrain-only sample card steps aside.
+    QVERIFY(!findItem(page, QStringLiteral("samplesCard"))->isVisible());
+
+    // The whole dashboard in both themes (a tall window, so one picture holds it).
+    m_window->resize(1280, 2300);
+    QTest::qWait(200);
+    grab(QStringLiteral("train-alignment-ppo"));
+    m_controller->settings()->setTheme(QStringLiteral("dark"));
+    QTest::qWait(200);
+    grab(QStringLiteral("train-alignment-ppo-dark"));
+    m_controller->settings()->setTheme(QStringLiteral("light"));
+
+    // A DPO run: its own charts (pair accuracy with the held-out points, margin, implicit rewards), and a
+    // healthy one says so.
+    r.name = QStringLiteral("dpo on pairs");
+    r.recipe = QStringLiteral("dpo");
+    r.totalSteps = 40;
+    const qint64 dpo = store->createRun(r);
+    rows.clear();
+    for (int step = 1; step <= 40; ++step) {
+      MetricRow m;
+      m.step = step, m.loss = 0.69 * std::exp(-step / 25.0), m.lr = 5e-6, m.gradNorm = 1, m.tokensPerS = 500,
+      m.elapsedS = step;
+      const double margin = 1.5 * (1 - std::exp(-step / 12.0));
+      m.named = {{QStringLiteral("rewards/accuracies"), std::min(0.9, 0.5 + step / 50.0)},
+                 {QStringLiteral("rewards/margins"), margin},
+                 {QStringLiteral("rewards/chosen"), 0.3 * margin},
+                 {QStringLiteral("rewards/rejected"), -0.7 * margin},
+                 {QStringLiteral("logps/chosen"), -40.0},
+                 {QStringLiteral("logps/rejected"), -45.0 - step / 4.0}};
+      if (step % 10 == 0) {
+        m.named.insert(QStringLiteral("val_rewards/accuracies"), std::min(0.85, 0.5 + step / 55.0));
+        m.named.insert(QStringLiteral("val_rewards/margins"), 0.9 * margin);
+      }
+      rows << m;
+    }
+    QVERIFY(store->appendMetrics(dpo, rows));
+    QVERIFY(page->setProperty("shownRunId", dpo));
+    QTRY_COMPARE(metrics->recipe(), QStringLiteral("dpo"));
+    QTRY_VERIFY(findItem(dash, QStringLiteral("alignmentChart_accuracy")));
+    QVERIFY(findItem(dash, QStringLiteral("alignmentChart_margin")));
+    QVERIFY(findItem(dash, QStringLiteral("alignmentChart_implicitRewards")));
+    QVERIFY(!findItem(dash, QStringLiteral("alignmentChart_kl")));
+    QQuickItem* accuracy = findItem(dash, QStringLiteral("alignmentChart_accuracy"));
+    QObject* accuracyChart = qvariant_cast<QObject*>(accuracy->property("chart"));
+    QTRY_COMPARE(accuracyChart->property("count").toInt(), 2);  // train and held out
+    QVERIFY(metrics->healthWarnings().isEmpty());
+    QTRY_VERIFY(findItem(dash, QStringLiteral("healthAllClear"))->isVisible());
+    QVERIFY(!findItem(dash, QStringLiteral("completionsCard"))->isVisible());  // DPO samples nothing
+    // The common charts below follow the switch too.
+    QObject* lossChart = qvariant_cast<QObject*>(findItem(page, QStringLiteral("lossChart"))->property("chart"));
+    QAbstractSeries* lossSeries = nullptr;
+    QVERIFY(QMetaObject::invokeMethod(lossChart, "series", Q_RETURN_ARG(QAbstractSeries*, lossSeries), Q_ARG(int, 0)));
+    QTRY_COMPARE(qobject_cast<QXYSeries*>(lossSeries)->count(), 40);
+    grab(QStringLiteral("train-alignment-dpo"));
+    m_controller->settings()->setTheme(QStringLiteral("dark"));
+    QTest::qWait(200);
+    grab(QStringLiteral("train-alignment-dpo-dark"));
+    m_controller->settings()->setTheme(QStringLiteral("light"));
+    m_window->resize(1280, 900);
+
+    // A pretrain run looks as it always did.
+    r.name = QStringLiteral("plain");
+    r.recipe = QStringLiteral("pretrain");
+    const qint64 plain = store->createRun(r);
+    MetricRow m;
+    m.step = 1, m.loss = 5;
+    QVERIFY(store->appendMetrics(plain, {m}));
+    QVERIFY(page->setProperty("shownRunId", plain));
+    QTRY_VERIFY(!dash->isVisible());
+    QVERIFY(!metrics->property("alignment").toBool());
+    QVERIFY(findItem(page, QStringLiteral("samplesCard"))->isVisible());
     QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
   }
 };

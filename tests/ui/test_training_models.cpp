@@ -1,7 +1,7 @@
 // The dashboard's view models under QAbstractItemModelTester: MetricsModel (live rows, a resumed
 // run's rewritten steps, EMA smoothing against TensorBoard's formula computed here, gradient-norm
-// outliers against a median computed here, ETA, CSV export, chart series) and RunListModel (follows
-// the store, overlay selection).
+// outliers against a median computed here, ETA, CSV export, chart series; an alignment run's named series,
+// health warnings and completions) and RunListModel (follows the store, overlay selection).
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QFile>
@@ -137,6 +137,98 @@ class TestTrainingModels : public QObject {
     // Another run: the model switches to its rows.
     model.setRunId(0);
     QCOMPARE(model.count(), 0);
+  }
+
+  void metricsModelAlignmentRun() {
+    Database db;
+    QCOMPARE(db.open(m_dir.filePath(QStringLiteral("m%1.db").arg(++m_db))), Database::OpenState::Ok);
+    RunStore store(db);
+    TrainingJobs jobs(&store);
+    StoredRun run;
+    run.name = QStringLiteral("grpo");
+    run.recipe = QStringLiteral("grpo");
+    run.modelPath = QStringLiteral("/m");
+    run.totalSteps = 30;
+    const qint64 id = store.createRun(run);
+    // Stored steps 1-10: a healthy start.
+    QList<MetricRow> rows;
+    for (int s = 1; s <= 10; ++s) {
+      MetricRow r = row(s, 0.1, 1.0);
+      r.named = {{QStringLiteral("reward"), 0.2 + 0.01 * s}, {QStringLiteral("kl"), 0.001 * s}};
+      rows << r;
+    }
+    QVERIFY(store.appendMetrics(id, rows));
+    QVERIFY(store.appendCompletions(id, {{9, 0, QStringLiteral("p9"), QStringLiteral("c9"), 0.0},
+                                         {10, 0, QStringLiteral("p10"), QStringLiteral("a"), 1.0},
+                                         {10, 1, QStringLiteral("p10"), QStringLiteral("b"), 0.0}}));
+
+    MetricsModel model;
+    QSignalSpy health(&model, &MetricsModel::healthChanged);
+    model.setJobs(&jobs);
+    model.setRunId(id);
+    QCOMPARE(model.recipe(), QStringLiteral("grpo"));
+    QVERIFY(model.isAlignment());
+    QCOMPARE(model.metricNames(), (QStringList{QStringLiteral("kl"), QStringLiteral("reward")}));
+    QVERIFY(model.healthWarnings().isEmpty());
+    QLineSeries series;
+    QCOMPARE(model.fillSeries(&series, QStringLiteral("kl")), 10);
+    QCOMPARE(series.at(9), QPointF(10, 0.01));
+    QCOMPARE(model.lastValue(QStringLiteral("reward")), 0.3);
+    QCOMPARE(model.healthyBand(QStringLiteral("kl")).value(QStringLiteral("high")).toDouble(), 0.5);
+    QVERIFY(model.healthyBand(QStringLiteral("reward")).isEmpty());
+    // Completions: newest step first, each step's in their order.
+    QCOMPARE(model.completions().size(), 3);
+    QCOMPARE(model.completions()[0].toMap().value(QStringLiteral("completion")).toString(), QStringLiteral("a"));
+    QCOMPARE(model.completions()[1].toMap().value(QStringLiteral("completion")).toString(), QStringLiteral("b"));
+    QCOMPARE(model.completions()[2].toMap().value(QStringLiteral("step")).toLongLong(), 9);
+
+    // Live steps 11-30: the KL runs away and a new metric appears; the warnings follow step by step.
+    for (int s = 11; s <= 30; ++s) {
+      MetricRow r = row(s, 0.1, 1.0);
+      r.named = {{QStringLiteral("reward"), 0.2 + 0.01 * s}, {QStringLiteral("kl"), 0.05 * (s - 10)},
+                 {QStringLiteral("clip_ratio"), 0.0}};
+      Q_EMIT jobs.metricsArrived(id, r);
+    }
+    QCOMPARE(model.count(), 30);
+    QCOMPARE(model.metricNames(),
+             (QStringList{QStringLiteral("clip_ratio"), QStringLiteral("kl"), QStringLiteral("reward")}));
+    QStringList rules;
+    for (const QVariant& w : model.healthWarnings()) rules << w.toMap().value(QStringLiteral("rule")).toString();
+    QCOMPARE(rules, (QStringList{QStringLiteral("kl"), QStringLiteral("reward_hacking")}));
+    QVERIFY(health.size() >= 1);
+    // A resumed run reports step 12 again with a tame KL: the warnings go.
+    MetricRow again = row(12, 0.1, 1.0);
+    again.named = {{QStringLiteral("reward"), 0.3}, {QStringLiteral("kl"), 0.01}};
+    Q_EMIT jobs.metricsArrived(id, again);
+    QCOMPARE(model.count(), 12);
+    QVERIFY(model.healthWarnings().isEmpty());
+
+    // Live completions, and a resumed step's replace the list's from that step on.
+    Q_EMIT jobs.completionsArrived(id, {{11, 0, QStringLiteral("p11"), QStringLiteral("x"), 0.5}});
+    QCOMPARE(model.completions().size(), 4);
+    QCOMPARE(model.completions()[0].toMap().value(QStringLiteral("score")).toDouble(), 0.5);
+    Q_EMIT jobs.completionsArrived(id, {{10, 0, QStringLiteral("p10"), QStringLiteral("again"), 1.0}});
+    QCOMPARE(model.completions().size(), 2);
+    QCOMPARE(model.completions()[0].toMap().value(QStringLiteral("completion")).toString(), QStringLiteral("again"));
+    Q_EMIT jobs.completionsArrived(id + 1, {{20, 0, QStringLiteral("other"), QStringLiteral("run"), 1.0}});
+    QCOMPARE(model.completions().size(), 2);
+
+    // CSV: the named metrics follow the fixed columns; a step without one leaves its cell empty.
+    const QString csv = m_dir.filePath(QStringLiteral("grpo.csv"));
+    QCOMPARE(model.exportCsv(csv), QString());
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 1 + 12);
+    QVERIFY2(lines[0].endsWith(",skipped,clip_ratio,kl,reward"), lines[0].constData());
+    QVERIFY2(lines[1].endsWith(",,0.001,0.21"), lines[1].constData());
+    QVERIFY2(lines[11].endsWith(",0,0.05,0.31"), lines[11].constData());
+
+    // A pretrain run is not an alignment run.
+    run.recipe = QStringLiteral("pretrain");
+    model.setRunId(store.createRun(run));
+    QVERIFY(!model.isAlignment());
+    QVERIFY(model.metricNames().isEmpty() && model.completions().isEmpty() && model.healthWarnings().isEmpty());
   }
 
   void runListModelFollowsTheStore() {

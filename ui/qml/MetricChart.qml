@@ -6,7 +6,9 @@
 // so it follows the light / dark theme; Qt Charts' own theme would paint light-theme text on dark.
 // Ticks fall on round numbers (1, 2 or 5 times a power of ten) and are labelled with just the digits
 // that step needs ("2550", "0.0003", never "2.55e+03"); all these metrics are >= 0, so an axis never
-// dips below zero. Before the first point the chart says so instead of showing a 0..1 grid.
+// dips below zero (unless a series does). Before the first point the chart says so instead of showing a 0..1 grid.
+// An optional `band` ({low, high}; an open side is +-Infinity) shades the metric's healthy range under the
+// curves, clipped to the plot area, with a line at each finite edge.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -20,6 +22,9 @@ Card {
     property var specs: []
     property bool logScale: false
     property string yTitle
+    // The healthy range to shade, {low, high}; null or {} for none.
+    property var band: null
+    readonly property bool hasBand: !!band && band.low !== undefined && band.high !== undefined
     // Extra controls shown in the title row (a smoothing slider, a log toggle).
     property alias tools: toolRow.data
     readonly property alias chart: chart
@@ -113,6 +118,56 @@ Card {
             labelFormat: "%.3g"
             labelsFont.pixelSize: 11
             titleFont.pixelSize: 11
+        }
+    }
+
+    // The healthy band, under the curves (a child of the chart with a negative z is drawn before it).
+    Item {
+        id: bandLayer
+        parent: chart
+        z: -1
+        x: chart.plotArea.x
+        y: chart.plotArea.y
+        width: chart.plotArea.width
+        height: chart.plotArea.height
+        visible: card.hasBand && !card.empty
+
+        // A value's distance from the plot's top, in pixels, clamped to the plot.
+        function toY(v) {
+            const lo = card.logScale ? logAxis.min : linAxis.min
+            const hi = card.logScale ? logAxis.max : linAxis.max
+            let t
+            if (card.logScale) t = v <= lo ? 0 : (Math.log(v) - Math.log(lo)) / (Math.log(hi) - Math.log(lo))
+            else t = (v - lo) / (hi - lo)
+            if (!(t === t)) t = 0  // NaN: an empty axis
+            return (1 - Math.max(0, Math.min(1, t))) * height
+        }
+        readonly property real topY: card.hasBand ? toY(card.band.high) : 0
+        readonly property real bottomY: card.hasBand ? toY(card.band.low) : 0
+
+        Rectangle {
+            objectName: "healthyBand"
+            y: bandLayer.topY
+            width: parent.width
+            height: Math.max(0, bandLayer.bottomY - bandLayer.topY)
+            color: Style.good
+            opacity: Style.dark ? 0.13 : 0.10
+        }
+        Rectangle {
+            visible: card.hasBand && isFinite(card.band.high) && bandLayer.topY > 0
+            y: bandLayer.topY
+            width: parent.width
+            height: 1
+            color: Style.good
+            opacity: 0.6
+        }
+        Rectangle {
+            visible: card.hasBand && isFinite(card.band.low) && bandLayer.bottomY < bandLayer.height
+            y: bandLayer.bottomY - 1
+            width: parent.width
+            height: 1
+            color: Style.good
+            opacity: 0.6
         }
     }
 

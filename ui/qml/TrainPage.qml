@@ -2,7 +2,9 @@
 // (model → data → method → hyper-parameters → review the equivalent CLI command → start); the
 // dashboard shows the selected run: loss (train, EMA-smoothed, validation) with a smoothing slider
 // and a log scale, learning rate, gradient norm with outliers marked, tokens/s, elapsed and ETA,
-// the sample generations; pause / resume / cancel; the charts export as PNG, the metrics as CSV.
+// the sample generations; pause / resume / cancel; the charts export as PNG, the metrics as CSV. An alignment
+// run (reward, dpo, grpo, ppo) adds its own dashboard above the common charts (AlignmentDashboard: health
+// warnings, a chart per key metric with its healthy range, the sampled completions).
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -326,6 +328,15 @@ Item {
                 Layout.rightMargin: Style.pagePadding
             }
 
+            AlignmentDashboard {
+                objectName: "alignmentDashboard"
+                visible: metrics.alignment
+                metrics: metrics
+                Layout.fillWidth: true
+                Layout.leftMargin: Style.pagePadding
+                Layout.rightMargin: Style.pagePadding
+            }
+
             GridLayout {
                 columns: page.width > 1000 ? 2 : 1
                 columnSpacing: Style.gapLarge
@@ -389,6 +400,8 @@ Item {
 
             Card {
                 objectName: "samplesCard"
+                // Alignment runs show their sampled completions in their own dashboard.
+                visible: !metrics.alignment || metrics.samples.length > 0
                 title: qsTr("Sample generations")
                 subtitle: metrics.samples.length > 0 ? qsTr("Greedy continuations of the sample prompt during training")
                                                      : qsTr("Set “Sample every” in the run's settings to see what the model writes as it learns.")

@@ -3,8 +3,11 @@
 
 #include <QSqlQuery>
 
+#include <QHash>
+
 #include "database.h"
 #include "sqlvalues.h"
+#include "transaction.h"
 
 using sqlvalue::realOrNaN;
 using sqlvalue::realOrNull;
@@ -79,23 +82,18 @@ bool RunStore::deleteRun(qint64 runId) {
 
 bool RunStore::appendMetrics(qint64 runId, const QList<MetricRow>& rows) {
   if (rows.isEmpty()) return true;
-  QList<QVariantList> values;
-  values.reserve(rows.size());
+  Transaction tx(m_db, tr("Could not save the training metrics"));
+  // The fixed columns of every row first, then every named value: each statement is prepared once.
   for (const MetricRow& m : rows)
-    values << QVariantList{runId,
-                           m.step,
-                           realOrNull(m.loss),
-                           realOrNull(m.valLoss),
-                           realOrNull(m.lr),
-                           realOrNull(m.gradNorm),
-                           realOrNull(m.tokensPerS),
-                           realOrNull(m.elapsedS),
-                           m.skipped ? 1 : 0};
-  return m_db.writeEach(tr("Could not save the training metrics"),
-                        QStringLiteral(
-                            "INSERT OR REPLACE INTO metrics (run_id, step, loss, val_loss, lr, grad_norm, tokens_per_s,"
-                            " elapsed_s, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-                        values);
+    tx.exec(QStringLiteral("INSERT OR REPLACE INTO metrics (run_id, step, loss, val_loss, lr, grad_norm, tokens_per_s,"
+                           " elapsed_s, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+            {runId, m.step, realOrNull(m.loss), realOrNull(m.valLoss), realOrNull(m.lr), realOrNull(m.gradNorm),
+             realOrNull(m.tokensPerS), realOrNull(m.elapsedS), m.skipped ? 1 : 0});
+  for (const MetricRow& m : rows)
+    for (auto it = m.named.cbegin(); it != m.named.cend(); ++it)
+      tx.exec(QStringLiteral("INSERT OR REPLACE INTO run_metric_values (run_id, name, step, value) VALUES (?, ?, ?, ?)"),
+              {runId, it.key(), m.step, realOrNull(it.value())});
+  return tx.commit();
 }
 
 bool RunStore::appendSamples(qint64 runId, const QList<SampleRow>& rows) {
@@ -106,6 +104,18 @@ bool RunStore::appendSamples(qint64 runId, const QList<SampleRow>& rows) {
   return m_db.writeEach(tr("Could not save the sample generations"),
                         QStringLiteral(
                             "INSERT OR REPLACE INTO samples (run_id, step, prompt, text) VALUES (?, ?, ?, ?)"),
+                        values);
+}
+
+bool RunStore::appendCompletions(qint64 runId, const QList<CompletionRow>& rows) {
+  if (rows.isEmpty()) return true;
+  QList<QVariantList> values;
+  values.reserve(rows.size());
+  for (const CompletionRow& c : rows)
+    values << QVariantList{runId, c.step, c.index, c.prompt, c.completion, realOrNull(c.score)};
+  return m_db.writeEach(tr("Could not save the sampled completions"),
+                        QStringLiteral("INSERT OR REPLACE INTO run_completions (run_id, step, idx, prompt, completion,"
+                                       " score) VALUES (?, ?, ?, ?, ?, ?)"),
                         values);
 }
 
@@ -124,15 +134,48 @@ QList<StoredRun> RunStore::runs() const {
 }
 
 QList<MetricRow> RunStore::metrics(qint64 runId) const {
+  QList<MetricRow> rows =
+      m_db.select(tr("Could not read the metrics"),
+                  QStringLiteral(
+                      "SELECT step, loss, val_loss, lr, grad_norm, tokens_per_s, elapsed_s, skipped FROM metrics"
+                      " WHERE run_id = ? ORDER BY step"),
+                  {runId}, [](const QSqlQuery& row) {
+                    return MetricRow{row.value(0).toLongLong(), realOrNaN(row.value(1)),  realOrNaN(row.value(2)),
+                                     realOrNaN(row.value(3)),   realOrNaN(row.value(4)),  realOrNaN(row.value(5)),
+                                     realOrNaN(row.value(6)),   row.value(7).toInt() != 0, {}};
+                  });
+  QHash<qint64, int> rowOfStep;
+  rowOfStep.reserve(rows.size());
+  for (int i = 0; i < rows.size(); ++i) rowOfStep.insert(rows[i].step, i);
+  struct Named {
+    qint64 step;
+    QString name;
+    double value;
+  };
+  const QList<Named> named = m_db.select(
+      tr("Could not read the metrics"), QStringLiteral("SELECT step, name, value FROM run_metric_values WHERE run_id = ?"),
+      {runId}, [](const QSqlQuery& row) {
+        return Named{row.value(0).toLongLong(), row.value(1).toString(), realOrNaN(row.value(2))};
+      });
+  // A named value without its step's row (not written by TrainingJobs, which writes both at once) is
+  // still readable through metricSeries().
+  for (const Named& n : named)
+    if (const auto it = rowOfStep.constFind(n.step); it != rowOfStep.cend()) rows[*it].named.insert(n.name, n.value);
+  return rows;
+}
+
+QList<MetricPoint> RunStore::metricSeries(qint64 runId, const QString& name) const {
   return m_db.select(tr("Could not read the metrics"),
-                     QStringLiteral(
-                         "SELECT step, loss, val_loss, lr, grad_norm, tokens_per_s, elapsed_s, skipped FROM metrics"
-                         " WHERE run_id = ? ORDER BY step"),
-                     {runId}, [](const QSqlQuery& row) {
-                       return MetricRow{row.value(0).toLongLong(), realOrNaN(row.value(1)),  realOrNaN(row.value(2)),
-                                        realOrNaN(row.value(3)),   realOrNaN(row.value(4)),  realOrNaN(row.value(5)),
-                                        realOrNaN(row.value(6)),   row.value(7).toInt() != 0};
+                     QStringLiteral("SELECT step, value FROM run_metric_values WHERE run_id = ? AND name = ? ORDER BY step"),
+                     {runId, name}, [](const QSqlQuery& row) {
+                       return MetricPoint{row.value(0).toLongLong(), realOrNaN(row.value(1))};
                      });
+}
+
+QStringList RunStore::metricNames(qint64 runId) const {
+  return m_db.select(tr("Could not read the metrics"),
+                     QStringLiteral("SELECT DISTINCT name FROM run_metric_values WHERE run_id = ? ORDER BY name"),
+                     {runId}, [](const QSqlQuery& row) { return row.value(0).toString(); });
 }
 
 QList<SampleRow> RunStore::samples(qint64 runId) const {
@@ -140,6 +183,16 @@ QList<SampleRow> RunStore::samples(qint64 runId) const {
                      QStringLiteral("SELECT step, prompt, text FROM samples WHERE run_id = ? ORDER BY step, prompt"),
                      {runId}, [](const QSqlQuery& row) {
                        return SampleRow{row.value(0).toLongLong(), row.value(1).toString(), row.value(2).toString()};
+                     });
+}
+
+QList<CompletionRow> RunStore::completions(qint64 runId) const {
+  return m_db.select(tr("Could not read the sampled completions"),
+                     QStringLiteral("SELECT step, idx, prompt, completion, score FROM run_completions WHERE run_id = ?"
+                                    " ORDER BY step, idx"),
+                     {runId}, [](const QSqlQuery& row) {
+                       return CompletionRow{row.value(0).toLongLong(), row.value(1).toInt(), row.value(2).toString(),
+                                            row.value(3).toString(), realOrNaN(row.value(4))};
                      });
 }
 

@@ -138,6 +138,32 @@ const QList<SchemaStep>& schemaSteps() {
            " created_ms INTEGER NOT NULL)",
            "CREATE INDEX preference_pairs_by_chat ON preference_pairs(chat_id)",
        }},
+      {7,
+       "the named metrics of training steps and scored completions",
+       {
+           // Every metric an objective reports under its own name (TRL's: "objective/kl", "rewards/margins",
+           // "accuracy", ...; validation ones as "val_<name>"), one row per (run, name, step): the fixed
+           // columns of `metrics` cannot hold a set that differs by recipe. Keyed by name first because the
+           // dashboard reads one series at a time. value NULL: not finite. A resumed run rewrites its steps
+           // (REPLACE), like `metrics`.
+           "CREATE TABLE run_metric_values ("
+           " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+           " name TEXT NOT NULL,"
+           " step INTEGER NOT NULL,"
+           " value REAL,"
+           " PRIMARY KEY (run_id, name, step)) WITHOUT ROWID",
+           // The completions an online recipe (PPO) samples at a step, with the reward each got. `samples`
+           // cannot hold them: its key (run, step, prompt) allows one text per prompt, and a step may sample
+           // several completions of one prompt. idx: the completion's place in the step's list.
+           "CREATE TABLE run_completions ("
+           " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+           " step INTEGER NOT NULL,"
+           " idx INTEGER NOT NULL,"
+           " prompt TEXT NOT NULL,"
+           " completion TEXT NOT NULL,"
+           " score REAL,"
+           " PRIMARY KEY (run_id, step, idx)) WITHOUT ROWID",
+       }},
   };
   return steps;
 }
