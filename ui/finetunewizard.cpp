@@ -240,7 +240,9 @@ QVariantMap FineTuneWizard::suggestedSettings(double parameters, bool lora, cons
   QVariantMap s = finetune::suggestedHyperParameters(parameters, lora);
   // Alignment starts from a model that already writes: it is nudged, not taught, so a gentler rate keeps it from
   // drifting away from what it knew (and from its reference).
-  if (finetune::isAlignmentRecipe(recipe)) s[QStringLiteral("lr")] = s.value(QStringLiteral("lr")).toDouble() / 3;
+  // One significant digit, as a person would type it (3e-4, not 3.333e-4).
+  if (finetune::isAlignmentRecipe(recipe))
+    s[QStringLiteral("lr")] = QString::number(s.value(QStringLiteral("lr")).toDouble() / 3, 'g', 1).toDouble();
   return s;
 }
 

@@ -715,7 +715,7 @@ Card {
                         objectName: "wizardAlign_" + modelData.key
                         text: String(wizard.alignValues[modelData.key])
                         selectByMouse: true
-                        Layout.fillWidth: true
+                        Layout.preferredWidth: 180
                         color: isFinite(Number(text)) && text.trim().length > 0 ? Style.text : Style.error
                         onTextEdited: wizard.setAlignValue(modelData.key, text)
                     }
@@ -861,11 +861,17 @@ Card {
                 visible: e.kind === "alignment"
                 columns: 3
                 columnSpacing: Style.gapLarge
-                rowSpacing: 6
+                rowSpacing: 10
                 Layout.fillWidth: true
-                Label { text: qsTr("%1 held out").arg(service.evaluation.heldOut || 0); color: Style.textMuted; font.pixelSize: Style.fontSmall }
-                Label { text: qsTr("Starting model"); color: Style.textMuted; font.pixelSize: Style.fontSmall }
-                Label { text: qsTr("Trained model"); color: Style.textMuted; font.pixelSize: Style.fontSmall }
+                Label {
+                    text: (service.evaluation.recipe === "grpo" || service.evaluation.recipe === "ppo"
+                           ? qsTr("%1 held-out prompts") : qsTr("%1 held-out pairs")).arg(service.evaluation.heldOut || 0)
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                    Layout.fillWidth: true
+                }
+                Label { text: qsTr("Starting model"); color: Style.textMuted; font.pixelSize: Style.fontSmall; Layout.preferredWidth: 120 }
+                Label { text: qsTr("Trained model"); color: Style.textMuted; font.pixelSize: Style.fontSmall; Layout.preferredWidth: 120 }
                 Repeater {
                     model: (service.evaluation.measures || []).length * 3
                     delegate: Label {
@@ -877,12 +883,12 @@ Card {
                               : value === undefined || value === null ? "—"
                               : m.share ? (value * 100).toFixed(1) + " %" : Number(value).toFixed(3)
                         textFormat: index % 3 === 0 ? Text.StyledText : Text.PlainText
-                        color: index % 3 === 0 ? Style.text : Style.text
+                        color: Style.text
                         font.pixelSize: index % 3 === 0 ? Style.fontSmall + 1 : Style.fontSmall + 4
                         font.weight: index % 3 === 2 ? Font.DemiBold : Font.Normal
-                        wrapMode: Text.Wrap
+                        wrapMode: index % 3 === 0 ? Text.Wrap : Text.NoWrap
                         Layout.fillWidth: index % 3 === 0
-                        Layout.preferredWidth: index % 3 === 0 ? 3 : 1
+                        Layout.preferredWidth: index % 3 === 0 ? -1 : 120
                         Layout.alignment: Qt.AlignTop
                     }
                 }

@@ -8,6 +8,7 @@
 // run, and the starting model against the trained one on the held-out pairs.
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtTest
 import Workbench.Ui
 import WizardTest
@@ -16,6 +17,12 @@ Item {
     id: root
     width: 1100
     height: 1000
+    // The app window's theme (Main.qml), so the screenshots look as the app does.
+    Material.theme: Style.dark ? Material.Dark : Material.Light
+    Material.accent: Style.accent
+    Material.primary: Style.accent
+    Material.background: Style.window
+    Material.foreground: Style.text
 
     Rectangle { anchors.fill: parent; color: Style.window }
 
@@ -149,6 +156,53 @@ Item {
             verify(item("measureAfter").text.indexOf("%") > 0, item("measureAfter").text)
             compare(item("measureBefore").text, "—")  // the starting model has no implicit reward
             shot("7-evaluate")
+            alignWizard.visible = false
+            wizard.visible = true
+        }
+
+        // Prompts offer GRPO and PPO; PPO brings its reward choice, full fine-tuning only, its own settings and
+        // the CLI's check that the minibatches divide the batch.
+        function test_ppo_settings() {
+            wizard.visible = false
+            alignWizard.visible = true
+            alignWizard.restart()
+            alignWizard.modelPath = WizardFixture.modelPath
+            press("wizardReadModel")
+            waitIdle()
+            next()
+            alignWizard.dataPath = WizardFixture.promptsPath
+            alignWizard.seq = 64
+            alignWizard.inspectData()
+            waitIdle()
+            compare(alignWizard.service.dataset.format, "prompts")
+            compare(alignWizard.recipeChoices, ["grpo", "ppo"])
+            verify(alignWizard.service.dataset.preview[0].text.indexOf("answer: 2") >= 0, alignWizard.service.dataset.preview[0].text)
+            next()
+            press("wizardRecipe_ppo")
+            compare(alignWizard.recipe, "ppo")
+            verify(!item("wizardLora").enabled)
+            verify(!alignWizard.lora)
+            press("wizardRewardModel")
+            verify(!alignWizard.canNext)  // no reward model chosen yet
+            press("wizardRewardBuiltin")
+            verify(alignWizard.canNext, alignWizard.blocker)
+            shot("ppo-3-method")
+            next()
+            compare(item("wizardAlign_kl_coef").text, "0.05")
+            compare(item("wizardAlign_ppo_epochs").text, "4")
+            verify(findChild(alignWizard, "wizardAlign_beta") === null)  // DPO's and GRPO's, not PPO's
+            item("wizardBatch").value = 4
+            alignWizard.setAlignValue("num_minibatches", "3")
+            verify(!alignWizard.canNext)
+            compare(item("wizardBlocker").text, "--num-minibatches 3 does not divide --batch 4")
+            alignWizard.setAlignValue("num_minibatches", "2")
+            verify(alignWizard.canNext, alignWizard.blocker)
+            shot("ppo-4-settings")
+            next()
+            const cli = item("wizardCli").text
+            verify(cli.indexOf("--recipe ppo") > 0, cli)
+            verify(cli.indexOf("--num-minibatches 2") > 0, cli)
+            verify(cli.indexOf("--beta") < 0 && cli.indexOf("--reward-model") < 0, cli)
             alignWizard.visible = false
             wizard.visible = true
         }
