@@ -3,8 +3,12 @@
 
 #include <QUrl>
 
+#include <cmath>
+
+#include "services/alignmentevaluation.h"
 #include "services/finetuneservice.h"
 #include "services/trainingexport.h"
+#include "services/trainingsetup.h"
 
 namespace {
 
@@ -22,14 +26,25 @@ QVariantList previewRows(const std::vector<engine::ChatExample>& rows) {
   return out;
 }
 
+QString recipeName(engine::Recipe r) {
+  switch (r) {
+    case engine::Recipe::Pretrain: return QStringLiteral("pretrain");
+    case engine::Recipe::Sft: return QStringLiteral("sft");
+    case engine::Recipe::Reward: return QStringLiteral("reward");
+    case engine::Recipe::Dpo: return QStringLiteral("dpo");
+    case engine::Recipe::Grpo: return QStringLiteral("grpo");
+    case engine::Recipe::Ppo: return QStringLiteral("ppo");
+  }
+  return QStringLiteral("pretrain");
+}
+
 QVariantMap toVariant(const engine::DatasetInspection& r) {
   QVariantList problems;
   for (const engine::ChatRowProblem& p : r.problems)
     problems << QVariantMap{{QStringLiteral("line"), qint64(p.line)},
                             {QStringLiteral("message"), QString::fromStdString(p.message)}};
   return {{QStringLiteral("format"), QString::fromStdString(r.format)},
-          {QStringLiteral("recipe"),
-           r.recipe == engine::Recipe::Sft ? QStringLiteral("sft") : QStringLiteral("pretrain")},
+          {QStringLiteral("recipe"), recipeName(r.recipe)},
           {QStringLiteral("rows"), qint64(r.rows)},
           {QStringLiteral("badRows"), qint64(r.bad_rows)},
           {QStringLiteral("problems"), problems},
@@ -83,6 +98,25 @@ QVariantMap toVariant(const finetune::Evaluation& e) {
   return {{QStringLiteral("before"), lossMap(e.before)},
           {QStringLiteral("after"), lossMap(e.after)},
           {QStringLiteral("answers"), answers}};
+}
+
+QVariantMap toVariant(const finetune::AlignmentEvaluation& e) {
+  QVariantList measures, answers;
+  for (const finetune::AlignmentMeasure& m : e.measures)
+    measures << QVariantMap{{QStringLiteral("name"), m.name},
+                            {QStringLiteral("explanation"), m.explanation},
+                            {QStringLiteral("before"), std::isnan(m.before) ? QVariant() : QVariant(m.before)},
+                            {QStringLiteral("after"), std::isnan(m.after) ? QVariant() : QVariant(m.after)},
+                            {QStringLiteral("share"), m.share}};
+  for (const finetune::TaskAnswer& a : e.answers)
+    answers << QVariantMap{{QStringLiteral("prompt"), a.prompt},        {QStringLiteral("expected"), a.expected},
+                           {QStringLiteral("base"), a.base},            {QStringLiteral("tuned"), a.tuned},
+                           {QStringLiteral("baseCorrect"), a.baseCorrect}, {QStringLiteral("tunedCorrect"), a.tunedCorrect}};
+  return {{QStringLiteral("kind"), QStringLiteral("alignment")},
+          {QStringLiteral("recipe"), e.recipe},
+          {QStringLiteral("heldOut"), qint64(e.heldOut)},
+          {QStringLiteral("measures"), measures},
+          {QStringLiteral("taskAnswers"), answers}};
 }
 
 finetune::Progress progressOf(const TaskContext& context) {
@@ -177,6 +211,8 @@ void FineTuneWizard::evaluate(const QVariantMap& settings, const QString& tunedD
   start(
       QStringLiteral("evaluate"),
       [settings, tunedDir, prompts](const TaskContext& c) -> QVariant {
+        if (finetune::isAlignmentRecipe(settings.value(QStringLiteral("recipe")).toString()))
+          return toVariant(finetune::evaluateAlignment(settings, tunedDir, 4, progressOf(c)));
         return toVariant(finetune::evaluateFineTune(settings, tunedDir, prompts, progressOf(c)));
       },
       [this](const QVariant& r) {
@@ -200,9 +236,17 @@ void FineTuneWizard::exportModel(const QString& runDir, const QString& kind, con
       });
 }
 
-QVariantMap FineTuneWizard::suggestedSettings(double parameters, bool lora) const {
-  return finetune::suggestedHyperParameters(parameters, lora);
+QVariantMap FineTuneWizard::suggestedSettings(double parameters, bool lora, const QString& recipe) const {
+  QVariantMap s = finetune::suggestedHyperParameters(parameters, lora);
+  // Alignment starts from a model that already writes: it is nudged, not taught, so a gentler rate keeps it from
+  // drifting away from what it knew (and from its reference).
+  // One significant digit, as a person would type it (3e-4, not 3.333e-4).
+  if (finetune::isAlignmentRecipe(recipe))
+    s[QStringLiteral("lr")] = QString::number(s.value(QStringLiteral("lr")).toDouble() / 3, 'g', 1).toDouble();
+  return s;
 }
+
+QVariantMap FineTuneWizard::alignmentDefaults(const QString& recipe) const { return defaultAlignmentSettings(recipe); }
 
 QStringList FineTuneWizard::defaultPrompts(const QString& recipe) const {
   if (recipe == QLatin1String("sft"))

@@ -54,6 +54,10 @@ class FineTuneWizard : public QObject {
   // Validation loss/perplexity of the base model and of the tuned one (in tunedDir) on the run's own
   // validation split, and both models' greedy answers to `prompts`:
   // {before: {loss, perplexity}, after: {...}, answers: [{prompt, base, tuned}]}.
+  // For the alignment recipes (reward, dpo, grpo, ppo; alignmentevaluation.h) instead, on the held-out pairs or
+  // prompts: {kind: "alignment", recipe, heldOut, measures: [{name, explanation, before, after, share}] (before or
+  // after undefined where a measure does not apply), taskAnswers: [{prompt, expected, base, tuned, baseCorrect,
+  // tunedCorrect}]}; `prompts` is not used.
   Q_INVOKABLE void evaluate(const QVariantMap& settings, const QString& tunedDir, const QStringList& prompts);
   // exportTrainedModel (trainingexport.h) of kind "hf", "adapter" or "gguf".
   Q_INVOKABLE void exportModel(const QString& runDir, const QString& kind, const QString& destination,
@@ -62,8 +66,11 @@ class FineTuneWizard : public QObject {
   Q_INVOKABLE void clearError();
 
   // Hyper-parameters that suit a model of `parameters` weights: {lr, batch, steps, warmup, lora_rank}.
-  // Smaller models take larger steps; LoRA adapters start at zero and take a higher rate.
-  Q_INVOKABLE QVariantMap suggestedSettings(double parameters, bool lora) const;
+  // Smaller models take larger steps; LoRA adapters start at zero and take a higher rate; the alignment
+  // recipes a third of the rate.
+  Q_INVOKABLE QVariantMap suggestedSettings(double parameters, bool lora, const QString& recipe = {}) const;
+  // The alignment settings of `recipe` with the CLI's defaults (defaultAlignmentSettings, trainingsetup.h).
+  Q_INVOKABLE QVariantMap alignmentDefaults(const QString& recipe) const;
   // Three prompts to compare base and tuned answers on, for this recipe.
   Q_INVOKABLE QStringList defaultPrompts(const QString& recipe) const;
 

@@ -17,11 +17,18 @@
 
 #include "engine/train/training_run.h"
 
-// The CLI's defaults (app/cli/cmd_train.cpp) for every setting a job understands.
+// The CLI's defaults (app/cli/cmd_train.cpp) for every setting a job understands, but the alignment ones.
 QVariantMap defaultTrainingSettings();
 
+// The alignment recipes' own settings (beta, group_size, ..., reward_model: the CLI's --beta, --group-size, ...,
+// --reward-model) that apply to `recipe`, with the CLI's defaults for it (beta: 0.1 for dpo, 0.04 for grpo).
+// Empty for pretrain and sft. A setting that does not apply to the run's recipe is ignored by trainingRunSpec and
+// left out of trainCliCommand, whose CLI refuses it (--beta with --recipe ppo).
+QVariantMap defaultAlignmentSettings(const QString& recipe);
+
 // `llm-workbench-cli train ...` for these settings (only values that differ from the defaults, plus the
-// required recipe/model/data/out), quoted for a POSIX shell.
+// required recipe/model/data/out, and of the alignment settings only those of the recipe), quoted for a POSIX
+// shell.
 QString trainCliCommand(const QVariantMap& settings, const QString& outDir);
 
 // Memory a run needs, in bytes, from the model's shape ({parameters, layers, width, heads, vocab})

@@ -129,6 +129,13 @@ class TestFineTuneWizard : public QObject {
     QVERIFY(w.suggestedSettings(7e9, true).value("lr").toDouble() > large.value("lr").toDouble());  // LoRA: higher rate
     QCOMPARE(w.defaultPrompts("sft").size(), 3);
     QCOMPARE(w.defaultPrompts("pretrain").size(), 3);
+    // Alignment nudges a model that already writes: a third of the rate, as one typed digit (1e-3 / 3).
+    QCOMPARE(w.suggestedSettings(1e6, false, "dpo").value("lr").toDouble(), 3e-4);
+    QCOMPARE(w.suggestedSettings(1e6, false, "sft").value("lr").toDouble(), tiny.value("lr").toDouble());
+    // The recipe's own settings with the CLI's defaults.
+    QCOMPARE(w.alignmentDefaults("grpo").value("beta").toDouble(), 0.04);
+    QCOMPARE(w.alignmentDefaults("dpo").value("beta").toDouble(), 0.1);
+    QVERIFY(w.alignmentDefaults("sft").isEmpty());
   }
 };
 

@@ -1,8 +1,8 @@
 // Qt Quick Test runner for the fine-tuning wizard walk-through (tests/ui/quick_wizard/), against the
 // real Workbench.Ui module and a real AppController (its TrainingJobs trains for real) on a throwaway
-// session database. The fixture -- a tiny GPT-2 with the test tokenizer, a good plain-text data file
-// and a JSONL file with a bad row on line 2 -- is written into a temporary folder and handed to QML
-// as the WizardFixture singleton.
+// session database. The fixture -- a tiny GPT-2 with the test tokenizer, a good plain-text data file,
+// a JSONL file with a bad row on line 2, a file of preference pairs and one of prompts -- is written into a temporary
+// folder and handed to QML as the WizardFixture singleton.
 #include <QFile>
 #include <QQmlEngine>
 #include <QTemporaryDir>
@@ -23,11 +23,13 @@ class WizardFixture : public QObject {
   Q_PROPERTY(QString modelPath MEMBER modelPath CONSTANT)
   Q_PROPERTY(QString dataPath MEMBER dataPath CONSTANT)
   Q_PROPERTY(QString badDataPath MEMBER badDataPath CONSTANT)
+  Q_PROPERTY(QString pairsPath MEMBER pairsPath CONSTANT)
+  Q_PROPERTY(QString promptsPath MEMBER promptsPath CONSTANT)
   Q_PROPERTY(QString exportDir MEMBER exportDir CONSTANT)
   Q_PROPERTY(QString screenshotDir MEMBER screenshotDir CONSTANT)  // WB_SCREENSHOT_DIR: save each step as PNG
 
  public:
-  QString modelPath, dataPath, badDataPath, exportDir, screenshotDir;
+  QString modelPath, dataPath, badDataPath, pairsPath, promptsPath, exportDir, screenshotDir;
 };
 
 namespace {
@@ -57,6 +59,20 @@ class Setup : public QObject {
     writeFile(m_fixture.badDataPath,
               "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"hello\"}]}\n"
               "{\"messages\": [\n");
+    // 20 preference pairs in the tokenizer's letters; the wizard holds out the last 4.
+    QByteArray pairs;
+    const char* words[] = {"abba", "cddc", "effe", "ghhg", "ijji"};
+    for (int i = 0; i < 20; ++i)
+      pairs += QByteArray("{\"prompt\":\"") + words[i % 5] + "\",\"chosen\":\"cddc effe " + words[(i + 1) % 5] +
+               "\",\"rejected\":\"ponm lkji " + words[(i + 2) % 5] + "\"}\n";
+    m_fixture.pairsPath = m_dir.filePath(QStringLiteral("pairs.jsonl"));
+    writeFile(m_fixture.pairsPath, pairs);
+    QByteArray prompts;
+    for (int i = 0; i < 10; ++i)
+      prompts += "{\"prompt\":\"What is " + QByteArray::number(i) + " + 2?\",\"answer\":\"" + QByteArray::number(i + 2) +
+                 "\",\"kind\":\"arith\"}\n";
+    m_fixture.promptsPath = m_dir.filePath(QStringLiteral("prompts.jsonl"));
+    writeFile(m_fixture.promptsPath, prompts);
     m_fixture.exportDir = m_dir.filePath(QStringLiteral("exports"));
     m_fixture.screenshotDir = qEnvironmentVariable("WB_SCREENSHOT_DIR");
     m_controller = std::make_unique<AppController>();

@@ -1137,6 +1137,16 @@ void TestUiSmoke::chatComparesRepliesIntoPreferencePairs() {
   QCOMPARE(int(data.pairs.size()), pairsBefore + 1);
   QCOMPARE(QString::fromStdString(data.pairs.front().chosen), edited);
   QCOMPARE(data.pairs.front().prompt.back().role, std::string("user"));
+  // Exported through the card, the file goes straight to the fine-tuning wizard's dataset step.
+  QVERIFY(QMetaObject::invokeMethod(card, "exportTo", Q_ARG(QVariant, out)));
+  QQuickItem* trainButton = findItem(card, QStringLiteral("preferenceTrainButton"));
+  QVERIFY(trainButton);
+  QTRY_VERIFY(trainButton->isVisible());
+  QVERIFY(QMetaObject::invokeMethod(trainButton, "clicked"));
+  QQuickItem* wizard = findItem(train, QStringLiteral("trainWizard"));
+  QTRY_VERIFY(wizard->isVisible());
+  QCOMPARE(wizard->property("dataPath").toString(), out);
+  QVERIFY(train->setProperty("showSetup", false));
 
   QVERIFY(m_window->setProperty("currentPage", 0));
   controller->setGenerationSettings(settingsBefore);

@@ -1,6 +1,7 @@
 // PreferencePairsCard: the preference pairs collected with Chat's Compare: how many, the newest of
 // them (the message both replies answer, the reply kept and the one not), deleting one, and the
-// export of all of them as a preference dataset (JSONL that `train --recipe reward|dpo` reads).
+// export of all of them as a preference dataset (JSONL that `train --recipe reward|dpo` reads), and
+// once exported, training on that file in the fine-tuning wizard (trainRequested).
 import QtCore
 import QtQuick
 import QtQuick.Controls
@@ -17,6 +18,9 @@ Card {
     readonly property int shownLimit: 50
     property string exportMessage
     property bool exportFailed: false
+    property string exportedPath
+    // Asks the page to open the fine-tuning wizard on this exported file.
+    signal trainRequested(string path)
 
     function localPath(url) {
         const text = url.toString()
@@ -26,6 +30,7 @@ Card {
     function exportTo(path) {
         const error = prefs.exportJsonl(path)
         exportFailed = error.length > 0
+        exportedPath = exportFailed ? "" : path
         exportMessage = exportFailed ? error : qsTr("Exported %1 to %2").arg(pairsText(prefs.count)).arg(path)
     }
 
@@ -72,6 +77,16 @@ Card {
         isError: card.exportFailed
         onCloseRequested: card.exportMessage = ""
         Layout.fillWidth: true
+    }
+    Button {
+        objectName: "preferenceTrainButton"
+        visible: card.exportedPath.length > 0
+        text: qsTr("Train a reward model or DPO on them…")
+        flat: true
+        onClicked: card.trainRequested(card.exportedPath)
+        ToolTip.visible: hovered
+        ToolTip.delay: 500
+        ToolTip.text: qsTr("Opens the fine-tuning wizard with %1").arg(card.exportedPath)
     }
     InlineMessage {
         objectName: "preferenceError"

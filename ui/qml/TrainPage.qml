@@ -436,6 +436,11 @@ Item {
 
             // Pairs collected in Chat with Compare: the data a reward model or DPO trains on.
             PreferencePairsCard {
+                onTrainRequested: function(path) {
+                    page.guided = true
+                    page.showSetup = true
+                    trainWizard.useDataFile(path)
+                }
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding

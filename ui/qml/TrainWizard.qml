@@ -1,5 +1,9 @@
 // TrainWizard: fine-tuning for someone who has never done it, one step per page:
 // base model → dataset → method → hyper-parameters → review → run → evaluate → save/export.
+// The data decides which recipes are offered (plain text: pretraining; chats: SFT; preference pairs: a
+// reward model or DPO; prompts with answers: GRPO or PPO); the method step picks one of them, and for
+// PPO the reward (the built-in exact-match scorer or a reward model); the hyper-parameter step adds the
+// recipe's own settings, with the CLI's defaults (FineTuneWizard.alignmentDefaults).
 // Back/Next move between steps and keep what was entered (every page stays alive, only hidden);
 // Enter is Next, Esc cancels (a running check first, else the wizard). Next is blocked until the
 // step is sound: a model read, a data file without bad rows, a valid learning rate. The long checks
@@ -33,9 +37,68 @@ Card {
     property alias dataPath: dataField.text
     property alias seq: seqBox.value
     property real valFraction: valBox.value / 100
-    readonly property bool lora: loraButton.checked
-    readonly property string recipe: service.dataset.recipe || "pretrain"
-    readonly property var settings: ({
+    // The recipes the checked data file can train, and the one picked among them.
+    readonly property string dataFormat: datasetInspected ? (service.dataset.format || "") : ""
+    readonly property var recipeChoices: dataFormat === "pairs" ? ["reward", "dpo"]
+                                         : dataFormat === "prompts" ? ["grpo", "ppo"]
+                                         : dataFormat === "text" ? ["pretrain"]
+                                         : dataFormat.length > 0 ? ["sft"] : []
+    property string pickedRecipe
+    readonly property string recipe: recipeChoices.indexOf(pickedRecipe) >= 0 ? pickedRecipe
+                                                                              : (service.dataset.recipe || "pretrain")
+    readonly property bool alignment: ["reward", "dpo", "grpo", "ppo"].indexOf(recipe) >= 0
+    // GRPO and PPO sample with the model's own weights, which LoRA adapters leave unchanged: full only.
+    readonly property bool online: recipe === "grpo" || recipe === "ppo"
+    readonly property bool lora: loraButton.checked && !online
+    readonly property var recipeInfo: ({
+        pretrain: { name: qsTr("Pretraining"), text: qsTr("The model learns to continue text like this file's.") },
+        sft: { name: qsTr("Supervised fine-tuning (SFT)"), text: qsTr("The model learns to give the assistant replies of these chats.") },
+        reward: { name: qsTr("Reward model"), text: qsTr("A copy of the model learns to score replies, the chosen one of each pair above the rejected one; PPO can then train against it.") },
+        dpo: { name: qsTr("DPO"), text: qsTr("The model itself learns to prefer the chosen reply of each pair over the rejected one, with no reward model.") },
+        grpo: { name: qsTr("GRPO"), text: qsTr("The model answers each prompt several times and learns from the answers that beat their group's average score.") },
+        ppo: { name: qsTr("PPO"), text: qsTr("The model answers, a reward scores each answer, and a value head learns what to expect, guiding every update.") }
+    })
+    // The recipe's own settings as typed (strings; see alignmentFields), reset to the defaults when the recipe changes.
+    property var alignValues: ({})
+    onRecipeChanged: { alignValues = service.alignmentDefaults(recipe); applySuggested() }
+    function setAlignValue(key, value) {
+        const v = Object.assign({}, alignValues)
+        v[key] = value
+        alignValues = v
+    }
+    // PPO's reward: "" is the built-in exact-match scorer, else a reward model's folder.
+    property bool useRewardModel: false
+    property alias rewardModelPath: rewardModelField.text
+    readonly property var alignmentFields: [
+        { key: "beta", recipes: ["dpo"], label: qsTr("Beta"), hint: qsTr("how strongly the model is held to where it started; lower lets it move further") },
+        { key: "beta", recipes: ["grpo"], label: qsTr("KL weight (beta)"), hint: qsTr("penalty for drifting from the starting model; 0 turns it off") },
+        { key: "group_size", recipes: ["grpo"], label: qsTr("Group size"), hint: qsTr("answers sampled per prompt, each scored against the group's average") },
+        { key: "max_new_tokens", recipes: ["grpo", "ppo"], label: qsTr("Answer length"), hint: qsTr("tokens per sampled answer, at most") },
+        { key: "temperature", recipes: ["grpo", "ppo"], label: qsTr("Temperature"), hint: qsTr("randomness of the sampled answers; some is needed to find better ones") },
+        { key: "clip", recipes: ["grpo", "ppo"], label: qsTr("Clip range"), hint: qsTr("how far one update may change an answer's probability") },
+        { key: "kl_coef", recipes: ["ppo"], label: qsTr("KL coefficient"), hint: qsTr("reward taken away for drifting from the starting model") },
+        { key: "target_kl", recipes: ["ppo"], label: qsTr("Target KL"), hint: qsTr("adapt the KL coefficient to keep the drift near this (0 = keep it fixed)") },
+        { key: "kl_horizon", recipes: ["ppo"], label: qsTr("KL horizon"), hint: qsTr("with a target: answers over which the coefficient moves by at most 20%") },
+        { key: "ppo_epochs", recipes: ["ppo"], label: qsTr("PPO epochs"), hint: qsTr("passes over each batch of sampled answers") },
+        { key: "num_minibatches", recipes: ["ppo"], label: qsTr("Minibatches"), hint: qsTr("updates per pass; must divide the batch size") },
+        { key: "gae_gamma", recipes: ["ppo"], label: qsTr("Discount (gamma)"), hint: qsTr("how much the final reward counts for earlier tokens (1 = fully)") },
+        { key: "gae_lambda", recipes: ["ppo"], label: qsTr("GAE lambda"), hint: qsTr("trusts the real reward (1) or the value head's guesses (0) when crediting tokens") },
+        { key: "vf_coef", recipes: ["ppo"], label: qsTr("Value loss weight"), hint: qsTr("how much training the value head counts in each update") },
+        { key: "cliprange_value", recipes: ["ppo"], label: qsTr("Value clip range"), hint: qsTr("how far one update may move the value head's estimates") },
+        { key: "entropy_coef", recipes: ["ppo"], label: qsTr("Entropy bonus"), hint: qsTr("reward for keeping answers varied (0 = none)") }
+    ]
+    readonly property var recipeFields: alignmentFields.filter(f => f.recipes.indexOf(recipe) >= 0)
+    // The recipe's settings as numbers (kl_estimator and reward_model as text), only those of the recipe.
+    readonly property var alignmentSettings: {
+        const out = {}
+        for (const key in alignValues) {
+            if (key === "kl_estimator") out[key] = alignValues[key]
+            else if (key === "reward_model") out[key] = useRewardModel ? rewardModelField.text : ""
+            else out[key] = Number(alignValues[key])
+        }
+        return out
+    }
+    readonly property var settings: Object.assign({
         recipe: wizard.recipe,
         model: modelField.text,
         data: dataField.text,
@@ -52,12 +115,13 @@ Card {
         grad_clip: Number(clipField.text),
         val_fraction: wizard.valFraction,
         val_every: valEveryBox.value,
-        sample_every: sampleBox.value,
+        // A reward model does not write, so it has no samples.
+        sample_every: wizard.recipe === "reward" ? 0 : sampleBox.value,
         save_every: saveBox.value,
-        // A chat fine-tune's samples answer a user turn (rendered in the chat template); a story prompt
+        // A chat recipe's samples answer a user turn (rendered in the chat template); a story prompt
         // would show nothing of what the run teaches.
-        sample_prompt: wizard.recipe === "sft" ? service.defaultPrompts("sft")[0] : wizard.defaults.sample_prompt
-    })
+        sample_prompt: wizard.recipe === "pretrain" ? wizard.defaults.sample_prompt : service.defaultPrompts("sft")[0]
+    }, wizard.alignmentSettings)
 
     // The run the wizard started (or was given to review), and how it ended; `runs` (the page's
     // RunListModel) knows its folder. Evaluate and export use the run's own settings, not the fields,
@@ -69,6 +133,7 @@ Card {
     property string runStatus
     property var runSettings: ({})
     readonly property bool runLora: (runSettings.lora_rank || 0) > 0
+    readonly property bool runIsAlignment: ["reward", "dpo", "grpo", "ppo"].indexOf(runSettings.recipe || "") >= 0
     // The run's progress (0..1) and a line about it, from the page's dashboard.
     property real runProgress: 0
     property string runProgressText
@@ -128,6 +193,15 @@ Card {
     readonly property bool datasetReady: datasetInspected && service.dataset.badRows === 0 && service.dataset.rows > 0
     readonly property bool settingsReady: isFinite(Number(lrField.text)) && Number(lrField.text) > 0
                                           && isFinite(Number(wdField.text)) && isFinite(Number(clipField.text))
+                                          && alignmentReady
+    readonly property bool alignmentReady: recipeFields.every(f => String(alignValues[f.key]).trim().length > 0
+                                                                   && isFinite(Number(alignValues[f.key])))
+    // PPO's own checks, in the CLI's words.
+    readonly property string ppoProblem: recipe !== "ppo" ? ""
+        : batchBox.value % Number(alignValues.num_minibatches || 1) !== 0
+          ? qsTr("--num-minibatches %1 does not divide --batch %2").arg(alignValues.num_minibatches).arg(batchBox.value)
+        : useRewardModel && rewardModelField.text.length === 0 ? qsTr("Choose the reward model, or use the built-in scorer.")
+        : ""
     readonly property string blocker: {
         if (service.busy) return qsTr("Wait for the check to finish, or cancel it.")
         switch (step) {
@@ -135,7 +209,10 @@ Card {
         case 1: return !datasetInspected ? qsTr("Check the data file first.")
                       : service.dataset.badRows > 0 ? qsTr("%n row(s) must be fixed before training (see the lines below).", "", service.dataset.badRows)
                       : service.dataset.rows === 0 ? qsTr("The file has no rows.") : ""
-        case 3: return settingsReady ? "" : qsTr("Learning rate, weight decay and clipping must be numbers.")
+        case 2: return ppoProblem
+        case 3: return ppoProblem.length > 0 ? ppoProblem
+                      : settingsReady ? "" : alignmentReady ? qsTr("Learning rate, weight decay and clipping must be numbers.")
+                      : qsTr("Every setting of the recipe must be a number.")
         case 5: return runStatus === "done" ? "" : runStatus === "failed" ? qsTr("The run failed: %1").arg(runError)
                       : qsTr("Training… the dashboard below shows it live.")
         default: return ""
@@ -148,7 +225,7 @@ Card {
         if (step === 4) {
             const base = dataField.text.split("/").pop()
             runName = nameField.text.length > 0 ? nameField.text
-                                                : qsTr("%1 on %2").arg(wizard.lora ? "LoRA" : wizard.recipe).arg(base)
+                                                : qsTr("%1 on %2").arg(wizard.lora ? "LoRA " + wizard.recipe : wizard.recipe).arg(base)
             startRequested(runName, settings)
             if (runId === 0) return  // not stored: the page shows why
         }
@@ -164,7 +241,7 @@ Card {
         else cancelled()
     }
     function applySuggested() {
-        const s = service.suggestedSettings(service.model.parameters || 0, wizard.lora)
+        const s = service.suggestedSettings(service.model.parameters || 0, wizard.lora, wizard.recipe)
         lrField.text = String(s.lr)
         batchBox.value = s.batch
         stepsBox.value = s.steps
@@ -172,6 +249,23 @@ Card {
         rankBox.value = s.lora_rank
     }
     onLoraChanged: applySuggested()
+    Component.onCompleted: alignValues = service.alignmentDefaults(recipe)
+    // The finished reward-model runs of the run store, for PPO's reward: [{name, path}].
+    function rewardRuns() {
+        const out = []
+        if (!runs) return out
+        for (let i = 0; i < runs.rowCount(); ++i) {
+            const r = runs.get(runs.idAt(i))
+            if (r.recipe === "reward" && r.status === "done") out.push({ name: r.name, path: r.outputDir })
+        }
+        return out
+    }
+    // Starts over on the dataset step with this data file (e.g. the preference pairs just exported).
+    function useDataFile(path) {
+        if (step >= 5) restart()  // a run followed here stays on the dashboard
+        dataField.text = path
+        step = modelReady ? 1 : 0
+    }
     function inspectData() {
         inspectedPath = dataField.text
         inspectedSeq = seqBox.value
@@ -200,6 +294,11 @@ Card {
         id: modelDialog
         title: qsTr("Model folder")
         onAccepted: modelField.text = decodeURIComponent(selectedFolder.toString().replace(/^file:\/\//, ""))
+    }
+    FolderDialog {
+        id: rewardModelDialog
+        title: qsTr("Reward model folder")
+        onAccepted: rewardModelField.text = decodeURIComponent(selectedFolder.toString().replace(/^file:\/\//, ""))
     }
     FolderDialog {
         id: exportDialog
@@ -293,7 +392,7 @@ Card {
             spacing: Style.gap
             WizardField {
                 label: qsTr("Data file")
-                hint: qsTr("plain text (pretraining), or JSONL chats {\"messages\": […]} or Alpaca rows (fine-tuning)")
+                hint: qsTr("plain text (pretraining); JSONL chats {\"messages\": […]} or Alpaca rows (fine-tuning); JSONL pairs {prompt, chosen, rejected} (reward model, DPO); JSONL prompts {prompt, answer, kind} (GRPO, PPO)")
                 TextField {
                     id: dataField
                     objectName: "wizardData"
@@ -330,11 +429,16 @@ Card {
                     visible: wizard.datasetInspected
                     objectName: "wizardDataSummary"
                     readonly property var d: service.dataset
+                    readonly property string formatName: ({ text: qsTr("plain text"), alpaca: qsTr("Alpaca rows"),
+                                                             pairs: qsTr("preference pairs"), prompts: qsTr("prompts with answers") })[d.format]
+                                                           || qsTr("chat messages")
                     text: wizard.datasetInspected
-                          ? qsTr("%1 · %2 rows").arg(d.format === "text" ? qsTr("plain text") : d.format === "alpaca" ? qsTr("Alpaca rows") : qsTr("chat messages")).arg(d.rows)
+                          ? qsTr("%1 · %2 rows").arg(formatName).arg(d.rows)
                             + (d.tokensCounted ? qsTr(" · %1 tokens · per row min %2 / mean %3 / max %4").arg(d.totalTokens).arg(d.minRowTokens)
                                                  .arg(Number(d.meanRowTokens).toFixed(1)).arg(d.maxRowTokens) : "")
-                            + (d.rowsOverSeq > 0 ? qsTr(" · %1 rows longer than %2 tokens (cut)").arg(d.rowsOverSeq).arg(seqBox.value) : "")
+                            + (d.rowsOverSeq > 0 ? (d.format === "prompts"
+                                                    ? qsTr(" · %1 prompts leave no room for an answer within %2 tokens (skipped)").arg(d.rowsOverSeq).arg(seqBox.value)
+                                                    : qsTr(" · %1 rows longer than %2 tokens (cut)").arg(d.rowsOverSeq).arg(seqBox.value)) : "")
                           : ""
                     color: Style.text
                     wrapMode: Text.Wrap
@@ -395,12 +499,86 @@ Card {
             visible: wizard.step === 2
             Layout.fillWidth: true
             spacing: Style.gap
+            Label { text: qsTr("What to train"); color: Style.text; font.weight: Font.DemiBold }
+            Repeater {
+                model: wizard.recipeChoices
+                delegate: ColumnLayout {
+                    required property string modelData
+                    spacing: 0
+                    Layout.fillWidth: true
+                    RadioButton {
+                        objectName: "wizardRecipe_" + modelData
+                        text: wizard.recipeInfo[modelData].name
+                        checked: wizard.recipe === modelData
+                        onClicked: wizard.pickedRecipe = modelData
+                    }
+                    Label {
+                        text: wizard.recipeInfo[modelData].text
+                        color: Style.textMuted
+                        font.pixelSize: Style.fontSmall
+                        wrapMode: Text.Wrap
+                        leftPadding: 32
+                        Layout.fillWidth: true
+                    }
+                }
+            }
+            // PPO's reward: the exact-match scorer, or a reward model trained before.
+            ColumnLayout {
+                visible: wizard.recipe === "ppo"
+                spacing: 0
+                Layout.fillWidth: true
+                Label { text: qsTr("Reward"); color: Style.text; font.weight: Font.DemiBold }
+                RadioButton {
+                    objectName: "wizardRewardBuiltin"
+                    text: qsTr("Built-in scorer: 1 when the answer matches the row's \"answer\", else 0")
+                    checked: !wizard.useRewardModel
+                    onClicked: wizard.useRewardModel = false
+                }
+                RadioButton {
+                    objectName: "wizardRewardModel"
+                    text: qsTr("A reward model: its score of each answer")
+                    checked: wizard.useRewardModel
+                    onClicked: wizard.useRewardModel = true
+                }
+                RowLayout {
+                    visible: wizard.useRewardModel
+                    Layout.fillWidth: true
+                    Layout.leftMargin: 32
+                    ComboBox {
+                        id: rewardRunBox
+                        objectName: "wizardRewardRuns"
+                        readonly property var choices: wizard.recipe === "ppo" && wizard.step === 2 ? wizard.rewardRuns() : []
+                        model: choices.map(r => r.name)
+                        displayText: choices.length === 0 ? qsTr("no finished reward-model runs") : currentText
+                        enabled: choices.length > 0
+                        Layout.preferredWidth: 240
+                        onActivated: function(index) { rewardModelField.text = choices[index].path }
+                    }
+                    TextField {
+                        id: rewardModelField
+                        objectName: "wizardRewardModelPath"
+                        placeholderText: qsTr("Folder of a reward model")
+                        selectByMouse: true
+                        Layout.fillWidth: true
+                    }
+                    Button { text: qsTr("Browse…"); flat: true; onClicked: rewardModelDialog.open() }
+                }
+            }
+            Label { text: qsTr("How"); color: Style.text; font.weight: Font.DemiBold }
             RowLayout {
                 RadioButton { id: fullButton; objectName: "wizardFull"; text: qsTr("Full fine-tuning"); checked: true }
-                RadioButton { id: loraButton; objectName: "wizardLora"; text: qsTr("LoRA") }
+                RadioButton {
+                    id: loraButton
+                    objectName: "wizardLora"
+                    text: qsTr("LoRA")
+                    enabled: !wizard.online
+                    ToolTip.visible: hovered && !enabled
+                    ToolTip.text: qsTr("GRPO and PPO sample with the model's own weights, which LoRA adapters leave unchanged")
+                }
             }
             Label {
-                text: wizard.lora ? qsTr("LoRA trains small low-rank adapters beside frozen weights: far less memory, saved apart or merged.")
+                text: wizard.online ? qsTr("Every weight is trained (GRPO and PPO sample answers with the model's own weights, so LoRA does not apply).")
+                      : wizard.lora ? qsTr("LoRA trains small low-rank adapters beside frozen weights: far less memory, saved apart or merged.")
                                   : qsTr("Every weight is trained: the most capable, and the most memory (gradients and optimizer state for all).")
                 color: Style.textMuted
                 wrapMode: Text.Wrap
@@ -510,6 +688,7 @@ Card {
                 SpinBox { id: valEveryBox; from: 0; to: 100000; value: 10; editable: true }
             }
             WizardField {
+                visible: wizard.recipe !== "reward"
                 label: qsTr("Sample every")
                 hint: qsTr("steps between sample generations shown on the dashboard (0 = never)")
                 SpinBox { id: sampleBox; from: 0; to: 100000; value: 25; editable: true }
@@ -518,6 +697,40 @@ Card {
                 label: qsTr("Checkpoint every")
                 hint: qsTr("steps between checkpoints; they make pause and resume exact (0 = at the end)")
                 SpinBox { id: saveBox; from: 0; to: 100000; value: 25; editable: true }
+            }
+            Label {
+                visible: wizard.recipeFields.length > 0
+                text: qsTr("%1 settings").arg(wizard.recipeInfo[wizard.recipe].name)
+                color: Style.text
+                font.weight: Font.DemiBold
+                Layout.topMargin: Style.gap
+            }
+            Repeater {
+                model: wizard.recipeFields
+                delegate: WizardField {
+                    required property var modelData
+                    label: modelData.label
+                    hint: modelData.hint
+                    TextField {
+                        objectName: "wizardAlign_" + modelData.key
+                        text: String(wizard.alignValues[modelData.key])
+                        selectByMouse: true
+                        Layout.preferredWidth: 180
+                        color: isFinite(Number(text)) && text.trim().length > 0 ? Style.text : Style.error
+                        onTextEdited: wizard.setAlignValue(modelData.key, text)
+                    }
+                }
+            }
+            WizardField {
+                visible: wizard.recipe === "ppo"
+                label: qsTr("KL estimator")
+                hint: qsTr("k1: log-ratio to the starting model (the usual); k3: an estimate that is never negative")
+                ComboBox {
+                    objectName: "wizardAlign_kl_estimator"
+                    model: ["k1", "k3"]
+                    currentIndex: wizard.alignValues.kl_estimator === "k3" ? 1 : 0
+                    onActivated: function(index) { wizard.setAlignValue("kl_estimator", index === 1 ? "k3" : "k1") }
+                }
             }
         }
 
@@ -597,12 +810,17 @@ Card {
             Layout.fillWidth: true
             spacing: Style.gap
             Label {
-                text: qsTr("Prompts both models answer (greedy, fixed seed); edit, add or remove:")
+                text: wizard.runIsAlignment
+                      ? qsTr("The starting model against the trained one, on the data the run held out (%1 % of it):")
+                        .arg(Math.round((wizard.runSettings.val_fraction || 0) * 100))
+                      : qsTr("Prompts both models answer (greedy, fixed seed); edit, add or remove:")
                 color: Style.textMuted
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
             }
             ListModel { id: promptList }
             Repeater {
-                model: promptList
+                model: wizard.runIsAlignment ? 0 : promptList
                 delegate: RowLayout {
                     required property int index
                     required property string prompt
@@ -618,7 +836,12 @@ Card {
                 }
             }
             RowLayout {
-                Button { text: qsTr("Add prompt"); flat: true; onClicked: promptList.append({ prompt: "" }) }
+                Button {
+                    visible: !wizard.runIsAlignment
+                    text: qsTr("Add prompt")
+                    flat: true
+                    onClicked: promptList.append({ prompt: "" })
+                }
                 Button {
                     objectName: "wizardEvaluate"
                     text: qsTr("Evaluate")
@@ -628,6 +851,72 @@ Card {
                         const ps = []
                         for (let i = 0; i < promptList.count; ++i) ps.push(promptList.get(i).prompt)
                         service.evaluate(wizard.runSettings, wizard.runDir, ps)
+                    }
+                }
+            }
+            // Alignment recipes: each measure, starting model → trained model.
+            GridLayout {
+                objectName: "wizardAlignmentTable"
+                readonly property var e: service.evaluation
+                visible: e.kind === "alignment"
+                columns: 3
+                columnSpacing: Style.gapLarge
+                rowSpacing: 10
+                Layout.fillWidth: true
+                Label {
+                    text: (service.evaluation.recipe === "grpo" || service.evaluation.recipe === "ppo"
+                           ? qsTr("%1 held-out prompts") : qsTr("%1 held-out pairs")).arg(service.evaluation.heldOut || 0)
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                    Layout.fillWidth: true
+                }
+                Label { text: qsTr("Starting model"); color: Style.textMuted; font.pixelSize: Style.fontSmall; Layout.preferredWidth: 120 }
+                Label { text: qsTr("Trained model"); color: Style.textMuted; font.pixelSize: Style.fontSmall; Layout.preferredWidth: 120 }
+                Repeater {
+                    model: (service.evaluation.measures || []).length * 3
+                    delegate: Label {
+                        required property int index
+                        readonly property var m: service.evaluation.measures[Math.floor(index / 3)]
+                        readonly property var value: index % 3 === 1 ? m.before : m.after
+                        objectName: index % 3 === 0 ? "measureName" : index % 3 === 1 ? "measureBefore" : "measureAfter"
+                        text: index % 3 === 0 ? "<b>" + m.name + "</b><br><small>" + m.explanation + "</small>"
+                              : value === undefined || value === null ? "—"
+                              : m.share ? (value * 100).toFixed(1) + " %" : Number(value).toFixed(3)
+                        textFormat: index % 3 === 0 ? Text.StyledText : Text.PlainText
+                        color: Style.text
+                        font.pixelSize: index % 3 === 0 ? Style.fontSmall + 1 : Style.fontSmall + 4
+                        font.weight: index % 3 === 2 ? Font.DemiBold : Font.Normal
+                        wrapMode: index % 3 === 0 ? Text.Wrap : Text.NoWrap
+                        Layout.fillWidth: index % 3 === 0
+                        Layout.preferredWidth: index % 3 === 0 ? -1 : 120
+                        Layout.alignment: Qt.AlignTop
+                    }
+                }
+            }
+            // GRPO, PPO: a few held-out prompts answered by both.
+            GridLayout {
+                columns: 3
+                columnSpacing: Style.gapLarge
+                visible: (service.evaluation.taskAnswers || []).length > 0
+                Layout.fillWidth: true
+                Label { text: qsTr("Held-out prompt (answer)"); color: Style.textMuted; font.pixelSize: Style.fontSmall }
+                Label { text: qsTr("Starting model"); color: Style.textMuted; font.pixelSize: Style.fontSmall }
+                Label { text: qsTr("Trained model"); color: Style.textMuted; font.pixelSize: Style.fontSmall }
+                Repeater {
+                    model: (service.evaluation.taskAnswers || []).length * 3
+                    delegate: Label {
+                        required property int index
+                        readonly property var row: service.evaluation.taskAnswers[Math.floor(index / 3)]
+                        readonly property bool correct: index % 3 === 1 ? row.baseCorrect : row.tunedCorrect
+                        objectName: index % 3 === 0 ? "taskPrompt" : index % 3 === 1 ? "taskBase" : "taskTuned"
+                        text: index % 3 === 0 ? qsTr("%1 (%2)").arg(row.prompt).arg(row.expected)
+                                              : (correct ? "✓ " : "✗ ") + (index % 3 === 1 ? row.base : row.tuned)
+                        color: index % 3 === 0 ? Style.textMuted : correct ? Style.good : Style.text
+                        wrapMode: Text.Wrap
+                        maximumLineCount: 4
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        Layout.preferredWidth: 1
                     }
                 }
             }

@@ -26,25 +26,29 @@ std::string nonblank_field(const json& row, const char* key, const std::string& 
 
 }  // namespace
 
+PromptItem parse_prompt_row(std::string_view line, uint64_t line_no, const std::string& where) {
+  const json row = parse_jsonl_object(line, where);
+  PromptItem item;
+  item.prompt = nonblank_field(row, "prompt", where);
+  item.answer = nonblank_field(row, "answer", where);
+  const std::string kind = nonblank_field(row, "kind", where);
+  if (kind == "arith") {
+    item.kind = PromptKind::Arith;
+    if (!last_integer(item.answer)) throw Error(where + ": an arith \"answer\" must hold a number");
+  } else if (kind == "facts") {
+    item.kind = PromptKind::Facts;
+  } else {
+    throw Error(where + ": \"kind\" must be \"arith\" or \"facts\" (the answers a program can check), not \"" + kind +
+                "\"");
+  }
+  item.line = line_no;
+  return item;
+}
+
 std::vector<PromptItem> parse_prompts_jsonl(std::string_view text, const std::string& label) {
   std::vector<PromptItem> out;
   for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t line_no, const std::string& where) {
-    const json row = parse_jsonl_object(line, where);
-    PromptItem item;
-    item.prompt = nonblank_field(row, "prompt", where);
-    item.answer = nonblank_field(row, "answer", where);
-    const std::string kind = nonblank_field(row, "kind", where);
-    if (kind == "arith") {
-      item.kind = PromptKind::Arith;
-      if (!last_integer(item.answer)) throw Error(where + ": an arith \"answer\" must hold a number");
-    } else if (kind == "facts") {
-      item.kind = PromptKind::Facts;
-    } else {
-      throw Error(where + ": \"kind\" must be \"arith\" or \"facts\" (the answers a program can check), not \"" + kind +
-                  "\"");
-    }
-    item.line = line_no;
-    out.push_back(std::move(item));
+    out.push_back(parse_prompt_row(line, line_no, where));
   });
   if (out.empty()) throw Error(label + ": the data file has no rows");
   return out;
@@ -69,6 +73,28 @@ PromptSet encode_prompts(std::vector<PromptItem> items, const Tokenizer& tokeniz
   }
   set.items = std::move(items);
   return set;
+}
+
+PromptSplit split_prompt_set(PromptSet all, int seq, int max_new_tokens, double val_fraction) {
+  PromptSet kept;
+  for (size_t i = 0; i < all.items.size(); ++i) {
+    // Room for the longest completion and its end-of-sequence token.
+    if (all.ids[i].empty() || all.ids[i].size() + size_t(max_new_tokens) + 1 > size_t(seq)) continue;
+    kept.items.push_back(std::move(all.items[i]));
+    kept.ids.push_back(std::move(all.ids[i]));
+  }
+  PromptSplit out;
+  out.skipped = all.items.size() - kept.items.size();
+  const size_t n_val = static_cast<size_t>(double(kept.items.size()) * val_fraction);
+  const size_t n_train = kept.items.size() - n_val;
+  for (size_t i = n_train; i < kept.items.size(); ++i) {
+    out.val.items.push_back(std::move(kept.items[i]));
+    out.val.ids.push_back(std::move(kept.ids[i]));
+  }
+  kept.items.resize(n_train);
+  kept.ids.resize(n_train);
+  out.train = std::move(kept);
+  return out;
 }
 
 PromptIndexLoader::PromptIndexLoader(uint64_t prompts, int P, bool shuffle, uint64_t seed, const std::string& label)

@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "engine/align/prompt_data.h"
 #include "engine/error.h"
 #include "engine/tokenizer.h"
+#include "engine/train/preference_data.h"
 #include "train/data_file.h"
 
 namespace engine {
@@ -18,6 +21,45 @@ bool looks_like_jsonl(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // BOM
   i = text.find_first_not_of(" \t\r\n", i);
   return i != std::string_view::npos && text[i] == '{';
+}
+
+enum class JsonlKind { Chats, Pairs, Prompts };
+
+// The first readable row decides, as each loader decides its format: {prompt, chosen, rejected} are preference
+// pairs, {prompt, answer} prompts with checkable answers, anything else chats (whose scan names what is wrong).
+JsonlKind detect_jsonl_kind(std::string_view text, const std::string& label) {
+  std::optional<JsonlKind> kind;
+  for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t, const std::string& where) {
+    if (kind) return;
+    try {
+      const nlohmann::json row = parse_jsonl_object(line, where);
+      if (row.contains("chosen") && row.contains("rejected")) kind = JsonlKind::Pairs;
+      else if (row.contains("prompt") && row.contains("answer")) kind = JsonlKind::Prompts;
+      else kind = JsonlKind::Chats;
+    } catch (const Error&) {
+      // Not readable: the next row decides, and the scan reports this one.
+    }
+  });
+  return kind.value_or(JsonlKind::Chats);
+}
+
+// Calls `row` for each non-blank line; what it throws becomes a problem of that line (its "<file>: line N: "
+// prefix cut), and the scan goes on.
+template <typename Row>
+void scan_rows(std::string_view text, const DatasetInspectionOptions& o, DatasetInspection& r, Row&& row) {
+  for_each_jsonl_line(text, o.path, [&](std::string_view line, uint64_t line_no, const std::string& where) {
+    ++r.rows;
+    try {
+      row(line, line_no, where);
+    } catch (const Error& e) {
+      ++r.bad_rows;
+      if (r.problems.size() < o.max_problems) {
+        std::string what = e.what();
+        if (what.rfind(where + ": ", 0) == 0) what.erase(0, where.size() + 2);
+        r.problems.push_back({line_no, std::move(what)});
+      }
+    }
+  });
 }
 
 // Folds one row's token count into the totals.
@@ -52,6 +94,78 @@ void inspect_chats(std::string_view text, const DatasetInspectionOptions& o, con
     count_row(r, len, i);
     if (len > uint64_t(o.seq)) ++r.rows_over_seq;
     (i < n - n_val ? r.train_tokens : r.val_tokens) += len;
+  }
+  r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
+  r.tokens_counted = true;
+}
+
+void inspect_pairs(std::string_view text, const DatasetInspectionOptions& o, const Tokenizer* tok,
+                   const InspectionProgress& progress, DatasetInspection& r) {
+  r.format = "pairs";
+  r.recipe = Recipe::Dpo;
+  std::vector<PreferencePair> pairs;
+  scan_rows(text, o, r, [&](std::string_view line, uint64_t line_no, const std::string& where) {
+    pairs.push_back(parse_preference_row(line, line_no, where));
+  });
+  for (size_t i = 0; i < pairs.size() && i < o.preview_rows; ++i)
+    r.preview.push_back({{{"prompt", pairs[i].prompt.back().content},
+                          {"chosen", pairs[i].chosen},
+                          {"rejected", pairs[i].rejected}},
+                         pairs[i].line});
+  const size_t n = pairs.size();
+  const size_t n_val = static_cast<size_t>(double(n) * o.val_fraction);
+  r.val_rows = n_val;
+  r.train_rows = n - n_val;
+  if (!tok) return;
+  for (size_t i = 0; i < n; ++i) {
+    if (progress && !progress(double(i) / double(n))) return;
+    const size_t chosen = encode_prompt_reply(*tok, o.chat_template, pairs[i].prompt, pairs[i].chosen).ids.size();
+    const size_t rejected = encode_prompt_reply(*tok, o.chat_template, pairs[i].prompt, pairs[i].rejected).ids.size();
+    const uint64_t len = chosen + rejected;
+    count_row(r, len, i);
+    if (std::max(chosen, rejected) > size_t(o.seq)) ++r.rows_over_seq;
+    (i < n - n_val ? r.train_tokens : r.val_tokens) += len;
+  }
+  r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
+  r.tokens_counted = true;
+}
+
+void inspect_prompts(std::string_view text, const DatasetInspectionOptions& o, const Tokenizer* tok,
+                     const InspectionProgress& progress, DatasetInspection& r) {
+  r.format = "prompts";
+  r.recipe = Recipe::Grpo;
+  std::vector<PromptItem> items;
+  scan_rows(text, o, r, [&](std::string_view line, uint64_t line_no, const std::string& where) {
+    items.push_back(parse_prompt_row(line, line_no, where));
+  });
+  for (size_t i = 0; i < items.size() && i < o.preview_rows; ++i)
+    r.preview.push_back({{{"prompt", items[i].prompt},
+                          {"answer", items[i].answer},
+                          {"kind", items[i].kind == PromptKind::Arith ? "arith" : "facts"}},
+                         items[i].line});
+  const size_t n = items.size();
+  if (!tok) {
+    const size_t n_val = static_cast<size_t>(double(n) * o.val_fraction);
+    r.val_rows = n_val;
+    r.train_rows = n - n_val;
+    return;
+  }
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < n; ++i) {
+    if (progress && !progress(double(i) / double(n))) return;
+    lengths.push_back(encode_prompts({items[i]}, *tok, o.chat_template).ids[0].size());
+    count_row(r, lengths.back(), i);
+    if (lengths.back() + size_t(o.max_new_tokens) + 1 > size_t(o.seq)) ++r.rows_over_seq;
+  }
+  // Training skips the prompts without room for a completion, then holds out the last share of the rest.
+  const size_t kept = n - r.rows_over_seq;
+  const size_t n_val = static_cast<size_t>(double(kept) * o.val_fraction);
+  r.val_rows = n_val;
+  r.train_rows = kept - n_val;
+  size_t seen = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (lengths[i] + size_t(o.max_new_tokens) + 1 > size_t(o.seq)) continue;
+    (seen++ < kept - n_val ? r.train_tokens : r.val_tokens) += lengths[i];
   }
   r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
   r.tokens_counted = true;
@@ -97,8 +211,15 @@ DatasetInspection inspect_dataset(const DatasetInspectionOptions& o, const Token
   const std::string text = read_data_file(o.path);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw Error(o.path + ": the data file is empty");
   DatasetInspection r;
-  if (looks_like_jsonl(text)) inspect_chats(text, o, tok, progress, r);
-  else inspect_text(text, o, tok, progress, r);
+  if (!looks_like_jsonl(text)) {
+    inspect_text(text, o, tok, progress, r);
+  } else {
+    switch (detect_jsonl_kind(text, o.path)) {
+      case JsonlKind::Pairs: inspect_pairs(text, o, tok, progress, r); break;
+      case JsonlKind::Prompts: inspect_prompts(text, o, tok, progress, r); break;
+      case JsonlKind::Chats: inspect_chats(text, o, tok, progress, r); break;
+    }
+  }
   if (progress && r.tokens_counted) progress(1.0);
   return r;
 }

@@ -60,24 +60,31 @@ std::string parse_reply(const json& v, const std::string& where, const char* key
 
 }  // namespace
 
+PreferencePair parse_preference_row(std::string_view line, uint64_t line_no, const std::string& where,
+                                    bool* conversational) {
+  const json row = parse_jsonl_object(line, where);
+  for (const char* key : {"prompt", "chosen", "rejected"})
+    if (!io::json_find(row, key, where))
+      throw Error(where + ": the row has no \"" + key +
+                  "\" field (a preference row is {\"prompt\", \"chosen\", "
+                  "\"rejected\"})");
+  PreferencePair p;
+  const json& prompt = *io::json_find(row, "prompt", where);
+  if (conversational) *conversational = prompt.is_array();
+  p.prompt = parse_prompt(prompt, where);
+  p.chosen = parse_reply(*io::json_find(row, "chosen", where), where, "chosen");
+  p.rejected = parse_reply(*io::json_find(row, "rejected", where), where, "rejected");
+  if (p.chosen == p.rejected) throw Error(where + ": \"chosen\" and \"rejected\" are the same reply");
+  p.line = line_no;
+  return p;
+}
+
 PreferenceDataset parse_preference_jsonl(std::string_view text, const std::string& label) {
   PreferenceDataset out;
   for_each_jsonl_line(text, label, [&](std::string_view line, uint64_t line_no, const std::string& where) {
-    const json row = parse_jsonl_object(line, where);
-    for (const char* key : {"prompt", "chosen", "rejected"})
-      if (!io::json_find(row, key, where))
-        throw Error(where + ": the row has no \"" + key +
-                    "\" field (a preference row is {\"prompt\", \"chosen\", "
-                    "\"rejected\"})");
-    PreferencePair p;
-    const json& prompt = *io::json_find(row, "prompt", where);
-    if (out.pairs.empty()) out.conversational = prompt.is_array();
-    p.prompt = parse_prompt(prompt, where);
-    p.chosen = parse_reply(*io::json_find(row, "chosen", where), where, "chosen");
-    p.rejected = parse_reply(*io::json_find(row, "rejected", where), where, "rejected");
-    if (p.chosen == p.rejected) throw Error(where + ": \"chosen\" and \"rejected\" are the same reply");
-    p.line = line_no;
-    out.pairs.push_back(std::move(p));
+    bool conversational = false;
+    out.pairs.push_back(parse_preference_row(line, line_no, where, &conversational));
+    if (out.pairs.size() == 1) out.conversational = conversational;
   });
   if (out.pairs.empty()) throw Error(label + ": the data file has no rows");
   return out;

@@ -46,29 +46,17 @@ PromptData prepare_prompt_data(const TrainingDataOptions& d, int max_new_tokens,
                                std::vector<std::string>* notes) {
   std::vector<PromptItem> items = load_prompts(d.path);
   const size_t total = items.size();
-  PromptSet all = encode_prompts(std::move(items), tok, d.chat_template);
-  PromptSet kept;
-  for (size_t i = 0; i < all.items.size(); ++i) {
-    // Room for the longest completion and its end-of-sequence token.
-    if (all.ids[i].empty() || all.ids[i].size() + size_t(max_new_tokens) + 1 > size_t(d.T)) continue;
-    kept.items.push_back(std::move(all.items[i]));
-    kept.ids.push_back(std::move(all.ids[i]));
-  }
+  PromptSplit split = split_prompt_set(encode_prompts(std::move(items), tok, d.chat_template), d.T, max_new_tokens,
+                                       d.validation ? d.val_fraction : 0.0);
   notes->push_back(std::to_string(total) + " prompts, template '" + d.chat_template.name() + "'");
-  if (kept.items.size() < total)
-    notes->push_back(std::to_string(total - kept.items.size()) + " prompt(s) leave no room for " +
+  if (split.skipped > 0)
+    notes->push_back(std::to_string(split.skipped) + " prompt(s) leave no room for " +
                      std::to_string(max_new_tokens) + " new tokens within " + std::to_string(d.T) +
                      " and are skipped (raise --seq or lower --max-new-tokens)");
   PromptData out;
-  const size_t n_val = d.validation ? static_cast<size_t>(double(kept.items.size()) * d.val_fraction) : 0;
-  const size_t n_train = kept.items.size() - n_val;
-  for (size_t i = n_train; i < kept.items.size(); ++i) {
-    out.val.items.push_back(std::move(kept.items[i]));
-    out.val.ids.push_back(std::move(kept.ids[i]));
-  }
-  kept.items.resize(n_train);
-  kept.ids.resize(n_train);
-  out.train = std::move(kept);
+  const size_t n_train = split.train.items.size(), n_val = split.val.items.size();
+  out.train = std::move(split.train);
+  out.val = std::move(split.val);
   out.train_loader = std::make_unique<PromptIndexLoader>(n_train, d.B, d.shuffle, d.seed, d.path);
   if (n_val > 0)
     out.val_loader = std::make_unique<PromptIndexLoader>(n_val, int(std::min<size_t>(size_t(d.B), n_val)), false, 0,

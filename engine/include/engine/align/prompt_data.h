@@ -36,6 +36,8 @@ struct PromptItem {
   uint64_t line = 0;  // 1-based line in the file
 };
 
+// One non-blank JSONL line, `where` ("<file>: line N") prefixing its errors. Throws engine::Error for a bad row.
+PromptItem parse_prompt_row(std::string_view line, uint64_t line_no, const std::string& where);
 std::vector<PromptItem> parse_prompts_jsonl(std::string_view text, const std::string& label);
 // Reads `path` (size-capped like every data file) and parses it.
 std::vector<PromptItem> load_prompts(const std::string& path);
@@ -49,6 +51,14 @@ struct PromptSet {
   std::vector<std::vector<int32_t>> ids;  // per item
 };
 PromptSet encode_prompts(std::vector<PromptItem> items, const Tokenizer& tokenizer, const ChatTemplate& tmpl);
+
+// How GRPO and PPO divide their prompts: a prompt that leaves no room for max_new_tokens and an end-of-sequence
+// token within seq tokens is skipped; of the rest the last val_fraction (rounded down) is held out.
+struct PromptSplit {
+  PromptSet train, val;
+  size_t skipped = 0;
+};
+PromptSplit split_prompt_set(PromptSet all, int seq, int max_new_tokens, double val_fraction);
 
 class PromptIndexLoader : public BatchLoader {
  public:

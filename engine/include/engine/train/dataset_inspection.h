@@ -3,12 +3,17 @@
 // wizard shows this on its dataset step; the checks are the ones training itself applies
 // (chat_dataset.h for JSONL, text_dataset.h for plain text), so a file that passes here loads there.
 //
-// Format detection: a file whose first non-blank character is '{' is JSONL (chat "messages" or Alpaca,
-// decided by its first readable row, as chat_dataset.h decides); anything else is plain text.
-// Rows: JSONL rows are conversations; plain-text rows are its non-blank lines (training reads the text
-// as one token stream, so a "row over the sequence length" means nothing there and is not counted).
-// Split: as prepare_training_data splits -- the last val_fraction of the conversations (rounded down),
-// or the last val_fraction of the text's tokens.
+// Format detection: a file whose first non-blank character is '{' is JSONL, its first readable row deciding
+// which kind: preference pairs {prompt, chosen, rejected} (format "pairs", recipe reward or dpo;
+// preference_data.h), prompts with checkable answers {prompt, answer, kind} ("prompts", recipe grpo or ppo;
+// prompt_data.h), else chats ("messages" or Alpaca, as chat_dataset.h decides); anything else is plain text.
+// Rows: JSONL rows are conversations, pairs or prompts; plain-text rows are its non-blank lines (training reads
+// the text as one token stream, so a "row over the sequence length" means nothing there and is not counted).
+// A pair's tokens are those of its two sequences (prompt + chosen, prompt + rejected), and it is over the
+// sequence length when the longer one is; a prompt's tokens are its templated user turn, and it is "over" when
+// it leaves no room for max_new_tokens and an end-of-sequence token (training skips it).
+// Split: as prepare_training_data splits -- the last val_fraction of the conversations or pairs (rounded down),
+// of the prompts training keeps, or of the text's tokens.
 //
 // Token counts encode each row on its own (chats rendered with the chat template), so the progress
 // callback can report and stop between rows; for plain text the total is the sum over lines and may
@@ -33,23 +38,26 @@ struct DatasetInspectionOptions {
   int seq = 128;               // rows with more tokens than this are counted in rows_over_seq
   double val_fraction = 0.05;  // in [0, 0.5]
   ChatTemplate chat_template;  // JSONL rows are rendered with it before counting
+  int max_new_tokens = 24;     // prompts: the completion length they must leave room for
   size_t preview_rows = 5;
   size_t max_problems = 100;
 };
 
 struct DatasetInspection {
-  std::string format;  // "text", "messages" or "alpaca"
-  Recipe recipe = Recipe::Pretrain;
+  std::string format;  // "text", "messages", "alpaca", "pairs" or "prompts"
+  Recipe recipe = Recipe::Pretrain;  // the first that fits: pretrain, sft, dpo (or reward), grpo (or ppo)
   uint64_t rows = 0;  // rows read (good and bad)
   uint64_t bad_rows = 0;
   std::vector<ChatRowProblem> problems;  // the first max_problems bad rows, with their lines
-  std::vector<ChatExample> preview;      // the first good rows (plain text: one "text" message each)
+  // The first good rows: plain text one "text" message each; pairs "prompt" (its last user turn), "chosen",
+  // "rejected"; prompts "prompt", "answer", "kind".
+  std::vector<ChatExample> preview;
   bool tokens_counted = false;           // false when no tokenizer was given or counting was stopped
   uint64_t total_tokens = 0;
   uint64_t min_row_tokens = 0, max_row_tokens = 0;
   double mean_row_tokens = 0;
-  uint64_t rows_over_seq = 0;             // JSONL only
-  uint64_t train_rows = 0, val_rows = 0;  // JSONL only (plain text splits its token stream)
+  uint64_t rows_over_seq = 0;             // JSONL only (prompts: skipped by training, see above)
+  uint64_t train_rows = 0, val_rows = 0;  // JSONL only (prompts: of those kept, once tokens are counted) (plain text splits its token stream)
   uint64_t train_tokens = 0, val_tokens = 0;
 };
 

@@ -38,6 +38,10 @@ struct PreferenceDataset {
   bool conversational = false;  // the first row's prompt was a message list
 };
 
+// One non-blank JSONL line, `where` ("<file>: line N") prefixing its errors; *conversational (may be null) says
+// whether its prompt was a message list. Throws engine::Error for a bad row (the checks above).
+PreferencePair parse_preference_row(std::string_view line, uint64_t line_no, const std::string& where,
+                                    bool* conversational = nullptr);
 // Parses JSONL text; `label` names the source in errors. Throws engine::Error for the first bad row.
 PreferenceDataset parse_preference_jsonl(std::string_view text, const std::string& label);
 // Reads `path` (at most 1 GiB) and parses it.
