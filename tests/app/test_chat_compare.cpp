@@ -4,17 +4,12 @@
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
-#include <QTemporaryDir>
 #include <QTest>
 
 #include <memory>
 
 #include "services/chatcontroller.h"
-#include "support/fake_chat_engine.h"
-#include "services/store/chatstore.h"
-#include "services/store/database.h"
-#include "services/store/inspectionstore.h"
-#include "services/store/preferencestore.h"
+#include "support/chat_controller_rig.h"
 
 class TestChatCompare : public QObject {
   Q_OBJECT
@@ -34,37 +29,27 @@ class TestChatCompare : public QObject {
   qint64 chatWithOneReply();
   const StoredMessage& lastMessage() const { return m_chat->messages()->rows().constLast().message; }
 
-  std::unique_ptr<QTemporaryDir> m_dir;
-  std::unique_ptr<Database> m_db;
-  std::unique_ptr<ChatStore> m_store;
-  std::unique_ptr<InspectionStore> m_inspections;
-  std::unique_ptr<PreferenceStore> m_preferences;
-  std::unique_ptr<ChatController> m_chat;
-  std::unique_ptr<FakeChatEngine> m_engine;
+  std::unique_ptr<ChatControllerRig> m_rig;
+  // Into m_rig, for the tests' brevity.
+  Database* m_db = nullptr;
+  ChatStore* m_store = nullptr;
+  PreferenceStore* m_preferences = nullptr;
+  ChatController* m_chat = nullptr;
+  FakeChatEngine* m_engine = nullptr;
 };
 
 void TestChatCompare::init() {
-  m_dir = std::make_unique<QTemporaryDir>();
-  m_db = std::make_unique<Database>();
-  QCOMPARE(m_db->open(m_dir->filePath(QStringLiteral("chats.db"))), Database::OpenState::Ok);
-  m_store = std::make_unique<ChatStore>(*m_db);
-  m_inspections = std::make_unique<InspectionStore>(*m_db);
-  m_preferences = std::make_unique<PreferenceStore>(*m_db);
-  m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
-  m_chat->setPreferenceStore(m_preferences.get());
+  m_rig = std::make_unique<ChatControllerRig>();
+  QVERIFY(m_rig->opened);
+  m_db = &m_rig->db;
+  m_store = &m_rig->store;
+  m_preferences = &m_rig->preferences;
+  m_chat = &m_rig->chat;
+  m_engine = &m_rig->engine;
   m_chat->setModelName(QStringLiteral("tiny-model"));
-  m_engine = std::make_unique<FakeChatEngine>(m_chat.get());
 }
 
-void TestChatCompare::cleanup() {
-  m_engine.reset();
-  m_chat.reset();
-  m_preferences.reset();
-  m_inspections.reset();
-  m_store.reset();
-  m_db.reset();
-  m_dir.reset();
-}
+void TestChatCompare::cleanup() { m_rig.reset(); }
 
 qint64 TestChatCompare::chatWithOneReply() {
   const qint64 chat = m_chat->newChat();
@@ -85,7 +70,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   // Settings changed after the reply: the comparison uses the reply's own.
   m_chat->setGenerationSettings({{QStringLiteral("temperature"), 1.3}});
 
-  QSignalSpy changed(m_chat.get(), &ChatController::comparisonChanged);
+  QSignalSpy changed(m_chat, &ChatController::comparisonChanged);
   QVERIFY(m_chat->compareLastReply());
   QVERIFY(m_chat->comparing());
   QVERIFY(m_chat->compareWriting());
@@ -119,7 +104,7 @@ void TestChatCompare::secondReplyStreamsBesideTheChatAndThePickIsKept() {
   QVERIFY(m_chat->compareAlternativeStats().contains(QStringLiteral("3 tokens")));
   QCOMPARE(m_preferences->count(), 0);  // nothing is saved before the pick
 
-  QSignalSpy saved(m_chat.get(), &ChatController::preferencePairSaved);
+  QSignalSpy saved(m_chat, &ChatController::preferencePairSaved);
   QVERIFY2(m_chat->keepComparison(QStringLiteral("B")), qPrintable(m_chat->lastError()));
   QVERIFY(!m_chat->comparing());
   QCOMPARE(saved.count(), 1);
@@ -257,7 +242,7 @@ void TestChatCompare::failureClosesTheComparison() {
 
   // A refusal that arrives at once (the engine busy with the Playground) leaves no comparison either.
   connect(
-      m_chat.get(), &ChatController::generateRequested, this,
+      m_chat, &ChatController::generateRequested, this,
       [this] { m_chat->handleFailed(QStringLiteral("The engine is busy")); }, Qt::SingleShotConnection);
   QVERIFY(m_chat->compareLastReply());
   QVERIFY(!m_chat->comparing());
@@ -276,7 +261,7 @@ void TestChatCompare::failureClosesTheComparison() {
     raw.close();
   }
   QSqlDatabase::removeDatabase(QStringLiteral("raw"));
-  QSignalSpy failed(m_db.get(), &Database::writeFailed);
+  QSignalSpy failed(m_db, &Database::writeFailed);
   QVERIFY(!m_chat->keepComparison(QStringLiteral("B")));
   QCOMPARE(failed.count(), 1);
   QVERIFY2(m_chat->lastError().startsWith(QStringLiteral("Could not save the preference pair")),
@@ -317,7 +302,7 @@ void TestChatCompare::refusals() {
   m_engine->finish(QStringLiteral("cancelled"));
 
   // Without a place to save pairs.
-  ChatController bare(m_store.get(), m_inspections.get());
+  ChatController bare(m_store, &m_rig->inspections);
   bare.selectChat(m_chat->currentChatId());
   QVERIFY(!bare.compareLastReply());
   QVERIFY(bare.lastError().contains(QStringLiteral("cannot be saved")));

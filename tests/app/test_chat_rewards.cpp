@@ -10,12 +10,8 @@
 
 #include "engine/align/reward_model.h"
 #include "services/chatcontroller.h"
+#include "support/chat_controller_rig.h"
 #include "services/rewardscorer.h"
-#include "services/store/chatstore.h"
-#include "services/store/database.h"
-#include "services/store/inspectionstore.h"
-#include "services/store/preferencestore.h"
-#include "support/fake_chat_engine.h"
 #include "support/tiny_reward_model.h"
 
 namespace {
@@ -48,42 +44,28 @@ class TestChatRewards : public QObject {
   }
   const StoredMessage& lastMessage() const { return m_chat->messages()->rows().constLast().message; }
 
-  std::unique_ptr<QTemporaryDir> m_dir;
-  std::unique_ptr<Database> m_db;
-  std::unique_ptr<ChatStore> m_store;
-  std::unique_ptr<InspectionStore> m_inspections;
-  std::unique_ptr<PreferenceStore> m_preferences;
-  std::unique_ptr<ChatController> m_chat;
-  std::unique_ptr<FakeChatEngine> m_engine;
+  std::unique_ptr<ChatControllerRig> m_rig;
+  // Into m_rig, for the tests' brevity.
+  QTemporaryDir* m_dir = nullptr;
+  ChatController* m_chat = nullptr;
+  FakeChatEngine* m_engine = nullptr;
   QList<ScoreRequest> m_scores;
 };
 
 void TestChatRewards::init() {
-  m_dir = std::make_unique<QTemporaryDir>();
-  m_db = std::make_unique<Database>();
-  QCOMPARE(m_db->open(m_dir->filePath(QStringLiteral("chats.db"))), Database::OpenState::Ok);
-  m_store = std::make_unique<ChatStore>(*m_db);
-  m_inspections = std::make_unique<InspectionStore>(*m_db);
-  m_preferences = std::make_unique<PreferenceStore>(*m_db);
-  m_chat = std::make_unique<ChatController>(m_store.get(), m_inspections.get());
-  m_chat->setPreferenceStore(m_preferences.get());
-  m_engine = std::make_unique<FakeChatEngine>(m_chat.get());
+  m_rig = std::make_unique<ChatControllerRig>();
+  QVERIFY(m_rig->opened);
+  m_dir = &m_rig->dir;
+  m_chat = &m_rig->chat;
+  m_engine = &m_rig->engine;
   m_scores.clear();
-  connect(m_chat.get(), &ChatController::scoreRequested, this,
+  connect(m_chat, &ChatController::scoreRequested, this,
           [this](quint64 id, const QList<ChatTurn>& prompt, const QString& reply) {
             m_scores << ScoreRequest{id, prompt, reply};
           });
 }
 
-void TestChatRewards::cleanup() {
-  m_engine.reset();
-  m_chat.reset();
-  m_preferences.reset();
-  m_inspections.reset();
-  m_store.reset();
-  m_db.reset();
-  m_dir.reset();
-}
+void TestChatRewards::cleanup() { m_rig.reset(); }
 
 qint64 TestChatRewards::chatWithOneReply() {
   m_chat->newChat();
@@ -97,7 +79,7 @@ void TestChatRewards::scoreIsKeptForTheReplyAndConversationScored() {
   const qint64 reply = chatWithOneReply();
   QVERIFY(reply);
   m_chat->setSystemPrompt(QStringLiteral("Be brief."));
-  QSignalSpy modelChanged(m_chat.get(), &ChatController::rewardModelChanged);
+  QSignalSpy modelChanged(m_chat, &ChatController::rewardModelChanged);
   m_chat->setRewardModel(QStringLiteral("rm"));
   QCOMPARE(modelChanged.size(), 1);
   QCOMPARE(m_chat->rewardModelName(), QStringLiteral("rm"));
@@ -248,12 +230,12 @@ void TestChatRewards::realScorerScoresAMessage() {
   writeTinyRewardModel(dir, 21, 256);
   RewardScorer scorer;
   // As AppController wires them.
-  connect(&scorer, &RewardScorer::stateChanged, m_chat.get(),
+  connect(&scorer, &RewardScorer::stateChanged, m_chat,
           [&] { m_chat->setRewardModel(scorer.ready() ? scorer.modelName() : QString()); });
-  connect(m_chat.get(), &ChatController::scoreRequested, &scorer, &RewardScorer::score);
-  connect(&scorer, &RewardScorer::scored, m_chat.get(),
+  connect(m_chat, &ChatController::scoreRequested, &scorer, &RewardScorer::score);
+  connect(&scorer, &RewardScorer::scored, m_chat,
           [&](quint64 id, const RewardScore& s) { m_chat->handleScore(id, s.score, s.turnsLeftOut); });
-  connect(&scorer, &RewardScorer::scoreFailed, m_chat.get(), &ChatController::handleScoreFailed);
+  connect(&scorer, &RewardScorer::scoreFailed, m_chat, &ChatController::handleScoreFailed);
 
   const qint64 reply = chatWithOneReply();
   scorer.load(dir);
