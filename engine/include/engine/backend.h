@@ -22,6 +22,25 @@
 
 namespace engine {
 
+// The scalars of one AdamW step (engine/train/adamw.h), formed once per step in double and rounded to
+// float where they meet float tensors, as PyTorch forms them from Python floats.
+struct AdamWStep {
+  float neg_step_size = 0;    // -lr / (1 - beta1^t)
+  float bc2_sqrt = 1;         // sqrt(1 - beta2^t)
+  float decay = 1;            // 1 - lr * weight_decay
+  float one_minus_beta1 = 0;  // (float)(1 - beta1): 0.1f, where 1 - 0.9f would be 0.100000024f
+  float beta2 = 0;
+  float one_minus_beta2 = 0;
+  float eps = 0;
+  bool decays = false;  // weight_decay != 0 for this tensor
+};
+
+// The AdamW rule on elements [0, n) of host buffers, in PyTorch's order and association (decay, moments,
+// then the step): the reference every backend's Backend::adamw_update equals float for float.
+void adamw_update_host(float* params, const float* grads, float* m, float* v, int64_t n, const AdamWStep& s);
+// Sum of p[i]^2 over host memory, accumulated in double.
+double sum_squares_host(const float* p, int64_t n);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -94,6 +113,15 @@ class Backend {
 
   // p[0..n) = 0.
   virtual void fill_zero(float* p, int64_t n);
+
+  // The optimizer's and the gradient norm's whole-buffer ops (engine/train/adamw.h, grad_clip.h). Each
+  // element is computed on its own (sum_squares adds per-range double partial sums), so a backend may
+  // split the range in any way. The defaults run the host functions above on one thread.
+  virtual void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n, const AdamWStep& s);
+  // Sum of p[i]^2 in double; a NaN or infinity anywhere makes it non-finite.
+  virtual double sum_squares(const float* p, int64_t n);
+  // p[i] *= a.
+  virtual void scale(float* p, float a, int64_t n);
 
   // dwte (V,C) row tokens[n] += dout[n]; dwpe (maxT,C) row (n % T) += dout[n]; dwpe may be null.
   // dout (B*T, C), tokens (B*T).

@@ -152,7 +152,14 @@ class CpuBackend final : public Backend {
       std::memcpy(dst + static_cast<int64_t>(r) * dst_stride, src + static_cast<int64_t>(r) * src_stride,
                   sizeof(float) * cols);
   }
-  void fill_zero(float* p, int64_t n) override { std::fill(p, p + n, 0.0f); }
+
+  // ---- the optimizer step (ops_optimizer.cpp) ----
+  void fill_zero(float* p, int64_t n) override { cpu::fill_zero(m_pool, p, n); }
+  void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n, const AdamWStep& s) override {
+    cpu::adamw_update(m_pool, params, grads, m, v, n, s);
+  }
+  double sum_squares(const float* p, int64_t n) override { return cpu::sum_squares(m_pool, p, n); }
+  void scale(float* p, float a, int64_t n) override { cpu::scale(m_pool, p, a, n); }
 
  private:
   ThreadPool m_pool;

@@ -1,7 +1,7 @@
 // The CPU backend's ops (declared, with their shapes and accumulate / overwrite rules, in
 // engine/backend.h) as free functions over a ThreadPool: one file per op family with the forward beside
 // its backward (ops_embedding, ops_norm, ops_matmul, ops_attention, ops_activation, ops_dropout,
-// ops_softmax_xent), so backend_cpu.cpp only forwards to them.
+// ops_softmax_xent, ops_optimizer), so backend_cpu.cpp only forwards to them.
 //
 // Threads never write the same float: row-wise results are split by rows; reductions over rows (weight
 // and bias gradients, embedding tables, where one token may appear in many rows) are split by columns,
@@ -14,6 +14,10 @@
 #include <vector>
 
 #include "engine/thread_pool.h"
+
+namespace engine {
+struct AdamWStep;
+}
 
 namespace engine::cpu {
 
@@ -76,5 +80,12 @@ void softmax_xent_forward(ThreadPool& pool, float* losses, float* logits, const 
                           float label_smoothing);
 void softmax_xent_backward(ThreadPool& pool, float* dlogits, const float* probs, const int32_t* targets,
                            const float* dlosses, int N, int V, float label_smoothing);
+
+// ops_optimizer.cpp: whole-buffer ops of the optimizer step (engine/backend.h)
+void adamw_update(ThreadPool& pool, float* params, const float* grads, float* m, float* v, int64_t n,
+                  const AdamWStep& s);
+double sum_squares(ThreadPool& pool, const float* p, int64_t n);
+void scale(ThreadPool& pool, float* p, float a, int64_t n);
+void fill_zero(ThreadPool& pool, float* p, int64_t n);
 
 }  // namespace engine::cpu

@@ -11,33 +11,8 @@
 
 namespace engine {
 
-void adamw_update(float* params, const float* grads, float* m, float* v, uint64_t n, double lr, double beta1,
-                  double beta2, double eps, double weight_decay, int64_t t) {
-  // Scalars as PyTorch forms them: in double, rounded to float where they meet float tensors.
-  const double bc1 = 1.0 - std::pow(beta1, double(t));
-  const double bc2 = 1.0 - std::pow(beta2, double(t));
-  const float neg_step_size = static_cast<float>(-(lr / bc1));
-  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float decay = static_cast<float>(1.0 - lr * weight_decay);
-  const float w1 = static_cast<float>(1.0 - beta1), b2 = static_cast<float>(beta2),
-              w2 = static_cast<float>(1.0 - beta2);
-  const float epsf = static_cast<float>(eps);
-  const bool decays = weight_decay != 0.0;
-  for (uint64_t i = 0; i < n; ++i) {
-    const float g = grads[i];
-    float p = params[i];
-    if (decays) p *= decay;                   // param.mul_(1 - lr * wd)
-    const float mi = m[i] + w1 * (g - m[i]);  // exp_avg.lerp_(grad, 1 - beta1)
-    const float vi = v[i] * b2 + w2 * g * g;  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
-    m[i] = mi;
-    v[i] = vi;
-    const float denom = std::sqrt(vi) / bc2_sqrt + epsf;
-    params[i] = p + neg_step_size * mi / denom;  // param.addcdiv_(exp_avg, denom, value=-step_size)
-  }
-}
-
-AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params)
-    : m_tensors(std::move(tensors)), m_params(params) {
+AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend)
+    : m_tensors(std::move(tensors)), m_params(params), m_backend(backend) {
   auto bad = [](const std::string& what, double v) {
     return Error("AdamW: " + what + " out of range: " + std::to_string(v));
   };
@@ -56,10 +31,26 @@ AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params)
 
 void AdamW::step(float lr) {
   const int64_t t = m_t + 1;
+  // Scalars as PyTorch forms them: in double, rounded to float where they meet float tensors.
+  const double bc1 = 1.0 - std::pow(m_params.beta1, double(t));
+  const double bc2 = 1.0 - std::pow(m_params.beta2, double(t));
+  AdamWStep s;
+  s.neg_step_size = static_cast<float>(-(double(lr) / bc1));
+  s.bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  s.one_minus_beta1 = static_cast<float>(1.0 - m_params.beta1);
+  s.beta2 = static_cast<float>(m_params.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - m_params.beta2);
+  s.eps = static_cast<float>(m_params.eps);
   for (size_t i = 0; i < m_tensors.size(); ++i) {
     const TrainableTensor& tt = m_tensors[i];
-    adamw_update(tt.value, tt.grad, m_m[i].data(), m_v[i].data(), tt.numel, lr, m_params.beta1, m_params.beta2,
-                 m_params.eps, tt.weight_decay ? m_params.weight_decay : 0.0, t);
+    const double wd = tt.weight_decay ? m_params.weight_decay : 0.0;
+    s.decays = wd != 0.0;
+    s.decay = static_cast<float>(1.0 - double(lr) * wd);
+    const auto n = static_cast<int64_t>(tt.numel);
+    if (m_backend)
+      m_backend->adamw_update(tt.value, tt.grad, m_m[i].data(), m_v[i].data(), n, s);
+    else
+      adamw_update_host(tt.value, tt.grad, m_m[i].data(), m_v[i].data(), n, s);
   }
   m_t = t;
 }

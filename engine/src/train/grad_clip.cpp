@@ -5,12 +5,12 @@
 
 namespace engine {
 
-GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors) {
+GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors, Backend* backend) {
   GradNormReport r;
   double sum = 0.0;
   for (const TrainableTensor& t : tensors) {
-    double s = 0.0;
-    for (uint64_t i = 0; i < t.numel; ++i) s += double(t.grad[i]) * double(t.grad[i]);
+    const auto n = static_cast<int64_t>(t.numel);
+    const double s = backend ? backend->sum_squares(t.grad, n) : sum_squares_host(t.grad, n);
     // A NaN anywhere propagates into s; an infinity makes s infinite. Either way the tensor is named.
     if (!std::isfinite(s) && r.finite) {
       r.finite = false;
@@ -23,12 +23,18 @@ GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors) {
   return r;
 }
 
-GradNormReport clip_grad_norm(std::span<const TrainableTensor> tensors, float max_norm) {
-  GradNormReport r = grad_global_norm(tensors);
+GradNormReport clip_grad_norm(std::span<const TrainableTensor> tensors, float max_norm, Backend* backend) {
+  GradNormReport r = grad_global_norm(tensors, backend);
   if (!r.finite || max_norm <= 0.0f || r.norm <= double(max_norm)) return r;
   const float coef = static_cast<float>(double(max_norm) / (r.norm + 1e-6));
-  for (const TrainableTensor& t : tensors)
-    for (uint64_t i = 0; i < t.numel; ++i) t.grad[i] *= coef;
+  for (const TrainableTensor& t : tensors) {
+    const auto n = static_cast<int64_t>(t.numel);
+    if (backend) {
+      backend->scale(t.grad, coef, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) t.grad[i] *= coef;
+    }
+  }
   return r;
 }
 

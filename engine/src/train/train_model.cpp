@@ -439,4 +439,6 @@ std::vector<float> TrainModel::scalar_head_values(const BatchView& batch) {
 
 Model& TrainModel::model() { return m->model; }
 
+Backend& TrainModel::backend() { return m->be; }
+
 }  // namespace engine

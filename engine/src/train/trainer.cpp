@@ -45,7 +45,7 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
       m_backend(backend),
       m_o(options),
       m_objective(objective),
-      m_opt((options.validate(), model.trainable()), options.adam) {
+      m_opt((options.validate(), model.trainable()), options.adam, &model.backend()) {
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
   if (m_objective && m_objective->updates_per_step() < 1)
@@ -155,7 +155,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
       loss_sum += update_sum;
       const float update_loss = static_cast<float>(update_sum / m_o.grad_accum);
       const float lr = lr_at(m_o.schedule, int(std::min<int64_t>(k - 1, INT32_MAX)));
-      const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip);
+      const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip, &m_model.backend());
       norm_sum += norm.norm;
       ++updates_done;
       if (!std::isfinite(update_loss) || !norm.finite) {

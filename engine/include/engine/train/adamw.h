@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/train/train_model.h"
 
 namespace engine {
@@ -32,15 +33,12 @@ struct AdamWParams {
   double weight_decay = 0.0;
 };
 
-// One AdamW update of a flat buffer, llm.c style.
-// params, grads, m, v: (n). t: the step number, >= 1. weight_decay: already 0 for excluded tensors.
-void adamw_update(float* params, const float* grads, float* m, float* v, uint64_t n, double lr, double beta1,
-                  double beta2, double eps, double weight_decay, int64_t t);
-
 class AdamW {
  public:
   // Throws engine::Error for out-of-range hyper-parameters (betas outside [0,1), eps <= 0, wd < 0).
-  AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params);
+  // The update runs on `backend` (where the tensors live: the CPU backend splits it over its threads), or
+  // on the host in one thread when it is null; both give the same floats (engine/backend.h AdamWStep).
+  AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend = nullptr);
 
   // Applies one update to every tensor with learning rate `lr`, then t += 1.
   void step(float lr);
@@ -59,6 +57,7 @@ class AdamW {
  private:
   std::vector<TrainableTensor> m_tensors;
   AdamWParams m_params;
+  Backend* m_backend = nullptr;
   std::vector<std::vector<float>> m_m, m_v;
   int64_t m_t = 0;
 };

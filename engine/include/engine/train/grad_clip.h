@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "engine/backend.h"
 #include "engine/train/train_model.h"
 
 namespace engine {
@@ -20,11 +21,12 @@ struct GradNormReport {
   std::string first_bad;  // name of the first tensor with a non-finite gradient ("" when finite)
 };
 
-// The global L2 norm of the gradients, without changing them.
-GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors);
+// The global L2 norm of the gradients, without changing them. Computed on `backend` (where the gradients
+// live; the CPU backend splits it over its threads), or on the host in one thread when it is null.
+GradNormReport grad_global_norm(std::span<const TrainableTensor> tensors, Backend* backend = nullptr);
 
 // Computes the norm and, when it is finite and above max_norm (> 0), scales the gradients down to it.
 // max_norm <= 0 disables clipping (the norm is still computed and reported).
-GradNormReport clip_grad_norm(std::span<const TrainableTensor> tensors, float max_norm);
+GradNormReport clip_grad_norm(std::span<const TrainableTensor> tensors, float max_norm, Backend* backend = nullptr);
 
 }  // namespace engine

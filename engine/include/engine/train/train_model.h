@@ -118,6 +118,7 @@ class TrainModel {
   std::vector<float> scalar_head_values(const BatchView& batch);
 
   Model& model();
+  Backend& backend();  // where the model's tensors and gradients live (the optimizer step runs there too)
 
  private:
   struct Impl;
