@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "engine/align/prompt_data.h"
 #include "engine/error.h"
@@ -69,6 +70,29 @@ void count_row(DatasetInspection& r, uint64_t n, uint64_t counted) {
   r.max_row_tokens = std::max(r.max_row_tokens, n);
 }
 
+// The split training makes of n rows: the last val_fraction of them held out.
+void split_rows(DatasetInspection& r, size_t n, double val_fraction) {
+  const size_t n_val = static_cast<size_t>(double(n) * val_fraction);
+  r.val_rows = n_val;
+  r.train_rows = n - n_val;
+}
+
+// Counts the tokens of n rows, `row_tokens(i)` giving row i's count and whether it is over the training window,
+// into the totals and the train / validation split of split_rows. Stops, counts unfinished, when `progress`
+// cancels.
+template <typename RowTokens>
+void count_rows(size_t n, const InspectionProgress& progress, DatasetInspection& r, RowTokens&& row_tokens) {
+  for (size_t i = 0; i < n; ++i) {
+    if (progress && !progress(double(i) / double(n))) return;
+    const auto [len, over] = row_tokens(i);
+    count_row(r, len, i);
+    if (over) ++r.rows_over_seq;
+    (i < r.train_rows ? r.train_tokens : r.val_tokens) += len;
+  }
+  r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
+  r.tokens_counted = true;
+}
+
 void inspect_chats(std::string_view text, const DatasetInspectionOptions& o, const Tokenizer* tok,
                    const InspectionProgress& progress, DatasetInspection& r) {
   ChatDataScan scan = scan_chat_jsonl(text, o.path, o.max_problems);
@@ -79,24 +103,16 @@ void inspect_chats(std::string_view text, const DatasetInspectionOptions& o, con
   r.problems = std::move(scan.problems);
   const std::vector<ChatExample>& rows = scan.dataset.examples;
   for (size_t i = 0; i < rows.size() && i < o.preview_rows; ++i) r.preview.push_back(rows[i]);
-  const size_t n = rows.size();
-  const size_t n_val = static_cast<size_t>(double(n) * o.val_fraction);
-  r.val_rows = n_val;
-  r.train_rows = n - n_val;
+  split_rows(r, rows.size(), o.val_fraction);
   if (!tok) return;
   ChatDataset one;
   one.format = scan.dataset.format;
   one.examples.resize(1);
-  for (size_t i = 0; i < n; ++i) {
-    if (progress && !progress(double(i) / double(n))) return;
+  count_rows(rows.size(), progress, r, [&](size_t i) {
     one.examples[0] = rows[i];
     const uint64_t len = encode_chat_dataset(one, *tok, o.chat_template)[0].ids.size();
-    count_row(r, len, i);
-    if (len > uint64_t(o.seq)) ++r.rows_over_seq;
-    (i < n - n_val ? r.train_tokens : r.val_tokens) += len;
-  }
-  r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
-  r.tokens_counted = true;
+    return std::pair{len, len > uint64_t(o.seq)};
+  });
 }
 
 void inspect_pairs(std::string_view text, const DatasetInspectionOptions& o, const Tokenizer* tok,
@@ -112,22 +128,13 @@ void inspect_pairs(std::string_view text, const DatasetInspectionOptions& o, con
                           {"chosen", pairs[i].chosen},
                           {"rejected", pairs[i].rejected}},
                          pairs[i].line});
-  const size_t n = pairs.size();
-  const size_t n_val = static_cast<size_t>(double(n) * o.val_fraction);
-  r.val_rows = n_val;
-  r.train_rows = n - n_val;
+  split_rows(r, pairs.size(), o.val_fraction);
   if (!tok) return;
-  for (size_t i = 0; i < n; ++i) {
-    if (progress && !progress(double(i) / double(n))) return;
+  count_rows(pairs.size(), progress, r, [&](size_t i) {
     const size_t chosen = encode_prompt_reply(*tok, o.chat_template, pairs[i].prompt, pairs[i].chosen).ids.size();
     const size_t rejected = encode_prompt_reply(*tok, o.chat_template, pairs[i].prompt, pairs[i].rejected).ids.size();
-    const uint64_t len = chosen + rejected;
-    count_row(r, len, i);
-    if (std::max(chosen, rejected) > size_t(o.seq)) ++r.rows_over_seq;
-    (i < n - n_val ? r.train_tokens : r.val_tokens) += len;
-  }
-  r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
-  r.tokens_counted = true;
+    return std::pair{uint64_t(chosen + rejected), std::max(chosen, rejected) > size_t(o.seq)};
+  });
 }
 
 void inspect_prompts(std::string_view text, const DatasetInspectionOptions& o, const Tokenizer* tok,
@@ -145,9 +152,7 @@ void inspect_prompts(std::string_view text, const DatasetInspectionOptions& o, c
                          items[i].line});
   const size_t n = items.size();
   if (!tok) {
-    const size_t n_val = static_cast<size_t>(double(n) * o.val_fraction);
-    r.val_rows = n_val;
-    r.train_rows = n - n_val;
+    split_rows(r, n, o.val_fraction);
     return;
   }
   std::vector<size_t> lengths;
@@ -158,14 +163,11 @@ void inspect_prompts(std::string_view text, const DatasetInspectionOptions& o, c
     if (lengths.back() + size_t(o.max_new_tokens) + 1 > size_t(o.seq)) ++r.rows_over_seq;
   }
   // Training skips the prompts without room for a completion, then holds out the last share of the rest.
-  const size_t kept = n - r.rows_over_seq;
-  const size_t n_val = static_cast<size_t>(double(kept) * o.val_fraction);
-  r.val_rows = n_val;
-  r.train_rows = kept - n_val;
+  split_rows(r, n - r.rows_over_seq, o.val_fraction);
   size_t seen = 0;
   for (size_t i = 0; i < n; ++i) {
     if (lengths[i] + size_t(o.max_new_tokens) + 1 > size_t(o.seq)) continue;
-    (seen++ < kept - n_val ? r.train_tokens : r.val_tokens) += lengths[i];
+    (seen++ < r.train_rows ? r.train_tokens : r.val_tokens) += lengths[i];
   }
   r.mean_row_tokens = n ? double(r.total_tokens) / double(n) : 0.0;
   r.tokens_counted = true;
