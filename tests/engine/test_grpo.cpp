@@ -1,6 +1,7 @@
 // GRPO below the CLI:
 //   - the group-relative advantages, the k3 KL estimator and the clipped per-token objective against
 //     hand-computed values, and the objective's gradient against finite differences;
+//   - the loss, its KL and clip-ratio metrics and its gradient against TRL's own GRPOTrainer._compute_loss;
 //   - the prompts JSONL parser's errors by line, the programmatic reward, and the prompt index loader's order
 //     and resume;
 //   - the objective on a tiny model: one step's metrics, KL 0 against the starting model, and the same rollouts
@@ -8,7 +9,10 @@
 #include <QtTest>
 
 #include <cmath>
+#include <fstream>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/align/grpo_losses.h"
 #include "engine/align/grpo_objective.h"
@@ -52,6 +56,35 @@ class TestGrpo : public QObject {
     QVERIFY(near(two[0], -two[1]));
     QVERIFY(error_of([] { group_advantages(std::vector<float>{1, 0, 1}, 2); }).contains("not groups of 2"));
     QVERIFY(error_of([] { group_advantages(std::vector<float>{1}, 1); }).contains("at least 2"));
+  }
+
+  void loss_matches_trl_itself() {
+    // TRL's GRPOTrainer._compute_loss (loss_type "grpo", token-level ratios, epsilon_low = epsilon_high) on fixed
+    // per-token log-probs, with torch.autograd's gradient (tests/tools/make_trl_loss_fixture.py); float32 there.
+    std::ifstream in(std::string(WB_TEST_DATA_DIR) + "/train/trl_loss_fixture.json");
+    QVERIFY(in.good());
+    const nlohmann::json fx = nlohmann::json::parse(in);
+    QCOMPARE(fx["grpo"].size(), size_t(2));
+    for (const nlohmann::json& c : fx["grpo"]) {
+      const int B = c["B"].get<int>(), T = c["T"].get<int>();
+      const auto logp = c["logp"].get<std::vector<float>>(), old_logp = c["old_logp"].get<std::vector<float>>(),
+                 ref_logp = c["ref_logp"].get<std::vector<float>>(), adv = c["advantages"].get<std::vector<float>>();
+      const auto mask = c["mask"].get<std::vector<uint8_t>>();
+      const GrpoLossResult r =
+          grpo_loss(logp, old_logp, ref_logp, mask, adv, B, T, c["clip"].get<double>(), c["beta"].get<double>());
+      auto near = [](double ours, const nlohmann::json& theirs, double tol) {
+        return std::fabs(ours - theirs.get<double>()) <= tol * std::max(1.0, std::fabs(theirs.get<double>()));
+      };
+      QVERIFY2(near(r.loss, c["loss"], 1e-6), qPrintable(QString("loss %1 vs %2").arg(r.loss).arg(c["loss"].get<double>())));
+      // TRL reports the KL only when it is in the loss (beta > 0); the engine always measures it.
+      if (!c["kl"].is_null())
+        QVERIFY2(near(r.kl, c["kl"], 1e-6), qPrintable(QString("kl %1 vs %2").arg(r.kl).arg(c["kl"].get<double>())));
+      QVERIFY(near(r.clip_ratio, c["clip_ratio"], 1e-7));
+      QVERIFY(c["clip_ratio"].get<double>() > 0.0);  // the fixture does exercise the clipping
+      for (size_t i = 0; i < r.dlogp.size(); ++i)
+        QVERIFY2(near(r.dlogp[i], c["dlogp"][i], 1e-6),
+                 qPrintable(QString("dlogp[%1] %2 vs %3").arg(i).arg(r.dlogp[i]).arg(c["dlogp"][i].get<double>())));
+    }
   }
 
   void k3_kl_hand_values() {
