@@ -362,11 +362,16 @@ void Walker::compareReply() {
     chat->compareReply(id);
   }
   if (!chat->comparing()) return;  // refused (an incomplete reply, a busy engine...): lastError says why
+  // A reply still being written when the walk read it may have ended while the shortcut's events ran, and
+  // only then been compared: the comparison's original is that reply's stored text at this moment.
+  QString stored = original;
+  for (const ChatMessageModel::Row& row : rows())
+    if (row.message.id == id) stored = row.message.content;
   ++m_result.comparisons;
   m_compareReplyId = id;
-  m_compareOriginal = original;
+  m_compareOriginal = stored;
   m_pairsBeforeCompare = pairs;
-  if (chat->compareMessageId() != id || chat->compareOriginal() != original)
+  if (chat->compareMessageId() != id || chat->compareOriginal() != stored)
     fail(QStringLiteral("compare: the comparison is of message %1, not the last reply %2")
              .arg(chat->compareMessageId())
              .arg(id));
