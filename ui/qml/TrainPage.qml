@@ -282,6 +282,7 @@ Item {
 
             // Figures at a glance.
             GridLayout {
+                id: statTiles
                 objectName: "statTiles"
                 columns: page.width > 1100 ? 7 : 4
                 columnSpacing: Style.gap
@@ -289,18 +290,23 @@ Item {
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
+                // The figures change every step; the tiles stay. A Repeater over this array itself would destroy
+                // and re-create all seven tiles at each change (a new array is a new model), so it repeats a
+                // fixed count and each tile reads its entry.
+                readonly property var tiles: [
+                    { label: qsTr("Step"), value: metrics.totalSteps > 0 ? metrics.lastStep + " / " + metrics.totalSteps : "—" },
+                    { label: qsTr("Loss"), value: page.num(metrics.lastLoss) },
+                    { label: qsTr("Val loss"), value: page.num(metrics.lastValLoss) },
+                    { label: qsTr("Tokens/s"), value: metrics.tokensPerS > 0 ? Math.round(metrics.tokensPerS).toString() : "—" },
+                    { label: qsTr("Elapsed"), value: page.duration(metrics.elapsedS) },
+                    { label: qsTr("ETA"), value: page.shownStatus === "running" ? page.duration(metrics.etaS) : "—" },
+                    { label: qsTr("Memory"), value: page.shownStatus === "running" ? Style.bytes(App.training.residentMemory) : "—" }
+                ]
                 Repeater {
-                    model: [
-                        { label: qsTr("Step"), value: metrics.totalSteps > 0 ? metrics.lastStep + " / " + metrics.totalSteps : "—" },
-                        { label: qsTr("Loss"), value: page.num(metrics.lastLoss) },
-                        { label: qsTr("Val loss"), value: page.num(metrics.lastValLoss) },
-                        { label: qsTr("Tokens/s"), value: metrics.tokensPerS > 0 ? Math.round(metrics.tokensPerS).toString() : "—" },
-                        { label: qsTr("Elapsed"), value: page.duration(metrics.elapsedS) },
-                        { label: qsTr("ETA"), value: page.shownStatus === "running" ? page.duration(metrics.etaS) : "—" },
-                        { label: qsTr("Memory"), value: page.shownStatus === "running" ? Style.bytes(App.training.residentMemory) : "—" }
-                    ]
+                    model: 7
                     delegate: Rectangle {
-                        required property var modelData
+                        required property int index
+                        readonly property var modelData: statTiles.tiles[index]
                         color: Style.surface
                         border.color: Style.border
                         radius: Style.radius
@@ -399,6 +405,7 @@ Item {
             }
 
             Card {
+                id: samplesCard
                 objectName: "samplesCard"
                 // Alignment runs show their sampled completions in their own dashboard.
                 visible: !metrics.alignment || metrics.samples.length > 0
@@ -408,10 +415,14 @@ Item {
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
+                // Newest first, at most eight. As with the tiles, the Repeater counts and each row reads its
+                // entry, so a new sample re-creates nothing once eight are shown.
+                readonly property var shownSamples: metrics.samples.slice(-8).reverse()
                 Repeater {
-                    model: metrics.samples.slice(-8).reverse()
+                    model: samplesCard.shownSamples.length
                     delegate: RowLayout {
-                        required property var modelData
+                        required property int index
+                        readonly property var modelData: samplesCard.shownSamples[index] || ({ step: 0, prompt: "", text: "" })
                         spacing: Style.gapLarge
                         Layout.fillWidth: true
                         Label {
