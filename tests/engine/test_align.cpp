@@ -61,6 +61,45 @@ class TestAlign : public QObject {
   Q_OBJECT
   BackendChoice m_be = choose_backend(BackendPreference::Auto, 1);
 
+  // The reward-model and DPO losses, metrics and gradients against a fixture's values: losses and metrics to
+  // 1e-6, gradients to grad_tol (relative to the value where it exceeds 1).
+  static void check_preference_fixture(const char* file, double grad_tol) {
+    std::ifstream in(std::string(WB_TEST_DATA_DIR) + "/train/" + file);
+    QVERIFY2(in.good(), file);
+    const json fx = json::parse(in);
+    auto near = [](double ours, const json& theirs, double tol) {
+      return std::fabs(ours - theirs.get<double>()) <= tol * std::max(1.0, std::fabs(theirs.get<double>()));
+    };
+    const json& r = fx["reward"];
+    const BradleyTerryResult bt = bradley_terry_loss(floats(r["chosen"]), floats(r["rejected"]));
+    QVERIFY(near(bt.loss, r["loss"], 1e-6));
+    QVERIFY(near(bt.accuracy, r["accuracy"], 1e-7));
+    QVERIFY(near(bt.margin, r["margin"], 1e-6));
+    QCOMPARE(bt.d_chosen.size(), r["d_chosen"].size());
+    for (size_t i = 0; i < bt.d_chosen.size(); ++i) {
+      QVERIFY(near(bt.d_chosen[i], r["d_chosen"][i], grad_tol));
+      QVERIFY(near(bt.d_rejected[i], r["d_rejected"][i], grad_tol));
+    }
+    QCOMPARE(fx["dpo"].size(), size_t(2));
+    for (const json& c : fx["dpo"]) {
+      const DpoResult d = dpo_loss(floats(c["policy_chosen"]), floats(c["policy_rejected"]), floats(c["ref_chosen"]),
+                                   floats(c["ref_rejected"]), c["beta"].get<double>());
+      QVERIFY(near(d.loss, c["loss"], 1e-6));
+      const std::vector<std::pair<const char*, double>> metrics = {{"rewards/chosen", d.rewards_chosen},
+                                                                   {"rewards/rejected", d.rewards_rejected},
+                                                                   {"rewards/margins", d.margins},
+                                                                   {"rewards/accuracies", d.accuracies},
+                                                                   {"logps/chosen", d.logps_chosen},
+                                                                   {"logps/rejected", d.logps_rejected}};
+      for (const auto& [name, v] : metrics) QVERIFY2(near(v, c[name], 1e-6), name);
+      QCOMPARE(d.d_chosen.size(), c["d_chosen"].size());
+      for (size_t i = 0; i < d.d_chosen.size(); ++i) {
+        QVERIFY(near(d.d_chosen[i], c["d_chosen"][i], grad_tol));
+        QVERIFY(near(d.d_rejected[i], c["d_rejected"][i], grad_tol));
+      }
+    }
+  }
+
  private slots:
   void bradley_terry_hand_values() {
     const std::vector<float> c{1.0f, 0.0f}, r{0.0f, 2.0f};
@@ -129,75 +168,14 @@ class TestAlign : public QObject {
   }
 
   void losses_match_trl_formulas() {
-    std::ifstream in(std::string(WB_TEST_DATA_DIR) + "/train/preference_fixture.json");
-    QVERIFY(in.good());
-    const json fx = json::parse(in);
-    const json& r = fx["reward"];
-    const BradleyTerryResult bt = bradley_terry_loss(floats(r["chosen"]), floats(r["rejected"]));
-    QVERIFY(std::fabs(bt.loss - r["loss"].get<double>()) < 1e-6);
-    QVERIFY(std::fabs(bt.accuracy - r["accuracy"].get<double>()) < 1e-12);
-    QVERIFY(std::fabs(bt.margin - r["margin"].get<double>()) < 1e-6);
-    for (size_t i = 0; i < bt.d_chosen.size(); ++i) {
-      QVERIFY(std::fabs(bt.d_chosen[i] - r["d_chosen"][i].get<double>()) < 1e-7);
-      QVERIFY(std::fabs(bt.d_rejected[i] - r["d_rejected"][i].get<double>()) < 1e-7);
-    }
-    QCOMPARE(fx["dpo"].size(), size_t(2));
-    for (const json& c : fx["dpo"]) {
-      const DpoResult d = dpo_loss(floats(c["policy_chosen"]), floats(c["policy_rejected"]), floats(c["ref_chosen"]),
-                                   floats(c["ref_rejected"]), c["beta"].get<double>());
-      QVERIFY(std::fabs(d.loss - c["loss"].get<double>()) < 1e-6);
-      const std::vector<std::pair<const char*, double>> metrics = {{"rewards/chosen", d.rewards_chosen},
-                                                                   {"rewards/rejected", d.rewards_rejected},
-                                                                   {"rewards/margins", d.margins},
-                                                                   {"rewards/accuracies", d.accuracies},
-                                                                   {"logps/chosen", d.logps_chosen},
-                                                                   {"logps/rejected", d.logps_rejected}};
-      for (const auto& [name, v] : metrics) QVERIFY2(std::fabs(v - c[name].get<double>()) < 1e-5, name);
-      for (size_t i = 0; i < d.d_chosen.size(); ++i) {
-        QVERIFY(std::fabs(d.d_chosen[i] - c["d_chosen"][i].get<double>()) < 1e-7);
-        QVERIFY(std::fabs(d.d_rejected[i] - c["d_rejected"][i].get<double>()) < 1e-7);
-      }
-    }
+    // TRL's formulas written out in plain Python (tests/tools/make_dpo_fixture.py), evaluated in double.
+    check_preference_fixture("preference_fixture.json", 1e-7);
   }
 
   void losses_match_trl_itself() {
-    // Values from TRL's own RewardTrainer.compute_loss and DPOTrainer._compute_loss on the same float32 inputs,
-    // gradients from torch.autograd (tests/tools/make_trl_loss_fixture.py). TRL computes in float32, the engine
-    // in double: the tolerances are float32's.
-    std::ifstream in(std::string(WB_TEST_DATA_DIR) + "/train/trl_loss_fixture.json");
-    QVERIFY(in.good());
-    const json fx = json::parse(in);
-    auto near = [](double ours, const json& theirs, double tol) {
-      return std::fabs(ours - theirs.get<double>()) <= tol * std::max(1.0, std::fabs(theirs.get<double>()));
-    };
-    const json& r = fx["reward"];
-    const BradleyTerryResult bt = bradley_terry_loss(floats(r["chosen"]), floats(r["rejected"]));
-    QVERIFY(near(bt.loss, r["loss"], 1e-6));
-    QVERIFY(near(bt.accuracy, r["accuracy"], 1e-7));
-    QVERIFY(near(bt.margin, r["margin"], 1e-6));
-    QCOMPARE(bt.d_chosen.size(), r["d_chosen"].size());
-    for (size_t i = 0; i < bt.d_chosen.size(); ++i) {
-      QVERIFY(near(bt.d_chosen[i], r["d_chosen"][i], 1e-6));
-      QVERIFY(near(bt.d_rejected[i], r["d_rejected"][i], 1e-6));
-    }
-    QCOMPARE(fx["dpo"].size(), size_t(2));
-    for (const json& c : fx["dpo"]) {
-      const DpoResult d = dpo_loss(floats(c["policy_chosen"]), floats(c["policy_rejected"]), floats(c["ref_chosen"]),
-                                   floats(c["ref_rejected"]), c["beta"].get<double>());
-      QVERIFY(near(d.loss, c["loss"], 1e-6));
-      const std::vector<std::pair<const char*, double>> metrics = {{"rewards/chosen", d.rewards_chosen},
-                                                                   {"rewards/rejected", d.rewards_rejected},
-                                                                   {"rewards/margins", d.margins},
-                                                                   {"rewards/accuracies", d.accuracies},
-                                                                   {"logps/chosen", d.logps_chosen},
-                                                                   {"logps/rejected", d.logps_rejected}};
-      for (const auto& [name, v] : metrics) QVERIFY2(near(v, c[name], 1e-6), name);
-      QCOMPARE(d.d_chosen.size(), c["d_chosen"].size());
-      for (size_t i = 0; i < d.d_chosen.size(); ++i) {
-        QVERIFY(near(d.d_chosen[i], c["d_chosen"][i], 1e-6));
-        QVERIFY(near(d.d_rejected[i], c["d_rejected"][i], 1e-6));
-      }
-    }
+    // TRL's own RewardTrainer.compute_loss and DPOTrainer._compute_loss on the same float32 inputs, gradients
+    // from torch.autograd (tests/tools/make_trl_loss_fixture.py). TRL computes in float32: float32 tolerances.
+    check_preference_fixture("trl_loss_fixture.json", 1e-6);
   }
 
   void token_logprobs_are_masked_log_softmax() {
