@@ -216,7 +216,8 @@ int train(int argc, char** argv, engine::Communicator& comm) {
        "ppo: a reward model directory (train --recipe reward) scoring prompt + completion instead of exact match"},
       {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
-      {"threads", true, false, "CPU threads (default: all cores)"},
+      {"threads", true, false,
+       "CPU threads (default: all cores; under mpirun / srun: the machine's cores over its ranks)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");

@@ -135,7 +135,8 @@ class TestDataParallel : public QObject {
     for (int i = 0; i < 64; ++i) {
       QString reply = QString("%1").arg(2 * i);
       for (int w = 0; w < (i * 7) % 11; ++w) reply += QString(" and %1 more").arg(w);
-      c.write(QString(R"({"messages":[{"role":"user","content":"What is %1 plus %1?"},{"role":"assistant","content":"%2"}]})")
+      c.write(QString(R"({"messages":[{"role":"user","content":"What is %1 plus %1?"},)"
+                      R"({"role":"assistant","content":"%2"}]})")
                   .arg(i)
                   .arg(reply)
                   .toUtf8() +

@@ -254,7 +254,9 @@ class TestDataParallelTrainer : public QObject {
     TokenStreamLoader one_row(pattern_tokens(500, 1), 1, 16, false, 0, "t");
     QVERIFY(error_of([&] { Trainer t(tm, one_row, nullptr, nullptr, o); }).contains("cannot be shared by 2"));
     struct AnyObjective : TrainObjective {
-      ObjectiveResult forward_backward(TrainModel&, const Batch&, const TrainStepOptions&, float) override { return {}; }
+      ObjectiveResult forward_backward(TrainModel&, const Batch&, const TrainStepOptions&, float) override {
+        return {};
+      }
       ObjectiveResult evaluate(TrainModel&, const Batch&) override { return {}; }
     } objective;
     TokenStreamLoader rows(pattern_tokens(500, 1), 4, 16, false, 0, "t");
