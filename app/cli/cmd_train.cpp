@@ -17,10 +17,11 @@
 //
 // Started by mpirun / srun as N processes (engine/dist/communicator.h), the run is data-parallel
 // (engine/train/trainer.h): --batch is the global batch, rank 0 alone prints, writes the metrics, checkpoints and the
-// model, each JSON line adds world_size, comm_ms and allreduce_bytes, and each rank takes cores / (ranks on this
-// machine) threads unless --threads says otherwise. A checkpoint resumes at any world size. A failure while the
-// run is being set up ends every rank with its exit status (rank 0's message alone when rank 0 failed too); one
-// during training aborts the whole job, since the other ranks would wait for the failed one forever.
+// model, each JSON line adds world_size, comm_ms (the exchange), wait_ms (waiting for slower ranks before it) and
+// allreduce_bytes, and each rank takes cores / (ranks on this machine) threads unless --threads says otherwise. A
+// checkpoint resumes at any world size. A failure while the run is being set up ends every rank with its exit status
+// (rank 0's message alone when rank 0 failed too); one during training aborts the whole job, since the other ranks
+// would wait for the failed one forever.
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -495,6 +496,7 @@ int train(int argc, char** argv, engine::Communicator& comm) {
       if (m.world_size > 1) {
         j["world_size"] = m.world_size;
         j["comm_ms"] = std::round(m.comm_seconds * 1e5) / 100;
+        j["wait_ms"] = std::round(m.wait_seconds * 1e5) / 100;
         j["allreduce_bytes"] = m.allreduce_bytes;
       }
       print_json(j);

@@ -106,7 +106,7 @@ class TestDataParallel : public QObject {
     for (const QJsonObject& o : b) {
       QCOMPARE(o["world_size"].toInt(), 2);
       QVERIFY(o["allreduce_bytes"].toDouble() > 0);
-      QVERIFY(o["comm_ms"].isDouble());
+      QVERIFY(o["comm_ms"].isDouble() && o["wait_ms"].isDouble());
     }
     QVERIFY(!a[0].contains("world_size"));
     QVERIFY2(two.err.contains("data-parallel over 2 processes (mpi)"), two.err.constData());

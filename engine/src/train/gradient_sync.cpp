@@ -34,10 +34,14 @@ GradientSync::GradientSync(Communicator& comm, const std::vector<TrainableTensor
 }
 
 void GradientSync::all_reduce() {
-  const auto t0 = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  m_comm.barrier();
+  const auto t1 = clock::now();
   for (const Bucket& b : m_buckets) m_comm.start_allreduce_sum(b.data, b.n);
   m_comm.wait_all();
-  m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m_wait_seconds += std::chrono::duration<double>(t1 - t0).count();
+  m_seconds += std::chrono::duration<double>(clock::now() - t1).count();
 }
 
 }  // namespace engine

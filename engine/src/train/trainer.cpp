@@ -244,7 +244,10 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     sm.grad_norm = static_cast<float>(norm_sum / updates_done);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sm.tokens_per_s = secs > 0 ? double(tokens) / secs : 0;
-    if (m_sync) sm.comm_seconds = m_sync->seconds() + scalar_comm_seconds;
+    if (m_sync) {
+      sm.comm_seconds = m_sync->seconds() + scalar_comm_seconds;
+      sm.wait_seconds = m_sync->wait_seconds();
+    }
     const bool last = m_step == m_o.steps;
     if (m_val && m_o.val_every > 0 && (k % m_o.val_every == 0 || last)) {
       Validation v = validate();

@@ -33,13 +33,15 @@ class GradientSync {
   GradientSync(Communicator& comm, const std::vector<TrainableTensor>& tensors,
                size_t bucket_bytes = kDefaultBucketBytes);
 
-  // Sums every bucket over all ranks (collective). Adds the seconds it took to seconds().
+  // Sums every bucket over all ranks (collective). A barrier first separates the two costs: the time this rank
+  // waits there for the slowest one is added to wait_seconds(), the exchange itself to seconds().
   void all_reduce();
 
   size_t bucket_count() const { return m_buckets.size(); }
   uint64_t bytes_per_reduce() const { return m_bytes; }  // gradient bytes each rank contributes per all_reduce
-  double seconds() const { return m_seconds; }           // time inside all_reduce since construction
-  void reset_seconds() { m_seconds = 0; }
+  double seconds() const { return m_seconds; }           // time exchanging gradients since the last reset
+  double wait_seconds() const { return m_wait_seconds; }  // time waiting for slower ranks since the last reset
+  void reset_seconds() { m_seconds = m_wait_seconds = 0; }
 
  private:
   struct Bucket {
@@ -49,7 +51,7 @@ class GradientSync {
   Communicator& m_comm;
   std::vector<Bucket> m_buckets;
   uint64_t m_bytes = 0;
-  double m_seconds = 0;
+  double m_seconds = 0, m_wait_seconds = 0;
 };
 
 }  // namespace engine

@@ -99,7 +99,8 @@ struct StepMetrics {
   bool skipped = false;                      // non-finite loss or gradient: an update was skipped
   std::string checkpoint;                    // path of a checkpoint written after this step, if any (rank 0)
   int world_size = 1;                        // ranks that trained this step together
-  double comm_seconds = 0;                   // world_size > 1: time spent exchanging gradients and losses
+  double comm_seconds = 0;                   // world_size > 1: time exchanging gradients and the loss
+  double wait_seconds = 0;                   // world_size > 1: time waiting for slower ranks before the exchange
   uint64_t allreduce_bytes = 0;              // world_size > 1: gradient bytes each rank all-reduced this step
 };
 
