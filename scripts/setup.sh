@@ -17,6 +17,7 @@ packages=(
   qml6-module-qttest qml6-module-qt-labs-settings qml6-module-qt-labs-folderlistmodel qml6-module-qtcore qml6-module-qtcharts
   qt6-qpa-plugins xvfb xauth fonts-dejavu-core
   clang libclang-rt-14-dev python3 python3-venv
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

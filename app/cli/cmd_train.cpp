@@ -14,6 +14,14 @@
 // as our HF directory into OUT. --resume continues from the newest loadable checkpoint in
 // OUT/checkpoints with exactly the state an uninterrupted run would have had; the settings that shape
 // the run must match the checkpoint's (they are compared and a difference is refused by name).
+//
+// Started by mpirun / srun as N processes (engine/dist/communicator.h), the run is data-parallel
+// (engine/train/trainer.h): --batch is the global batch, rank 0 alone prints, writes the metrics, checkpoints and the
+// model, each JSON line adds world_size, comm_ms (the exchange), wait_ms (waiting for slower ranks before it) and
+// allreduce_bytes, and each rank takes cores / (ranks on this machine) threads unless --threads says otherwise. A
+// checkpoint resumes at any world size. A failure while the run is being set up ends every rank with its exit status
+// (rank 0's message alone when rank 0 failed too); one during training aborts the whole job, since the other ranks
+// would wait for the failed one forever.
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -22,7 +30,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
+#include <thread>
 
 #include "cli_args.h"
 #include "cli_common.h"
@@ -30,6 +40,7 @@
 #include "engine/align/ppo_objective.h"
 #include "engine/align/reward_model.h"
 #include "engine/chat_template.h"
+#include "engine/dist/communicator.h"
 #include "engine/error.h"
 #include "engine/io/model_convert.h"
 #include "engine/model_loader.h"
@@ -62,9 +73,72 @@ json run_identity(const json& cfg) {
   return id;
 }
 
+// The ranks of a data-parallel run agree, before the first step, on whether every one of them is ready: a rank that
+// failed to set up (bad data on its machine, out of memory) would otherwise leave the others waiting in the first
+// gradient exchange. Each rank calls this exactly once, from the end of its setup or from its failure.
+struct SetupOutcome {
+  bool anyone_failed = false;
+  bool rank0_failed = false;
+};
+
+SetupOutcome agree_on_setup(engine::Communicator& comm, bool i_failed) {
+  double v[2] = {i_failed ? 1.0 : 0.0, i_failed && comm.rank() == 0 ? 1.0 : 0.0};
+  comm.allreduce_sum(v, 2);
+  return {v[0] > 0, v[1] > 0};
+}
+
+// Thrown on a rank whose setup went well when another's did not; the failed rank says why.
+struct AnotherRankFailed {};
+
+int train(int argc, char** argv, engine::Communicator& comm);
+
 }  // namespace
 
 int cmd_train(int argc, char** argv) {
+  const std::unique_ptr<engine::Communicator> comm = engine::make_process_communicator();
+  if (comm->world_size() == 1) return train(argc, argv, *comm);
+  // mpirun ends the whole job as soon as one rank exits non-zero: every message must be out before any rank exits,
+  // so the failures of setup are reported here, not by main(), and a barrier follows.
+  const auto leave = [&](int code) {
+    std::cerr.flush();
+    std::cout.flush();
+    comm->barrier();
+    return code;
+  };
+  try {
+    return train(argc, argv, *comm);  // ends the whole job itself when training fails
+  } catch (const AnotherRankFailed&) {
+    return leave(1);
+  } catch (...) {
+    const SetupOutcome o = agree_on_setup(*comm, true);
+    // Ranks that fail alike (bad flags, bad data) print one message: rank 0's.
+    const bool speak = comm->rank() == 0 || !o.rank0_failed;
+    const std::string who = comm->rank() == 0 ? "" : "rank " + std::to_string(comm->rank()) + ": ";
+    int code = 1;
+    std::string message;
+    try {
+      throw;
+    } catch (const HelpRequested& h) {
+      if (comm->rank() == 0) std::cout << h.what();
+      return leave(0);
+    } catch (const UsageError& e) {
+      code = 2;
+      message = who + e.what();
+    } catch (const std::bad_alloc&) {
+      message = who + "error: out of memory";
+    } catch (const std::exception& e) {
+      message = who + "error: " + e.what();
+    }
+    if (speak) std::cerr << "llm-workbench-cli train: " << message << "\n";
+    return leave(code);
+  }
+}
+
+namespace {
+
+int train(int argc, char** argv, engine::Communicator& comm) {
+  const bool rank0 = comm.rank() == 0, parallel = comm.world_size() > 1;
+  const int world = comm.world_size();
   static const std::vector<FlagSpec> flags = {
       {"recipe", true, false,
        "pretrain (plain text), sft (JSONL chat / Alpaca, loss on assistant tokens), reward (a reward model "
@@ -143,7 +217,8 @@ int cmd_train(int argc, char** argv) {
        "ppo: a reward model directory (train --recipe reward) scoring prompt + completion instead of exact match"},
       {"resume", false, false, "continue from the newest checkpoint in OUT/checkpoints"},
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
-      {"threads", true, false, "CPU threads (default: all cores)"},
+      {"threads", true, false,
+       "CPU threads (default: all cores; under mpirun / srun: the machine's cores over its ranks)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
@@ -235,7 +310,10 @@ int cmd_train(int argc, char** argv) {
   const int save_every = static_cast<int>(a.integer("save-every", 0, 0, INT32_MAX));
   const int keep = static_cast<int>(a.integer("keep", 3, 0, 1 << 20));
   const int max_skipped = static_cast<int>(a.integer("max-skipped-steps", 0, 0, INT32_MAX));
-  const int threads = static_cast<int>(a.integer("threads", 0, 0, 1024));
+  // Ranks on one machine share its cores: by default each takes its part of them.
+  const int default_threads =
+      parallel ? std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, comm.local_size())) : 0;
+  const int threads = static_cast<int>(a.integer("threads", default_threads, 0, 1024));
   const bool resume = a.has("resume");
   const std::string ckpt_dir = (fs::path(out) / "checkpoints").string();
   if (!resume && !engine::list_checkpoints(ckpt_dir).empty())
@@ -356,14 +434,16 @@ int cmd_train(int argc, char** argv) {
   spec.reward_model_path = reward_model;
   spec.threads = threads;
   spec.config_json = config.dump();
-  const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec);
-  for (const std::string& note : run->notes) std::cerr << "train: " << note << "\n";
+  const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec, &comm);
+  if (rank0)
+    for (const std::string& note : run->notes) std::cerr << "train: " << note << "\n";
   engine::Trainer& trainer = *run->trainer;
 
   if (resume) {
     std::vector<std::string> warnings;
     const engine::TrainState st = trainer.resume(&warnings);
-    for (const std::string& w : warnings) std::cerr << "train: " << w << "\n";
+    if (rank0)
+      for (const std::string& w : warnings) std::cerr << "train: " << w << "\n";
     json saved;
     try {
       saved = json::parse(st.config_json);
@@ -376,56 +456,88 @@ int cmd_train(int argc, char** argv) {
         throw UsageError("--resume: the checkpoint was made with " + it.key() + " = " +
                          (have.contains(it.key()) ? have[it.key()].dump() : std::string("(unset)")) +
                          ", this run has " + it.value().dump() + "; use the same settings or another --out");
-    std::cerr << "train: resuming at step " << st.step << " of " << steps << "\n";
+    if (rank0) std::cerr << "train: resuming at step " << st.step << " of " << steps << "\n";
   }
 
   std::ofstream metrics;
-  if (a.has("metrics")) {
+  if (a.has("metrics") && rank0) {
     metrics.open(a.str("metrics"), resume ? std::ios::app : std::ios::trunc);
     if (!metrics) throw engine::Error(a.str("metrics") + ": cannot open the metrics file for writing");
   }
-  std::signal(SIGINT, on_sigint);
-  const engine::TrainResult r = trainer.run([&](const engine::StepMetrics& m) {
-    json j = {{"step", m.step},
-              {"loss", json_float(m.loss)},
-              {"lr", json_float(m.lr)},
-              {"grad_norm", json_float(m.grad_norm)},
-              {"tokens_per_s", std::round(m.tokens_per_s * 10) / 10}};
-    for (const auto& [name, v] : m.metrics) j[name] = json_float(v);
-    if (m.val_loss) j["val_loss"] = json_float(*m.val_loss);
-    for (const auto& [name, v] : m.val_metrics) j["val_" + name] = json_float(v);
-    if (m.sample) j["sample"] = *m.sample;
-    if (!m.samples.empty()) {
-      json table = json::array();
-      for (const engine::CompletionSample& c : m.samples)
-        table.push_back({{"prompt", c.prompt}, {"completion", c.completion}, {"score", json_float(float(c.score))}});
-      j["samples"] = std::move(table);
-    }
-    if (m.skipped) j["skipped"] = true;
-    if (!m.checkpoint.empty()) j["checkpoint"] = m.checkpoint;
-    print_json(j);
-    if (metrics.is_open()) {
-      metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-      metrics.flush();
-    }
-    return g_interrupted == 0;
-  });
-  std::signal(SIGINT, SIG_DFL);
-  if (metrics.is_open() && !metrics) throw engine::Error(a.str("metrics") + ": write error");
-
-  const json provenance = {{"created_by", "llm-workbench-cli train"},
-                           {"base_model", model_path},
-                           {"steps", r.steps_done},
-                           {"training", config}};
-  for (const std::string& w : engine::save_training_result(*run, provenance.dump(2)))
-    std::cerr << "train: " << w << "\n";
-  if (r.stopped) {
-    std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
-              << " and the model written to " << out << "; continue with --resume\n";
-    return 130;
+  if (parallel) {
+    if (agree_on_setup(comm, false).anyone_failed) throw AnotherRankFailed{};
+    if (rank0)
+      std::cerr << "train: data-parallel over " << world << " processes (" << comm.backend_name() << "), "
+                << B / world << (B % world ? "-" + std::to_string(B / world + 1) : std::string()) << " of the "
+                << B << " rows of each batch per process, " << threads << " thread(s) each\n";
   }
-  std::cerr << "train: " << r.steps_done << " steps; model written to " << out << "\n";
-  return 0;
+  // Training and the result written: from here on a failure can be one rank's alone (rank 0 writing to a full disk).
+  const auto train_and_save = [&]() -> int {
+    std::signal(SIGINT, on_sigint);
+    const engine::TrainResult r = trainer.run([&](const engine::StepMetrics& m) {
+      if (!rank0) return g_interrupted == 0;
+      json j = {{"step", m.step},
+                {"loss", json_float(m.loss)},
+                {"lr", json_float(m.lr)},
+                {"grad_norm", json_float(m.grad_norm)},
+                {"tokens_per_s", std::round(m.tokens_per_s * 10) / 10}};
+      for (const auto& [name, v] : m.metrics) j[name] = json_float(v);
+      if (m.val_loss) j["val_loss"] = json_float(*m.val_loss);
+      for (const auto& [name, v] : m.val_metrics) j["val_" + name] = json_float(v);
+      if (m.sample) j["sample"] = *m.sample;
+      if (!m.samples.empty()) {
+        json table = json::array();
+        for (const engine::CompletionSample& c : m.samples)
+          table.push_back({{"prompt", c.prompt}, {"completion", c.completion}, {"score", json_float(float(c.score))}});
+        j["samples"] = std::move(table);
+      }
+      if (m.skipped) j["skipped"] = true;
+      if (!m.checkpoint.empty()) j["checkpoint"] = m.checkpoint;
+      if (m.world_size > 1) {
+        j["world_size"] = m.world_size;
+        j["comm_ms"] = std::round(m.comm_seconds * 1e5) / 100;
+        j["wait_ms"] = std::round(m.wait_seconds * 1e5) / 100;
+        j["allreduce_bytes"] = m.allreduce_bytes;
+      }
+      print_json(j);
+      if (metrics.is_open()) {
+        metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        metrics.flush();
+      }
+      return g_interrupted == 0;
+    });
+    std::signal(SIGINT, SIG_DFL);
+    if (metrics.is_open() && !metrics) throw engine::Error(a.str("metrics") + ": write error");
+    if (!rank0) return r.stopped ? 130 : 0;
+
+    json provenance = {{"created_by", "llm-workbench-cli train"},
+                       {"base_model", model_path},
+                       {"steps", r.steps_done},
+                       {"training", config}};
+    if (parallel) provenance["world_size"] = world;
+    for (const std::string& w : engine::save_training_result(*run, provenance.dump(2)))
+      std::cerr << "train: " << w << "\n";
+    if (r.stopped) {
+      std::cerr << "train: interrupted after step " << r.steps_done << "; checkpoint " << r.last_checkpoint
+                << " and the model written to " << out << "; continue with --resume\n";
+      return 130;
+    }
+    std::cerr << "train: " << r.steps_done << " steps; model written to " << out << "\n";
+    return 0;
+  };
+  if (!parallel) return train_and_save();
+  try {
+    return train_and_save();
+  } catch (const std::exception& e) {
+    // The other ranks may be waiting for this one in a collective: end them all.
+    std::cerr << "llm-workbench-cli train: " << (rank0 ? std::string() : "rank " + std::to_string(comm.rank()) + ": ")
+              << "error: " << e.what() << "\n";
+    std::cerr.flush();
+    comm.abort(1);
+  }
+  return 1;  // not reached: abort() ends the process
 }
+
+}  // namespace
 
 }  // namespace wb::cli

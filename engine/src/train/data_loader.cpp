@@ -14,6 +14,26 @@ int64_t Batch::counted_positions() const {
   return n;
 }
 
+double Batch::counted_weight() const {
+  double w = 0;
+  for (size_t i = 0; i < targets.size(); ++i)
+    if (targets[i] >= 0) w += weights.empty() ? 1.0 : double(weights[i]);
+  return w;
+}
+
+void take_rows(const Batch& from, int first, int count, Batch& to) {
+  if (first < 0 || count < 0 || first + count > from.B) throw Error("take_rows: rows outside the batch");
+  const size_t T = size_t(from.T), lo = size_t(first) * T, hi = size_t(first + count) * T;
+  to.B = count;
+  to.T = from.T;
+  to.inputs.assign(from.inputs.begin() + std::ptrdiff_t(lo), from.inputs.begin() + std::ptrdiff_t(hi));
+  to.targets.assign(from.targets.begin() + std::ptrdiff_t(lo), from.targets.begin() + std::ptrdiff_t(hi));
+  if (from.weights.empty()) to.weights.clear();
+  else to.weights.assign(from.weights.begin() + std::ptrdiff_t(lo), from.weights.begin() + std::ptrdiff_t(hi));
+  if (from.lengths.empty()) to.lengths.clear();
+  else to.lengths.assign(from.lengths.begin() + first, from.lengths.begin() + first + count);
+}
+
 uint64_t splitmix64_next(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

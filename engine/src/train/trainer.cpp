@@ -19,6 +19,14 @@ uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
   return splitmix64_next(s);
 }
 
+// Rank r > 0 of a data-parallel run draws its own masks: with the one-process seed its rows would get exactly the
+// masks of rank 0's rows. Rank 0 keeps the one-process seed.
+uint64_t rank_dropout_seed(uint64_t seed, int rank) {
+  if (rank == 0) return seed;
+  uint64_t s = seed ^ (uint64_t(rank) * 0xD6E8FEB86659FD93ull);
+  return splitmix64_next(s);
+}
+
 std::string describe(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"); }
 
 }  // namespace
@@ -45,7 +53,19 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
       m_backend(backend),
       m_o(options),
       m_objective(objective),
-      m_opt((options.validate(), model.trainable()), options.adam, &model.backend()) {
+      m_opt((options.validate(), model.trainable()), options.adam, &model.backend()),
+      m_local(options.communicator ? nullptr : make_local_communicator()),
+      m_comm(options.communicator ? *options.communicator : *m_local) {
+  if (m_comm.world_size() > 1) {
+    if (m_objective)
+      throw Error("data-parallel training (" + std::to_string(m_comm.world_size()) +
+                  " processes) covers the language-model loss (pretrain, sft); run the reward, dpo, grpo and ppo "
+                  "recipes in one process");
+    if (m_train.batch_size() < m_comm.world_size())
+      throw Error("data-parallel training: a batch of " + std::to_string(m_train.batch_size()) + " rows cannot be " +
+                  "shared by " + std::to_string(m_comm.world_size()) + " processes (--batch is the global batch)");
+    m_sync = std::make_unique<GradientSync>(m_comm, m_opt.tensors());
+  }
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
   if (m_objective && m_objective->updates_per_step() < 1)
@@ -75,6 +95,16 @@ std::string Trainer::save_checkpoint_now() {
   return save_checkpoint(m_o.checkpoint_dir, m_opt, st, m_o.keep_checkpoints);
 }
 
+int Trainer::rank() const { return m_comm.rank(); }
+int Trainer::world_size() const { return m_comm.world_size(); }
+
+const Batch& Trainer::shard_of(const Batch& global) {
+  const int64_t n = m_comm.world_size(), r = m_comm.rank(), B = global.B;
+  const int first = int(r * B / n), end = int((r + 1) * B / n);
+  take_rows(global, first, end - first, m_shard);
+  return m_shard;
+}
+
 float Trainer::validation_loss() { return validate().loss; }
 
 Trainer::Validation Trainer::validate() {
@@ -82,6 +112,7 @@ Trainer::Validation Trainer::validate() {
   m_val->seek(DataPosition{});
   double sum = 0, weight = 0;
   std::map<std::string, double> sums;
+  const bool parallel = m_comm.world_size() > 1;
   for (int i = 0; i < m_o.val_batches; ++i) {
     m_val->next(m_batch);
     if (m_objective) {
@@ -91,10 +122,18 @@ Trainer::Validation Trainer::validate() {
       for (const auto& [name, v] : r.metrics) sums[name] += v * r.weight;
       continue;
     }
-    const double n = double(m_batch.counted_positions());
+    // A validation batch smaller than the world leaves some ranks without rows: they add nothing.
+    const Batch& b = parallel ? shard_of(m_batch) : m_batch;
+    const double n = b.B > 0 ? double(b.counted_positions()) : 0.0;
     if (n == 0) continue;
-    sum += double(m_model.loss(m_batch.view(), m_o.label_smoothing)) * n;
+    sum += double(m_model.loss(b.view(), m_o.label_smoothing)) * n;
     weight += n;
+  }
+  if (parallel) {
+    double totals[2] = {sum, weight};
+    m_comm.allreduce_sum(totals, 2);
+    sum = totals[0];
+    weight = totals[1];
   }
   Validation v;
   if (weight > 0) {
@@ -117,11 +156,14 @@ std::string Trainer::sample() {
 TrainResult Trainer::run(const StepCallback& on_step) {
   TrainResult r;
   const std::vector<TrainableTensor>& ts = m_opt.tensors();
+  const int world = m_comm.world_size(), rank = m_comm.rank();
+  const bool parallel = world > 1;
   while (m_step < m_o.steps) {
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t k = m_step + 1;
     StepMetrics sm;
     sm.step = k;
+    sm.world_size = world;
     TrainStepOptions so;
     so.dropout = m_o.dropout;
     so.label_smoothing = m_o.label_smoothing;
@@ -131,12 +173,14 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     std::map<std::string, int> metric_counts;
     const int updates = m_objective ? m_objective->updates_per_step() : 1;
     int calls = 0, updates_done = 0;
+    if (m_sync) m_sync->reset_seconds();
+    double scalar_comm_seconds = 0;
     for (int u = 0; u < updates; ++u) {
       double update_sum = 0;
       for (int micro = 0; micro < m_o.grad_accum; ++micro) {
         // Several updates per step learn from one batch (grad_accum is then 1).
         if (u == 0) m_train.next(m_batch);
-        so.dropout_seed = dropout_seed(m_o.seed, k, micro + u);
+        so.dropout_seed = rank_dropout_seed(dropout_seed(m_o.seed, k, micro + u), rank);
         const float scale = 1.0f / float(m_o.grad_accum);
         if (m_objective) {
           ObjectiveResult r = m_objective->forward_backward_update(m_model, m_batch, so, scale, u);
@@ -146,11 +190,27 @@ TrainResult Trainer::run(const StepCallback& on_step) {
             ++metric_counts[name];
           }
           for (CompletionSample& c : r.samples) sm.samples.push_back(std::move(c));
+        } else if (parallel) {
+          // This rank's share of the micro-batch's counted tokens weights its mean loss and gradient, so the sum
+          // over ranks is the mean over the whole global micro-batch. Every rank holds the global batch and so
+          // computes the same total without communicating.
+          const Batch& mine = shard_of(m_batch);
+          const double total = m_batch.counted_weight();
+          const double share = total > 0 ? mine.counted_weight() / total : 0.0;
+          const float loss = m_model.forward_backward(mine.view(), so, float(share / m_o.grad_accum));
+          update_sum += double(loss) * share;
         } else {
           update_sum += m_model.forward_backward(m_batch.view(), so, scale);
         }
         ++calls;
         if (u == 0) tokens += int64_t(m_batch.B) * m_batch.T;
+      }
+      if (parallel) {
+        m_sync->all_reduce();
+        const auto c0 = std::chrono::steady_clock::now();
+        m_comm.allreduce_sum(&update_sum, 1);
+        scalar_comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        sm.allreduce_bytes += m_sync->bytes_per_reduce();
       }
       loss_sum += update_sum;
       const float update_loss = static_cast<float>(update_sum / m_o.grad_accum);
@@ -160,7 +220,8 @@ TrainResult Trainer::run(const StepCallback& on_step) {
       ++updates_done;
       if (!std::isfinite(update_loss) || !norm.finite) {
         // Refuse the update: weights and optimizer state stay exactly as they were before it. The step's
-        // remaining updates (PPO) are dropped too: they would learn from the same broken rollout.
+        // remaining updates (PPO) are dropped too: they would learn from the same broken rollout. The loss and the
+        // gradients are global values, so every rank of a data-parallel run refuses the same update.
         sm.skipped = true;
         ++r.skipped_steps;
         m_model.zero_grads();
@@ -183,22 +244,30 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     sm.grad_norm = static_cast<float>(norm_sum / updates_done);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sm.tokens_per_s = secs > 0 ? double(tokens) / secs : 0;
+    if (m_sync) {
+      sm.comm_seconds = m_sync->seconds() + scalar_comm_seconds;
+      sm.wait_seconds = m_sync->wait_seconds();
+    }
     const bool last = m_step == m_o.steps;
     if (m_val && m_o.val_every > 0 && (k % m_o.val_every == 0 || last)) {
       Validation v = validate();
       sm.val_loss = v.loss;
       sm.val_metrics = std::move(v.metrics);
     }
-    if (m_o.sample_every > 0 && (k % m_o.sample_every == 0 || last)) sm.sample = sample();
-    if (!m_o.checkpoint_dir.empty() && ((m_o.save_every > 0 && k % m_o.save_every == 0) || last)) {
+    if (rank == 0 && m_o.sample_every > 0 && (k % m_o.sample_every == 0 || last)) sm.sample = sample();
+    const bool save = !m_o.checkpoint_dir.empty() && ((m_o.save_every > 0 && k % m_o.save_every == 0) || last);
+    if (save && rank == 0) {
       sm.checkpoint = save_checkpoint_now();
       r.last_checkpoint = sm.checkpoint;
     }
     r.steps_done = m_step;
-    if (on_step && !on_step(sm)) {
+    bool go_on = !on_step || on_step(sm);
+    // A stop asked for on one rank (its Ctrl-C, its callback) stops every rank after this same step.
+    if (parallel) go_on = !m_comm.any(!go_on);
+    if (!go_on) {
       r.stopped = !last;
       // A paused run can be resumed from where it stopped.
-      if (r.stopped && !m_o.checkpoint_dir.empty() && sm.checkpoint.empty()) r.last_checkpoint = save_checkpoint_now();
+      if (r.stopped && !m_o.checkpoint_dir.empty() && !save && rank == 0) r.last_checkpoint = save_checkpoint_now();
       break;
     }
   }

@@ -90,7 +90,18 @@ TrainingBase load_training_base(const std::string& path, uint64_t seed) {
   return b;
 }
 
-std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec) {
+std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec,
+                                                Communicator* communicator) {
+  if (const int world = communicator ? communicator->world_size() : 1; world > 1) {
+    // Checked before the data is read: every rank would otherwise spend that time first.
+    if (spec.recipe != Recipe::Pretrain && spec.recipe != Recipe::Sft)
+      throw Error("data-parallel training (" + std::to_string(world) +
+                  " processes) covers the pretrain and sft recipes (full or LoRA); run reward, dpo, grpo and ppo "
+                  "in one process");
+    if (spec.batch < world)
+      throw Error("--batch " + std::to_string(spec.batch) + " is the global batch and cannot be shared by " +
+                  std::to_string(world) + " processes: use at least one row per process");
+  }
   auto run = std::make_unique<TrainingRun>();
   run->spec = spec;
   run->base = std::move(base);
@@ -213,6 +224,7 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   o.keep_checkpoints = spec.keep_checkpoints;
   o.config_json = spec.config_json;
   o.max_skipped_steps = spec.max_skipped_steps;
+  o.communicator = communicator;
   run->tokens_per_step = int64_t(run->data.train->batch_size()) * T * spec.grad_accum;
   run->trainer = std::make_unique<Trainer>(*run->train_model, *run->data.train, run->data.val.get(),
                                            run->backend.backend.get(), o, run->objective.get());

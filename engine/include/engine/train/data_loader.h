@@ -28,7 +28,14 @@ struct Batch {
   }
   // Positions that count in the loss (targets >= 0 with non-zero weight).
   int64_t counted_positions() const;
+  // The sum of the loss weights of those positions (= counted_positions() when there are no weights): the
+  // denominator of TrainModel's loss over this batch.
+  double counted_weight() const;
 };
+
+// Rows [first, first + count) of `from` into `to` (inputs, targets, weights and lengths, as `from` has them).
+// Data parallelism: rank r of N takes rows [r*B/N, (r+1)*B/N) of every global batch.
+void take_rows(const Batch& from, int first, int count, Batch& to);
 
 // Where a loader stands: `epoch` passes over the data so far and `cursor` within the current one
 // (a token offset in order, an index into the epoch's permutation when shuffled).

@@ -19,18 +19,33 @@
 //     state: its update is skipped (and counted; with several updates per step, the non-finite one and the
 //     step's later ones are skipped, the earlier ones stand); after more than max_skipped_steps such steps the run
 //     stops with an engine::Error that says which step, what was non-finite and where.
+//
+// Data parallelism (options.communicator with world size N > 1; pretrain and SFT, full or LoRA): every rank's loader
+// produces the same global batch of B rows and rank r trains on rows [r*B/N, (r+1)*B/N) of it; its gradient is
+// scaled by its share of the global batch's counted loss weight (tokens) before the backward, the gradients are
+// summed over the ranks (engine/train/gradient_sync.h) and every rank takes the same clipped AdamW step. So N ranks
+// give the loss curve of one rank with the same --batch (to float rounding: sums are taken in another order), also
+// when SFT's masks give the ranks different token counts. Loss, gradient norm, the non-finite guard, validation
+// loss (each rank takes its rows of every validation batch) and tokens_per_s are global values, equal on every
+// rank; a stop asked for on any rank stops all after the same step. Rank 0 alone generates samples and writes
+// checkpoints. The data position is the global loader's, so a checkpoint resumes at any world size with the same
+// data order. Dropout masks are drawn per rank (rank 0 keeps the one-process masks), so with dropout the curves of
+// different world sizes agree in distribution, not bit for bit.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/dist/communicator.h"
 #include "engine/train/adamw.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/data_loader.h"
+#include "engine/train/gradient_sync.h"
 #include "engine/train/lr_schedule.h"
 #include "engine/train/train_model.h"
 #include "engine/train/train_objective.h"
@@ -63,6 +78,9 @@ struct TrainerOptions {
 
   int max_skipped_steps = 0;  // non-finite steps tolerated before the run stops
 
+  // The ranks of a data-parallel run (must outlive the Trainer); null: this process alone.
+  Communicator* communicator = nullptr;
+
   // Throws engine::Error naming the first value out of range.
   void validate() const;
 };
@@ -79,7 +97,11 @@ struct StepMetrics {
   std::optional<std::string> sample;         // the generated continuation (raw bytes, may be cut mid-character)
   std::vector<CompletionSample> samples;     // online recipes: a few sampled completions with their scores
   bool skipped = false;                      // non-finite loss or gradient: an update was skipped
-  std::string checkpoint;                    // path of a checkpoint written after this step, if any
+  std::string checkpoint;                    // path of a checkpoint written after this step, if any (rank 0)
+  int world_size = 1;                        // ranks that trained this step together
+  double comm_seconds = 0;                   // world_size > 1: time exchanging gradients and the loss
+  double wait_seconds = 0;                   // world_size > 1: time waiting for slower ranks before the exchange
+  uint64_t allreduce_bytes = 0;              // world_size > 1: gradient bytes each rank all-reduced this step
 };
 
 // Called after every step; return false to stop the run (after that step).
@@ -96,7 +118,9 @@ class Trainer {
  public:
   // `val` may be null (no validation). `backend` is used for sample generation (may be null when
   // sample_every is 0). `objective` null: the language-model loss. The loaders, model and objective must
-  // outlive the Trainer; a scalar head (TrainModel::set_scalar_head) must be set before.
+  // outlive the Trainer; a scalar head (TrainModel::set_scalar_head) must be set before. With a communicator of
+  // world size > 1: throws engine::Error for an objective (data parallelism covers the language-model loss) or a
+  // batch of fewer rows than ranks.
   Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backend* backend, const TrainerOptions& options,
           TrainObjective* objective = nullptr);
 
@@ -120,9 +144,13 @@ class Trainer {
 
   int64_t step() const { return m_step; }
   AdamW& optimizer() { return m_opt; }
+  int rank() const;
+  int world_size() const;
 
  private:
   std::string sample();
+  // This rank's rows of `global` (world size > 1).
+  const Batch& shard_of(const Batch& global);
 
   TrainModel& m_model;
   BatchLoader& m_train;
@@ -133,6 +161,10 @@ class Trainer {
   AdamW m_opt;
   int64_t m_step = 0;
   Batch m_batch;
+  std::unique_ptr<Communicator> m_local;  // when options.communicator is null
+  Communicator& m_comm;
+  std::unique_ptr<GradientSync> m_sync;  // world size > 1
+  Batch m_shard;
 };
 
 }  // namespace engine

@@ -116,8 +116,11 @@ ChatTemplate training_chat_template(const std::string& name, const ModelFileInfo
                                     std::vector<std::string>* notes);
 
 // Builds the run on `base`. Throws engine::Error for a bad setting (named), unreadable or invalid data,
-// or data too small for one batch.
-std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec);
+// or data too small for one batch. `communicator` (must outlive the run; null: this process alone): the ranks of a
+// data-parallel run, each building the same run; spec.batch is then the global batch (engine/train/trainer.h), and
+// a recipe other than pretrain and sft, or a batch smaller than the world, is refused.
+std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec,
+                                                Communicator* communicator = nullptr);
 
 // Writes the result of a run into run.spec.out_dir (see the invariants above). `provenance_json` goes
 // into workbench.json. Returns warnings for the user (e.g. a tokenizer that cannot be written as HF files).

@@ -1,0 +1,291 @@
+// The trainer's data-parallel path (engine/train/trainer.h) with ranks as threads of this process
+// (support/thread_communicator.h), so it is tested in every build, with or without MPI:
+//   - 2 ranks x B/2 rows give the losses, gradient norms, validation losses and weights of 1 rank x B rows, for
+//     pretraining (shuffled, gradient accumulation, clipping, weight decay, a validation batch that splits unevenly)
+//     and for SFT-style masked batches whose halves count different numbers of tokens; the ranks' weights stay
+//     identical bit for bit;
+//   - rank 0 alone writes checkpoints; a stop on one rank stops both after the same step;
+//   - an objective or a batch smaller than the world is refused;
+//   - GradientSync's buckets cover every gradient value exactly once, merging neighbours and splitting large tensors.
+// The CLI under a real `mpirun -np 2` is tests/dist/test_data_parallel.cpp.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <span>
+#include <thread>
+
+#include "engine/backend.h"
+#include "engine/model_loader.h"
+#include "engine/train/gradient_sync.h"
+#include "engine/train/sequence_loader.h"
+#include "engine/train/text_dataset.h"
+#include "engine/train/trainer.h"
+#include "support/error_of.h"
+#include "support/thread_communicator.h"
+
+using namespace engine;
+
+namespace {
+
+const std::string kTiny = std::string(WB_TEST_DATA_DIR) + "/tiny-gpt2";
+
+std::vector<int32_t> pattern_tokens(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = (rng() % 5 == 0) ? int32_t(rng() % 512) : int32_t((i * 7) % 61);
+  return v;
+}
+
+// Conversations whose assistant part (mask 1) is 1 to 20 tokens long after a prompt of 3 to 10: the rows of one
+// batch count very different numbers of tokens.
+std::vector<EncodedChat> masked_sequences(int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<EncodedChat> out;
+  for (int i = 0; i < n; ++i) {
+    EncodedChat c;
+    const int prompt = 3 + int(rng() % 8), reply = 1 + int(rng() % 20);
+    for (int t = 0; t < prompt + reply; ++t) {
+      c.ids.push_back(int32_t(rng() % 512));
+      c.assistant_mask.push_back(t >= prompt ? 1 : 0);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+TrainerOptions options(int64_t steps) {
+  TrainerOptions o;
+  o.steps = steps;
+  o.grad_accum = 2;
+  o.grad_clip = 0.5f;
+  o.schedule.kind = LrScheduleKind::Cosine;
+  o.schedule.base_lr = 3e-3f;
+  o.schedule.warmup_steps = 2;
+  o.schedule.total_steps = int(steps);
+  o.adam.weight_decay = 0.1;
+  o.seed = 11;
+  return o;
+}
+
+struct RankResult {
+  std::vector<StepMetrics> steps;
+  std::vector<float> params;
+};
+
+// One rank's run: its own copy of the model, loaders and trainer. make_train / make_val build the rank's loaders
+// (every rank builds the same global ones).
+using LoaderFactory = std::function<std::unique_ptr<BatchLoader>()>;
+
+RankResult run_rank(const TrainerOptions& base, Communicator* comm, const LoaderFactory& make_train,
+                    const LoaderFactory& make_val, const std::function<bool(const StepMetrics&)>& on_step = {}) {
+  auto model = load_model(kTiny);
+  auto be = make_cpu_backend(1);
+  TrainModel tm(*model, *be);
+  std::unique_ptr<BatchLoader> train = make_train(), val = make_val ? make_val() : nullptr;
+  TrainerOptions o = base;
+  o.communicator = comm;
+  Trainer trainer(tm, *train, val.get(), nullptr, o);
+  RankResult r;
+  trainer.run([&](const StepMetrics& m) {
+    r.steps.push_back(m);
+    return on_step ? on_step(m) : true;
+  });
+  r.params.assign(model->all_params().begin(), model->all_params().end());
+  return r;
+}
+
+// The ranks of `world`, each in its own thread.
+std::vector<RankResult> run_world(int world, const TrainerOptions& o, const LoaderFactory& make_train,
+                                  const LoaderFactory& make_val,
+                                  const std::function<bool(int, const StepMetrics&)>& on_step = {}) {
+  ThreadGroup group(world);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int r = 0; r < world; ++r) comms.push_back(group.communicator(r));
+  std::vector<RankResult> results(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r)
+    threads.emplace_back([&, r] {
+      std::function<bool(const StepMetrics&)> cb;
+      if (on_step) cb = [&, r](const StepMetrics& m) { return on_step(r, m); };
+      results[size_t(r)] = run_rank(o, comms[size_t(r)].get(), make_train, make_val, cb);
+    });
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+double rel(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
+
+// 2 ranks against 1: the curves within float rounding, the ranks' weights identical, the weights near 1 rank's.
+void compare(const RankResult& one, const std::vector<RankResult>& two) {
+  QCOMPARE(two[0].steps.size(), one.steps.size());
+  double worst = 0;
+  for (size_t i = 0; i < one.steps.size(); ++i) {
+    const StepMetrics &a = two[0].steps[i], &b = one.steps[i];
+    QCOMPARE(a.world_size, 2);
+    QVERIFY(a.allreduce_bytes > 0);
+    QCOMPARE(a.val_loss.has_value(), b.val_loss.has_value());
+    worst = std::max({worst, rel(a.loss, b.loss), rel(a.grad_norm, b.grad_norm),
+                      a.val_loss ? rel(*a.val_loss, *b.val_loss) : 0.0});
+    QVERIFY2(rel(a.loss, b.loss) < 1e-5 && rel(a.grad_norm, b.grad_norm) < 1e-4,
+             qPrintable(QString("step %1: loss %2 vs %3, grad norm %4 vs %5")
+                            .arg(i + 1)
+                            .arg(a.loss, 0, 'g', 9)
+                            .arg(b.loss, 0, 'g', 9)
+                            .arg(a.grad_norm, 0, 'g', 9)
+                            .arg(b.grad_norm, 0, 'g', 9)));
+    if (a.val_loss) QVERIFY(rel(*a.val_loss, *b.val_loss) < 1e-5);
+    // Every rank reports the same global values.
+    QCOMPARE(two[1].steps[i].loss, a.loss);
+    QCOMPARE(two[1].steps[i].grad_norm, a.grad_norm);
+  }
+  qInfo("largest relative difference of loss, grad norm, val loss: %.2e", worst);
+  QVERIFY(std::memcmp(two[0].params.data(), two[1].params.data(), two[0].params.size() * sizeof(float)) == 0);
+  // Adam turns rounding-level gradients into full-size steps of either sign, so single weights may differ by a few
+  // learning rates; the run as a whole must not: the difference is tiny beside what training changed.
+  auto start = load_model(kTiny);
+  const std::span<const float> w0 = start->all_params();
+  double diff = 0, moved = 0;
+  for (size_t i = 0; i < one.params.size(); ++i) {
+    diff += std::pow(double(two[0].params[i]) - one.params[i], 2);
+    moved += std::pow(double(one.params[i]) - w0[i], 2);
+  }
+  const double ratio = std::sqrt(diff / moved);
+  qInfo("|weights(2 ranks) - weights(1 rank)| / |weights(1 rank) - start| = %.2e", ratio);
+  QVERIFY(ratio < 1e-2);
+}
+
+// Adds 1 to every value it sums: a communicator for checking which values GradientSync sends.
+class CountingComm final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  int local_size() const override { return 2; }
+  std::string backend_name() const override { return "counting"; }
+  void allreduce_sum(float* d, size_t n) override { bump(d, n); }
+  void allreduce_sum(double*, size_t) override {}
+  void start_allreduce_sum(float* d, size_t n) override { bump(d, n); }
+  void wait_all() override {}
+  bool any(bool f) override { return f; }
+  void barrier() override {}
+  [[noreturn]] void abort(int code) override { std::exit(code); }
+  std::vector<size_t> calls;
+
+ private:
+  void bump(float* d, size_t n) {
+    calls.push_back(n);
+    for (size_t i = 0; i < n; ++i) d[i] += 1.0f;
+  }
+};
+
+}  // namespace
+
+class TestDataParallelTrainer : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void pretrain_two_ranks_match_one() {
+    const std::vector<int32_t> tokens = pattern_tokens(6000, 3), val_tokens = pattern_tokens(400, 4);
+    const LoaderFactory train = [&] { return std::make_unique<TokenStreamLoader>(tokens, 4, 16, true, 99, "t"); };
+    // 3 rows per validation batch: rank 0 takes 1, rank 1 takes 2.
+    const LoaderFactory val = [&] { return std::make_unique<TokenStreamLoader>(val_tokens, 3, 16, false, 0, "v"); };
+    TrainerOptions o = options(8);
+    o.val_every = 4;
+    o.val_batches = 2;
+    const RankResult one = run_rank(o, nullptr, train, val);
+    QCOMPARE(one.steps[0].world_size, 1);
+    QCOMPARE(one.steps[0].allreduce_bytes, uint64_t(0));
+    compare(one, run_world(2, o, train, val));
+    QVERIFY(one.steps.back().loss < one.steps.front().loss);
+  }
+
+  void masked_rows_are_weighted_by_global_tokens() {
+    const std::vector<EncodedChat> seqs = masked_sequences(64, 5);
+    const LoaderFactory train = [&] { return std::make_unique<SequenceLoader>(seqs, 4, 24, true, 7, 0, "s"); };
+    // The test means something only when the halves of the batches count different numbers of tokens.
+    {
+      SequenceLoader probe(seqs, 4, 24, true, 7, 0, "s");
+      Batch b, half0, half1;
+      int uneven = 0;
+      for (int i = 0; i < 10; ++i) {
+        probe.next(b);
+        take_rows(b, 0, 2, half0);
+        take_rows(b, 2, 2, half1);
+        QCOMPARE(half0.counted_weight() + half1.counted_weight(), b.counted_weight());
+        uneven += half0.counted_weight() != half1.counted_weight();
+      }
+      QVERIFY(uneven >= 8);
+    }
+    const TrainerOptions o = options(5);
+    compare(run_rank(o, nullptr, train, nullptr), run_world(2, o, train, nullptr));
+  }
+
+  void rank0_alone_writes_checkpoints_and_a_stop_on_one_rank_stops_all() {
+    QTemporaryDir dir;
+    const std::vector<int32_t> tokens = pattern_tokens(3000, 8);
+    const LoaderFactory train = [&] { return std::make_unique<TokenStreamLoader>(tokens, 2, 16, true, 1, "t"); };
+    TrainerOptions o = options(6);
+    o.grad_accum = 1;
+    o.save_every = 2;
+    o.keep_checkpoints = 0;
+    o.checkpoint_dir = dir.path().toStdString();
+    // Rank 1 asks to stop after step 3: both ranks stop there, and rank 0 writes the stop's checkpoint.
+    const std::vector<RankResult> r =
+        run_world(2, o, train, nullptr, [](int rank, const StepMetrics& m) { return !(rank == 1 && m.step == 3); });
+    QCOMPARE(r[0].steps.size(), size_t(3));
+    QCOMPARE(r[1].steps.size(), size_t(3));
+    QVERIFY(QString::fromStdString(r[0].steps[1].checkpoint).endsWith("ckpt_00000002.safetensors"));
+    QVERIFY(r[1].steps[1].checkpoint.empty());
+    QCOMPARE(list_checkpoints(o.checkpoint_dir).size(), size_t(2));  // steps 2 and 3 (the stop's)
+  }
+
+  void objectives_and_small_batches_are_refused() {
+    ThreadGroup group(2);
+    auto comm = group.communicator(0);
+    auto model = load_model(kTiny);
+    auto be = make_cpu_backend(1);
+    TrainModel tm(*model, *be);
+    TrainerOptions o = options(1);
+    o.communicator = comm.get();
+    TokenStreamLoader one_row(pattern_tokens(500, 1), 1, 16, false, 0, "t");
+    QVERIFY(error_of([&] { Trainer t(tm, one_row, nullptr, nullptr, o); }).contains("cannot be shared by 2"));
+    struct AnyObjective : TrainObjective {
+      ObjectiveResult forward_backward(TrainModel&, const Batch&, const TrainStepOptions&, float) override {
+        return {};
+      }
+      ObjectiveResult evaluate(TrainModel&, const Batch&) override { return {}; }
+    } objective;
+    TokenStreamLoader rows(pattern_tokens(500, 1), 4, 16, false, 0, "t");
+    QVERIFY(error_of([&] { Trainer t(tm, rows, nullptr, nullptr, o, &objective); }).contains("language-model loss"));
+  }
+
+  void gradient_buckets_cover_every_value_once() {
+    // Three tensors back to back in one buffer (an arena) and one elsewhere, 16-float buckets.
+    std::vector<float> arena(10 + 20 + 5, 0.0f), other(40, 0.0f);
+    std::vector<TrainableTensor> ts(4);
+    ts[0].grad = arena.data();
+    ts[0].numel = 10;
+    ts[1].grad = arena.data() + 10;
+    ts[1].numel = 20;
+    ts[2].grad = arena.data() + 30;
+    ts[2].numel = 5;
+    ts[3].grad = other.data();
+    ts[3].numel = 40;
+    CountingComm comm;
+    GradientSync sync(comm, ts, 16 * sizeof(float));
+    QCOMPARE(sync.bytes_per_reduce(), uint64_t(75 * sizeof(float)));
+    sync.all_reduce();
+    for (float v : arena) QCOMPARE(v, 1.0f);
+    for (float v : other) QCOMPARE(v, 1.0f);
+    // 40 floats in buckets of 16 (3), then the 35 contiguous ones (3): neighbours share a bucket.
+    QCOMPARE(sync.bucket_count(), size_t(6));
+    for (size_t n : comm.calls) QVERIFY(n <= 16);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDataParallelTrainer)
+#include "test_data_parallel_trainer.moc"
