@@ -519,7 +519,7 @@ class TestGguf : public QObject {
     QTest::newRow("11 type 32 (removed)") << ty(32) << "tensor type 32 (removed Q4_0_4_8)";
     QTest::newRow("11 type 33 (removed)") << ty(33) << "tensor type 33 (removed Q4_0_8_8)";
     QTest::newRow("11 type 40 (>= GGML_TYPE_COUNT)") << ty(40) << "unknown tensor type 40";
-    QTest::newRow("11 type 3 (Q4_1, unsupported)") << ty(3) << "tensor type 3 (Q4_1) is not supported";
+    QTest::newRow("11 type 9 (Q8_1, unsupported)") << ty(9) << "tensor type 9 (Q8_1) is not supported";
     QTest::newRow("11 type 23 (IQ4_XS, unsupported)") << ty(23) << "(IQ4_XS) is not supported";
 
     // 12: offsets
@@ -671,7 +671,7 @@ class TestGguf : public QObject {
     QTest::newRow("zero dim") << 6 << "ne[0] = 0 out of range";
     QTest::newRow("5 dims") << 7 << "5 dims, must be 1..4";
     QTest::newRow("partial block") << 8 << "ne[0] = 16 is not a multiple of the Q8_0 block size 32";
-    QTest::newRow("unsupported type") << 9 << "tensor type 3 (Q4_1) is not supported";
+    QTest::newRow("unsupported type") << 9 << "tensor type 9 (Q8_1) is not supported";
     QTest::newRow("alignment 3") << 10 << "alignment 3 is not a power of two";
     QTest::newRow("alignment key disagrees") << 11 << "disagrees with the requested alignment 32";
     QTest::newRow("alignment key wrong type") << 12 << "'general.alignment' must be UINT32, given INT32";
@@ -695,7 +695,7 @@ class TestGguf : public QObject {
       case 6: ts[0].shape = {0}; break;
       case 7: ts[0].shape = {4, 1, 1, 1, 1}; break;
       case 8: ts[0] = {"a", GgmlType::Q8_0, {16}, d}; break;
-      case 9: ts[0].type = static_cast<GgmlType>(3); break;
+      case 9: ts[0].type = static_cast<GgmlType>(9); break;
       case 10: align = 3; break;
       case 11: md = {{"general.alignment", GgufValue(uint32_t(64))}}; break;
       case 12: md = {{"general.alignment", GgufValue(int32_t(32))}}; break;

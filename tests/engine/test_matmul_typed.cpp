@@ -1,5 +1,5 @@
 // Backend::matmul_forward_typed / encoder_forward_typed over every weight encoding (f32, f16, bf16,
-// q8_0, q4_0, q4_K, q6_K), on the CPU backend's kernels and on Backend's default (widen then
+// q8_0, q4_0, q4_K, q6_K, q4_1, q5_0, q5_1, q5_K), on the CPU backend's kernels and on Backend's default (widen then
 // matmul_forward), against a double-precision product of the exactly dequantized weights.
 //
 // N > 1 (prefill) and f16 multiply the dequantized weights in f32, so they must match the reference
@@ -71,9 +71,26 @@ class DefaultTypedBackend final : public Backend {
 };
 
 DType dtype_of(const QString& s) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q4_1,
+                  DType::Q5_0, DType::Q5_1, DType::Q5_K})
     if (s == QString::fromLatin1(engine::dtype_name(t).data(), int(engine::dtype_name(t).size()))) return t;
   qFatal("unknown dtype");
+}
+
+// The file-layout int8 matvec of a block type, the reference every x8 kernel must agree with.
+using ActMatvec = void (*)(float*, const void*, const engine::q8_act&, int64_t, int64_t);
+ActMatvec file_layout_matvec(DType t) {
+  switch (t) {
+    case DType::Q8_0: return engine::matvec_q8_0_act;
+    case DType::Q4_0: return engine::matvec_q4_0_act;
+    case DType::Q4_K: return engine::matvec_q4_K_act;
+    case DType::Q6_K: return engine::matvec_q6_K_act;
+    case DType::Q4_1: return engine::matvec_q4_1_act;
+    case DType::Q5_0: return engine::matvec_q5_0_act;
+    case DType::Q5_1: return engine::matvec_q5_1_act;
+    case DType::Q5_K: return engine::matvec_q5_K_act;
+    default: qFatal("no int8 matvec");
+  }
 }
 
 }  // namespace
@@ -89,7 +106,7 @@ class TestMatmulTyped : public QObject {
     QTest::addColumn<int>("OC");
     QTest::addColumn<int>("threads");  // 0: Backend's default implementation
     QTest::addColumn<bool>("x8");      // the weight also has its packed copy (x8 or f16 panels), as GGUF loads give
-    for (const char* t : {"f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K"}) {
+    for (const char* t : {"f16", "bf16", "q8_0", "q4_0", "q4_K", "q6_K", "q4_1", "q5_0", "q5_1", "q5_K"}) {
       const bool k = t[3] == 'K';
       const int C = k ? 512 : 96;
       for (int N : {1, 5})
@@ -108,7 +125,7 @@ class TestMatmulTyped : public QObject {
     // token; AVX-512: one 12-token tile and one), 5 (a short tile only), 26 (AVX-512: two 12-token
     // tiles and two); OC % 16 = 5 or 13 tail rows, 18 panels in thread ranges of odd lengths;
     // C = 4100 takes several column chunks and a C % 4 (and C % 8) tail.
-    for (const char* t : {"q8_0", "q4_0"})
+    for (const char* t : {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1"})
       for (int N : {1, 4, 9, 19})
         for (int threads : {1, 3}) {
           const int OC = threads == 3 ? 301 : 37;
@@ -121,6 +138,8 @@ class TestMatmulTyped : public QObject {
         const int OC = threads == 3 ? 301 : 37;
         QTest::addRow("q4_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads)
             << "q4_K" << N << 512 << OC << threads << true;
+        QTest::addRow("q5_K x8 N=%d C=512 OC=%d threads=%d", N, OC, threads)
+            << "q5_K" << N << 512 << OC << threads << true;
       }
     // q6_K x8: N = 1 (the decode functions), 2 (two single-token tiles over the unpacked weights), 4
     // (one 4-token tile), 15 (AVX-512: an 8-token, a 4-token tile and 3 singles; 256 bits: three
@@ -208,8 +227,9 @@ class TestMatmulTyped : public QObject {
   void x8_sums_equal_the_file_layout() {
     // Same int8 activations, same integer block sums: the x8 product of every token must equal the
     // file-layout matvec's up to f32 summation order (a few ulps of the magnitude).
-    for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
-      const int N = 6, C = t == DType::Q4_K || t == DType::Q6_K ? 512 : 256, OC = 40;
+    for (DType t :
+         {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q5_K}) {
+      const int N = 6, C = engine::dtype_block_elems(t) == 256 ? 512 : 256, OC = 40;
       const auto bytes = random_weights(t, OC, C, 31);
       std::vector<uint8_t> packed(engine::x8_bytes(t, OC, C));
       engine::pack_x8(t, bytes.data(), OC, C, packed.data());
@@ -228,10 +248,7 @@ class TestMatmulTyped : public QObject {
       QVERIFY(rows.qu.empty() && rows.half_sums.empty());
       for (int n = 0; n < N; ++n) {
         engine::quantize_act_q8(x.data() + size_t(n) * C, C, one);
-        (t == DType::Q8_0   ? engine::matvec_q8_0_act
-         : t == DType::Q4_0 ? engine::matvec_q4_0_act
-         : t == DType::Q4_K ? engine::matvec_q4_K_act
-                            : engine::matvec_q6_K_act)(want.data(), bytes.data(), one, 0, OC);
+        file_layout_matvec(t)(want.data(), bytes.data(), one, 0, OC);
         for (int o = 0; o < OC; ++o) {
           const float g = got[size_t(n) * OC + o];
           QVERIFY2(std::abs(g - want[o]) <= 1e-5f * (1.f + std::abs(want[o])),
@@ -269,7 +286,9 @@ class TestMatmulTyped : public QObject {
     };
     for (const Case& c :
          {Case{DType::Q4_0, 32}, Case{DType::Q4_0, 288}, Case{DType::Q4_0, 2048}, Case{DType::Q4_K, 256},
-          Case{DType::Q4_K, 2048}, Case{DType::Q6_K, 256}, Case{DType::Q6_K, 2048}})
+          Case{DType::Q4_K, 2048}, Case{DType::Q6_K, 256}, Case{DType::Q6_K, 2048}, Case{DType::Q4_1, 288},
+          Case{DType::Q5_0, 32}, Case{DType::Q5_0, 2048}, Case{DType::Q5_1, 288}, Case{DType::Q5_K, 256},
+          Case{DType::Q5_K, 2048}})
       for (int extreme = 0; extreme < 3; ++extreme) {
         const int OC = 24;
         auto bytes = random_weights(c.t, OC, c.C, 41);
@@ -277,10 +296,13 @@ class TestMatmulTyped : public QObject {
         if (extreme) {
           // Every value at its largest: nibbles 15 (q4_0: after d; q4_K: after d, dmin and the
           // scales), q6_K's 6-bit values 63 (ql and qh, before its scales and d).
-          const size_t block = c.t == DType::Q4_0   ? engine::k_q4_0_bytes
-                               : c.t == DType::Q4_K ? engine::k_q4_K_bytes
-                                                    : engine::k_q6_K_bytes;
-          const size_t first = c.t == DType::Q4_0 ? 2 : c.t == DType::Q4_K ? 16 : 0;
+          // q4_1 / q5_1: after d and m; q5_0: after d (fifth bits and nibbles); q5_K: after d, dmin and the
+          // scales (fifth bits and nibbles): every value 31.
+          const size_t block = engine::dtype_bytes(c.t, engine::dtype_block_elems(c.t));
+          const size_t first = c.t == DType::Q4_0 || c.t == DType::Q5_0                       ? 2
+                               : c.t == DType::Q4_1 || c.t == DType::Q5_1                     ? 4
+                               : c.t == DType::Q4_K || c.t == DType::Q5_K                     ? 16
+                                                                                              : 0;
           const size_t last = c.t == DType::Q6_K ? 192 : block;
           for (size_t b = 0; b < bytes.size() / block; ++b)
             std::memset(bytes.data() + b * block + first, 0xff, last - first);
@@ -292,9 +314,7 @@ class TestMatmulTyped : public QObject {
         engine::quantize_act_q8(x.data(), c.C, act);
         std::vector<float> got(OC, NAN), want(OC);
         engine::matmul_x8(c.t, got.data(), packed.data(), act, 1, OC, 0, OC / 8);
-        (c.t == DType::Q4_0   ? engine::matvec_q4_0_act
-         : c.t == DType::Q4_K ? engine::matvec_q4_K_act
-                              : engine::matvec_q6_K_act)(want.data(), bytes.data(), act, 0, OC);
+        file_layout_matvec(c.t)(want.data(), bytes.data(), act, 0, OC);
         double mag = 0;
         for (float v : want) mag = std::max(mag, double(std::abs(v)));
         for (int o = 0; o < OC; ++o)

@@ -3,7 +3,8 @@
 //    negative max), so a silent layout change cannot pass;
 //  - quantize -> dequantize stays within the rounding bound of each format;
 //  - gguf-py fixtures (tests/tools/make_quant_fixture.py) are an independent reference: our
-//    quantizers must match it byte for byte, our q4_K / q6_K dequantizers value for value;
+//    quantizers must match it byte for byte, our q4_K / q6_K / q4_1 / q5_0 / q5_1 / q5_K dequantizers
+//    value for value;
 //  - every matvec / matmul kernel (q8_0, q4_0, q4_K, q6_K, f16) agrees with a double-precision product of the
 //  dequantized
 //    weights, over shapes with C a multiple of 32 but not of 256, odd OC and partial row ranges.
@@ -12,7 +13,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/dtype.h"
@@ -188,6 +191,8 @@ class TestQuant : public QObject {
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::quantize_row_q4_0(x.data(), buf.data(), 31));
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q4_K(buf.data(), x.data(), 32));
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q6_K(buf.data(), x.data(), 128));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q5_0(buf.data(), x.data(), 33));
+    QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_row_q5_K(buf.data(), x.data(), 32));
     float out[4];
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::matvec_q8_0(out, buf.data(), x.data(), 33, 0, 1));
   }
@@ -197,10 +202,11 @@ class TestQuant : public QObject {
   // past the table.
   void every_dtype_has_its_kernels() {
     using engine::DType;
-    const DType all[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+    const DType all[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
+                         DType::Q6_K, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q5_K};
     std::vector<uint8_t> zeros(4096, 0);
     for (DType t : all) {
-      const bool x8 = t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K || t == DType::Q6_K;
+      const bool x8 = engine::dtype_is_quantized(t);
       QCOMPARE(engine::has_x8_layout(t), x8);
       if (x8) {
         QCOMPARE(uint64_t(engine::x8_block_weights(t)), engine::dtype_block_elems(t));
@@ -225,12 +231,20 @@ class TestQuant : public QObject {
       engine::dequantize_rows(t, zeros.data(), 256, 0, 1, row.data());
       QVERIFY(std::all_of(row.begin(), row.end(), [](float v) { return v == 0.f; }));
     }
-    const auto bogus = static_cast<DType>(7);
+    const auto bogus = static_cast<DType>(std::size(all));
     float out[1];
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::dequantize_rows(bogus, zeros.data(), 32, 0, 1, out));
     QVERIFY_THROWS_EXCEPTION(engine::Error, engine::first_nonfinite(bogus, zeros.data(), 32));
     QVERIFY(!engine::x8_worth_packing(DType::F16));
     QVERIFY(engine::x8_worth_packing(DType::Q8_0) && engine::x8_worth_packing(DType::Q4_0));
+    for (DType t : {DType::Q4_1, DType::Q5_0, DType::Q5_1}) QVERIFY(engine::x8_worth_packing(t));
+    // The names bench --json and the model info print.
+    QCOMPARE(engine::dtype_name(DType::Q4_1), std::string_view("q4_1"));
+    QCOMPARE(engine::dtype_name(DType::Q5_0), std::string_view("q5_0"));
+    QCOMPARE(engine::dtype_name(DType::Q5_1), std::string_view("q5_1"));
+    QCOMPARE(engine::dtype_name(DType::Q5_K), std::string_view("q5_K"));
+    QCOMPARE(engine::dtype_bytes(DType::Q5_0, 64), uint64_t(44));
+    QCOMPARE(engine::dtype_bytes(DType::Q5_K, 512), uint64_t(352));
   }
 
   // --- round-trip error bounds ---
@@ -290,8 +304,7 @@ class TestQuant : public QObject {
 
   void k_dequantizers_match_gguf_py_data() {
     QTest::addColumn<QString>("name");
-    QTest::newRow("q4_K") << "q4_K";
-    QTest::newRow("q6_K") << "q6_K";
+    for (const char* t : {"q4_K", "q6_K", "q4_1", "q5_0", "q5_1", "q5_K"}) QTest::newRow(t) << t;
   }
   void k_dequantizers_match_gguf_py() {
     QFETCH(QString, name);
@@ -299,19 +312,30 @@ class TestQuant : public QObject {
     const QByteArray values = read_fixture(qPrintable(name + "_values.f32"));
     QVERIFY2(!blocks.isEmpty() && !values.isEmpty(), "fixture missing: run tests/tools/make_quant_fixture.py");
     const std::vector<float> expected = as_floats(values);
-    const size_t block_bytes = name == "q4_K" ? engine::k_q4_K_bytes : engine::k_q6_K_bytes;
-    QCOMPARE((size_t)blocks.size(), expected.size() / 256 * block_bytes);
+    using Dequantize = void (*)(const void*, float*, int64_t);
+    const std::pair<const char*, Dequantize> by_name[] = {
+        {"q4_K", engine::dequantize_row_q4_K}, {"q6_K", engine::dequantize_row_q6_K},
+        {"q4_1", engine::dequantize_row_q4_1}, {"q5_0", engine::dequantize_row_q5_0},
+        {"q5_1", engine::dequantize_row_q5_1}, {"q5_K", engine::dequantize_row_q5_K}};
+    const auto it = std::find_if(std::begin(by_name), std::end(by_name), [&](auto& e) { return name == e.first; });
+    const size_t block = name.endsWith("_K") ? 256 : 32;
+    const size_t block_bytes = name == "q4_K"   ? engine::k_q4_K_bytes
+                               : name == "q6_K" ? engine::k_q6_K_bytes
+                               : name == "q5_K" ? engine::k_q5_K_bytes
+                               : name == "q4_1" ? engine::k_q4_1_bytes
+                               : name == "q5_0" ? engine::k_q5_0_bytes
+                                                : engine::k_q5_1_bytes;
+    QCOMPARE((size_t)blocks.size(), expected.size() / block * block_bytes);
     std::vector<float> got(expected.size());
-    if (name == "q4_K") engine::dequantize_row_q4_K(blocks.constData(), got.data(), (int64_t)got.size());
-    else engine::dequantize_row_q6_K(blocks.constData(), got.data(), (int64_t)got.size());
+    it->second(blocks.constData(), got.data(), (int64_t)got.size());
     for (size_t i = 0; i < got.size(); ++i) {
       // gguf-py may associate d*sc*q differently from us; allow a few ulps of the magnitude.
       const float tol = 4e-7f * std::max(1.f, std::fabs(expected[i])) + 1e-9f;
       if (std::fabs(got[i] - expected[i]) > tol)
         QFAIL(qPrintable(QString("element %1 (block %2, index %3): got %4, gguf-py %5")
                              .arg(i)
-                             .arg(i / 256)
-                             .arg(i % 256)
+                             .arg(i / block)
+                             .arg(i % block)
                              .arg(got[i], 0, 'g', 9)
                              .arg(expected[i], 0, 'g', 9)));
     }

@@ -38,7 +38,11 @@ class TestPortableKernels : public QObject {
     const auto matvec = t == DType::Q8_0   ? matvec_q8_0_act
                         : t == DType::Q4_0 ? matvec_q4_0_act
                         : t == DType::Q4_K ? matvec_q4_K_act
-                                           : matvec_q6_K_act;
+                        : t == DType::Q6_K ? matvec_q6_K_act
+                        : t == DType::Q4_1 ? matvec_q4_1_act
+                        : t == DType::Q5_0 ? matvec_q5_0_act
+                        : t == DType::Q5_1 ? matvec_q5_1_act
+                                           : matvec_q5_K_act;
     for (int n = 0; n < N; ++n) {
       quantize_act_q8(X.data() + size_t(n) * C, C, one);
       matvec(want.data(), q.data(), one, 0, OC);
@@ -80,9 +84,12 @@ class TestPortableKernels : public QObject {
       (t == DType::Q8_0 ? quantize_row_q8_0 : quantize_row_q4_0)(W.data(), q.data(), int64_t(OC) * C);
       check_x8_against_file_layout(t, q, X, N, C, OC);
     }
-    // q4_K / q6_K (two super-blocks per row); one token takes q6_K's decode functions, 7 its prefill ones.
+    // q4_1 / q5_0 / q5_1 (random valid blocks): one token and a tile plus 3.
+    for (DType t : {DType::Q4_1, DType::Q5_0, DType::Q5_1})
+      for (int N32 : {1, 7}) check_x8_against_file_layout(t, random_weights(t, OC, C, 9), X, N32, C, OC);
+    // q4_K / q6_K / q5_K (two super-blocks per row); one token takes q6_K's decode functions, 7 its prefill ones.
     const int CK = 512;
-    for (DType t : {DType::Q4_K, DType::Q6_K})
+    for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q5_K})
       for (int NK : {1, 7}) {
         std::vector<float> XK(size_t(NK) * CK);
         for (auto& v : XK) v = nd(rng);

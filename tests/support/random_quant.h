@@ -1,9 +1,9 @@
 // Test helpers: weight matrices in every encoding the kernels read, from a seeded generator.
 //
 // q8_0 / q4_0 / f16 / bf16 come from the engine's own quantizers and conversions of random f32
-// values; q4_K / q6_K (which the engine does not quantize to) are random bytes with scales chosen so
-// that weights stay around +-0.1, since every bit pattern of their quants and packed scales is a
-// valid block. Either way, tests compare kernels with the exact dequantized values of these bytes.
+// values; q4_K / q6_K / q4_1 / q5_0 / q5_1 / q5_K (which the engine does not quantize to) are random
+// bytes with scales (and mins) chosen so that weights stay around +-scale, since every bit pattern of
+// their quants, fifth bits and packed scales is a valid block. Either way, tests compare kernels with the exact dequantized values of these bytes.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,28 @@ inline std::vector<uint8_t> random_weights(engine::DType t, int OC, int C, uint3
         // w = d*scale*(q-32), int8 scale, |q-32| <= 32: d ~ scale/2000 keeps |w| below ~2*scale.
         const uint16_t d = engine::f32_to_fp16(scale / 2000.f * ud(rng));
         std::memcpy(out.data() + off + 208, &d, 2);
+      }
+    }
+    return out;
+  }
+  if (t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q5_K) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : out) b = static_cast<uint8_t>(byte(rng));
+    const size_t bytes = engine::dtype_bytes(t, engine::dtype_block_elems(t));
+    std::uniform_real_distribution<float> ud(0.5f, 1.5f);
+    const auto put = [&](size_t at, float v) {
+      const uint16_t h = engine::f32_to_fp16(v);
+      std::memcpy(out.data() + at, &h, 2);
+    };
+    for (size_t off = 0; off < out.size(); off += bytes) {
+      // Values q in 0..15 (q4_1) or 0..31, centred by the offset or the min: |w| <= ~scale.
+      const float d = (t == DType::Q4_1 ? scale / 7.5f : scale / 15.5f) * ud(rng);
+      if (t == DType::Q5_K) {
+        put(off, scale / 1000.f * ud(rng));      // w = d*sc*q - dmin*m: sc, m <= 63, q <= 31
+        put(off + 2, scale / 1000.f * ud(rng));
+      } else {
+        put(off, d);
+        if (t != DType::Q5_0) put(off + 2, -d * (t == DType::Q4_1 ? 7.5f : 15.5f) * ud(rng));
       }
     }
     return out;

@@ -2,8 +2,8 @@
 //
 // f16/bf16 conversions are exact IEEE round-to-nearest-even (f32 -> half) and exact widening
 // (half -> f32); quantized block types follow GGUF's layout (q8_0: 32 int8 + one f16 scale,
-// q4_0: 32 nibbles + one f16 scale; the K types q4_K / q6_K: 256 weights in 144 / 210 bytes, see
-// engine/quant.h).
+// q4_0: 32 nibbles + one f16 scale; q4_1 / q5_0 / q5_1: 32 weights in 20 / 22 / 24 bytes; the K types
+// q4_K / q5_K / q6_K: 256 weights in 144 / 176 / 210 bytes, see engine/quant.h).
 #pragma once
 
 #include <cstdint>
@@ -12,16 +12,17 @@
 
 namespace engine {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
+// Values are appended, never renumbered: the kernels' and formats' tables are indexed by them.
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_1, Q5_0, Q5_1, Q5_K };
 
 std::string_view dtype_name(DType t);
 
 // Bytes taken by `n` elements of type `t`; quantized types need n to be a multiple of their block.
 // Throws engine::Error on overflow or a partial block.
 uint64_t dtype_bytes(DType t, uint64_t n);
-// Elements per block: 1 (f32/f16/bf16), 32 (q8_0/q4_0), 256 (q4_K/q6_K).
+// Elements per block: 1 (f32/f16/bf16), 32 (q8_0/q4_0/q4_1/q5_0/q5_1), 256 (q4_K/q5_K/q6_K).
 uint64_t dtype_block_elems(DType t);
-// True for the block-quantized types (q8_0, q4_0, q4_K, q6_K).
+// True for the block-quantized types (every type but f32, f16, bf16).
 bool dtype_is_quantized(DType t);
 
 inline float fp16_to_f32(uint16_t h) {

@@ -8,6 +8,14 @@
 //        8 sub-blocks of 32 with 6-bit scale sc and 6-bit min m:  w = d*sc*q - dmin*m
 //   q6_K (256 weights, 210 bytes): uint8 ql[128], uint8 qh[64], int8 scales[16], f16 d;
 //        16 sub-blocks of 16 with int8 scale:                  w = d*scale*(q6-32)
+//   q4_1 (32 weights, 20 bytes):  f16 d, f16 m, uint8 qs[16];            w = d*nibble + m
+//        (nibbles placed as in q4_0).
+//   q5_0 (32 weights, 22 bytes):  f16 d, uint8 qh[4], uint8 qs[16];      w = d*(q5-16)
+//        q5 = nibble (as q4_0) | bit j of the little-endian 32-bit qh << 4, for weight j.
+//   q5_1 (32 weights, 24 bytes):  f16 d, f16 m, uint8 qh[4], uint8 qs[16]; w = d*q5 + m
+//   q5_K (256 weights, 176 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qh[32], uint8 qs[128];
+//        q4_K's scales, mins and nibbles, plus a fifth bit: bit j of qh[l] for weight l of sub-block j.
+//                                                                w = d*sc*q5 - dmin*m
 //
 // Invariants: element counts passed here are whole blocks (a multiple of 32, or 256 for K types);
 // anything else throws engine::Error rather than reading a partial block. Block pointers need only
@@ -32,6 +40,10 @@ inline constexpr size_t k_q8_0_bytes = 34;
 inline constexpr size_t k_q4_0_bytes = 18;
 inline constexpr size_t k_q4_K_bytes = 144;
 inline constexpr size_t k_q6_K_bytes = 210;
+inline constexpr size_t k_q4_1_bytes = 20;
+inline constexpr size_t k_q5_0_bytes = 22;
+inline constexpr size_t k_q5_1_bytes = 24;
+inline constexpr size_t k_q5_K_bytes = 176;
 
 // --- quantize (f32 -> blocks), exactly as ggml's reference quantizers round ---
 // n must be a multiple of 32. dst receives n/32 blocks.
@@ -43,6 +55,10 @@ void dequantize_row_q8_0(const void* src, float* dst, int64_t n);  // n % 32 == 
 void dequantize_row_q4_0(const void* src, float* dst, int64_t n);  // n % 32 == 0
 void dequantize_row_q4_K(const void* src, float* dst, int64_t n);  // n % 256 == 0
 void dequantize_row_q6_K(const void* src, float* dst, int64_t n);  // n % 256 == 0
+void dequantize_row_q4_1(const void* src, float* dst, int64_t n);  // n % 32 == 0
+void dequantize_row_q5_0(const void* src, float* dst, int64_t n);  // n % 32 == 0
+void dequantize_row_q5_1(const void* src, float* dst, int64_t n);  // n % 32 == 0
+void dequantize_row_q5_K(const void* src, float* dst, int64_t n);  // n % 256 == 0
 
 // --- activations quantized once per matvec, shared by every weight row ---
 // x is rounded to int8 per 32-element block with an f32 scale (finer than ggml's f16 activation
@@ -78,6 +94,13 @@ void matvec_q4_K(float* out, const void* W, const float* x, int C, int64_t row_b
 void matvec_q6_K(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end);
 void matvec_q4_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
 void matvec_q6_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+// q4_1 / q5_0 / q5_1 / q5_K in the file layout, what llama-quantize writes beside q4_K / q6_K (Q5_K_M,
+// and Q4_K_M's fallback for rows that are not whole 256-weight blocks). Portable integer loops: with
+// the x8 copy the loader makes, they serve only the last OC % 8 rows and unpacked weights.
+void matvec_q4_1_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+void matvec_q5_0_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+void matvec_q5_1_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
+void matvec_q5_K_act(float* out, const void* W, const q8_act& x, int64_t row_begin, int64_t row_end);
 
 // --- matrix-matrix (prefill): out[n*OC + o] = dot(W[o], X[n]) for n in [0,N), o in [row_begin, row_end) ---
 // X is (N, C) row-major f32, out is (N, OC) row-major, W (OC, C) in encoding t (any dtype; C a
@@ -98,7 +121,9 @@ void matmul_typed(float* out, DType t, const void* W, const float* X, int N, int
 // q4_K has an x8 form too: per super-block the 8 rows' d and dmin, their sub-block scales and mins
 // unpacked from 6 bits to bytes, and the nibbles interleaved the same way per 32-byte chunk; and
 // q6_K: per super-block the 8 rows' d and int8 scales, then their 6-bit values three bytes for four
-// (quant_blocks.h; no wider than the file).
+// (quant_blocks.h; no wider than the file). q4_1 / q5_0 / q5_1 interleave like q4_0, with the 8 rows'
+// mins beside their scales and the fifth bits regrouped so each 32-byte chunk's are one shift away;
+// q5_K is q4_K's x8 form plus its fifth bits interleaved like the nibbles.
 // Only the first OC / 8 * 8 rows are packed; the kernels' callers handle the remaining rows from
 // the original layout. Every weight keeps its exact value; only where its bits sit differs.
 inline constexpr int k_x8_rows = 8;
@@ -106,11 +131,11 @@ inline constexpr int k_x8_rows = 8;
 // (x8_block_weights throws for an encoding without one).
 bool has_x8_layout(DType t);
 int x8_block_weights(DType t);
-// Whether the loader should pack weights of encoding t: q8_0 and q4_0 always; q4_K and q6_K where
+// Whether the loader should pack weights of encoding t: the 32-weight types always; the K types where
 // this build has SIMD kernels for them (AVX2 or AVX-512; without AVX2 the file-layout kernels are faster than
 // the portable x8 loop, which exists for correctness).
 bool x8_worth_packing(DType t);
-// Bytes of the packed copy of W (OC, C) in encoding t (q8_0, q4_0, q4_K or q6_K), overflow-checked.
+// Bytes of the packed copy of W (OC, C) in encoding t (any has_x8_layout type), overflow-checked.
 uint64_t x8_bytes(DType t, int64_t OC, int C);
 // dst (x8_bytes) = rows [0, OC / 8 * 8) of W in the x8 layout.
 void pack_x8(DType t, const void* W, int64_t OC, int C, void* dst);
@@ -149,10 +174,10 @@ void matmul_f16_panels(float* out, const uint16_t* P, const float* X, int N, int
 // C must be a whole number of t's blocks.
 void dequantize_rows(DType t, const void* W, int C, int64_t row_begin, int64_t rows, float* dst);
 
-// Index of the first element of the first block whose scale (q8_0/q4_0: d; q4_K: d, dmin; q6_K: d)
-// or value (f16/bf16/f32) is inf or nan, or -1 when every weight is finite. Scans only scales for
-// block types: with finite scales every weight of those formats is finite. n: element count
-// (a multiple of the block).
+// Index of the first element of the first block whose scale (q8_0/q4_0/q5_0/q6_K: d; q4_1/q5_1: d, m;
+// q4_K/q5_K: d, dmin) or value (f16/bf16/f32) is inf or nan, or -1 when every weight is finite. Scans
+// only scales for block types: with finite scales every weight of those formats is finite. n: element
+// count (a multiple of the block).
 int64_t first_nonfinite(DType t, const void* W, int64_t n);
 
 }  // namespace engine

@@ -1,8 +1,8 @@
 // dtype names and byte sizes (see engine/dtype.h).
 //
 // Quantized types are stored in whole blocks, as in GGUF: q8_0 = one f16 scale + 32 int8 (34 bytes),
-// q4_0 = one f16 scale + 16 bytes of nibbles (18 bytes), q4_K / q6_K = 256 weights in 144 / 210
-// bytes. A count that is not a whole number of blocks cannot be stored and is an error, never rounded.
+// q4_0 = one f16 scale + 16 bytes of nibbles (18 bytes), q4_1 / q5_0 / q5_1 = 32 weights in 20 / 22 / 24
+// bytes, q4_K / q5_K / q6_K = 256 weights in 144 / 176 / 210 bytes. A count that is not a whole number of blocks cannot be stored and is an error, never rounded.
 #include "engine/dtype.h"
 
 #include <iterator>
@@ -28,12 +28,16 @@ constexpr DTypeFormat k_formats[] = {
     {"f32", 1, 4, "f32 tensor size"},       {"f16", 1, 2, "f16 tensor size"},
     {"bf16", 1, 2, "bf16 tensor size"},     {"q8_0", 32, 34, "q8_0 tensor size"},
     {"q4_0", 32, 18, "q4_0 tensor size"},   {"q4_K", 256, 144, "q4_K tensor size"},
-    {"q6_K", 256, 210, "q6_K tensor size"},
+    {"q6_K", 256, 210, "q6_K tensor size"},   {"q4_1", 32, 20, "q4_1 tensor size"},
+    {"q5_0", 32, 22, "q5_0 tensor size"},   {"q5_1", 32, 24, "q5_1 tensor size"},
+    {"q5_K", 256, 176, "q5_K tensor size"},
 };
 static_assert(static_cast<int>(DType::F32) == 0 && static_cast<int>(DType::F16) == 1 &&
                   static_cast<int>(DType::BF16) == 2 && static_cast<int>(DType::Q8_0) == 3 &&
                   static_cast<int>(DType::Q4_0) == 4 && static_cast<int>(DType::Q4_K) == 5 &&
-                  static_cast<int>(DType::Q6_K) == 6 && std::size(k_formats) == 7,
+                  static_cast<int>(DType::Q6_K) == 6 && static_cast<int>(DType::Q4_1) == 7 &&
+                  static_cast<int>(DType::Q5_0) == 8 && static_cast<int>(DType::Q5_1) == 9 &&
+                  static_cast<int>(DType::Q5_K) == 10 && std::size(k_formats) == 11,
               "k_formats rows follow the DType enum, one per value");
 
 const DTypeFormat* format_of(DType t) {

@@ -46,17 +46,17 @@ constexpr GgmlTypeInfo k_ggml_types[] = {
     {0, "F32", 1, 4},
     {1, "F16", 1, 2},
     {2, "Q4_0", 32, 18},
-    {3, "Q4_1", 0, 0},
+    {3, "Q4_1", 32, 20},
     {4, "removed Q4_2", 0, 0},
     {5, "removed Q4_3", 0, 0},
-    {6, "Q5_0", 0, 0},
-    {7, "Q5_1", 0, 0},
+    {6, "Q5_0", 32, 22},
+    {7, "Q5_1", 32, 24},
     {8, "Q8_0", 32, 34},
     {9, "Q8_1", 0, 0},
     {10, "Q2_K", 0, 0},
     {11, "Q3_K", 0, 0},
     {12, "Q4_K", 256, 144},
-    {13, "Q5_K", 0, 0},
+    {13, "Q5_K", 256, 176},
     {14, "Q6_K", 256, 210},
     {15, "Q8_K", 0, 0},
     {16, "IQ2_XXS", 0, 0},
@@ -223,6 +223,10 @@ std::optional<DType> ggml_to_dtype(GgmlType t) {
     case GgmlType::Q4_0: return DType::Q4_0;
     case GgmlType::Q4_K: return DType::Q4_K;
     case GgmlType::Q6_K: return DType::Q6_K;
+    case GgmlType::Q4_1: return DType::Q4_1;
+    case GgmlType::Q5_0: return DType::Q5_0;
+    case GgmlType::Q5_1: return DType::Q5_1;
+    case GgmlType::Q5_K: return DType::Q5_K;
     default: return std::nullopt;
   }
 }
@@ -236,6 +240,10 @@ GgmlType dtype_to_ggml(DType t) {
     case DType::Q4_0: return GgmlType::Q4_0;
     case DType::Q4_K: return GgmlType::Q4_K;
     case DType::Q6_K: return GgmlType::Q6_K;
+    case DType::Q4_1: return GgmlType::Q4_1;
+    case DType::Q5_0: return GgmlType::Q5_0;
+    case DType::Q5_1: return GgmlType::Q5_1;
+    case DType::Q5_K: return GgmlType::Q5_K;
   }
   throw Error("dtype_to_ggml: unknown dtype " + std::to_string(static_cast<int>(t)));
 }

@@ -11,7 +11,7 @@
 // llama.cpp and its converter does not permute, so rope_interleaved = false.
 //
 // Linear weights (token_embd, the attention and MLP matrices, output) stored as f32 / f16 / q8_0 /
-// q4_0 / q4_K / q6_K stay in the memory-mapped file: the Model gets WeightRefs into the mapping plus a
+// q4_0 / q4_1 / q5_0 / q5_1 / q4_K / q5_K / q6_K stay in the memory-mapped file: the Model gets WeightRefs into the mapping plus a
 // shared_ptr that keeps the file mapped, and the kernels of quant.h (sgemm for f32) read them there,
 // so peak RSS is about the file size. A group is kept in the file when any of its layers is so
 // encoded; its bf16 layers are widened to an owned f32 copy. Everything else
@@ -126,7 +126,8 @@ void read_into(const GgufFile& f, const std::string& name, const std::vector<uin
 // and keep it a copy above the file afterwards. bf16 is widened at load: no bf16 kernel yet.
 bool read_in_place(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ||
-         t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+         t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K ||
+         t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 
 // Points layer `layer` of external group `ours` at tensor `name` inside the mapping (the caller keeps

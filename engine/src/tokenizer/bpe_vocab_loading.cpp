@@ -66,7 +66,12 @@ std::unique_ptr<Tokenizer> Tokenizer::from_bpe_vocab(std::vector<std::string> to
   std::vector<std::pair<std::string, int64_t>> entries;
   entries.reserve(n);
   for (std::size_t i = 0; i < n; ++i) entries.emplace_back(std::move(tokens[i]), static_cast<int64_t>(i));
-  tokenizer::BpeModel model(tokenizer::Vocabulary::build(std::move(entries), k_source), tokenizer::BpeOptions{});
+  // llama.cpp encodes a Llama-3 ("llama-bpe") pre-token that is itself a vocabulary token as that token,
+  // whatever the merges would make of it, as the Llama-3 tokenizer.json's "ignore_merges" says: some
+  // such tokens (" Việt") are not reachable by the merges at all.
+  tokenizer::BpeOptions options;
+  options.ignore_merges = pre->gguf_name() == "llama-bpe";
+  tokenizer::BpeModel model(tokenizer::Vocabulary::build(std::move(entries), k_source), options);
   const tokenizer::Vocabulary& vocab = model.vocab();
   for (std::size_t i = 0; i < merges.size(); ++i) {
     const std::string& m = merges[i];

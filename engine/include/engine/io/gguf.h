@@ -54,13 +54,18 @@ enum class GgufType : uint32_t {
 std::string_view gguf_type_name(GgufType t);  // "UINT8", ..., "unknown"
 
 // Tensor element types we recognise, numbered as ggml numbers them (other ggml types are refused
-// by name). Block sizes: F32/F16/BF16 and the integer types 1 element; Q4_0/Q8_0 32; Q4_K/Q6_K 256.
+// by name). Block sizes: F32/F16/BF16 and the integer types 1 element; Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 32;
+// Q4_K/Q5_K/Q6_K 256.
 enum class GgmlType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
   Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
   I8 = 24,
   I16 = 25,
@@ -74,7 +79,8 @@ uint64_t ggml_block_elems(GgmlType t);  // elements per block
 uint64_t ggml_block_bytes(GgmlType t);  // bytes per block
 // Bytes of `n` elements; throws engine::Error on a partial block or overflow.
 uint64_t ggml_type_bytes(GgmlType t, uint64_t n);
-// The engine's DType for a GGUF tensor type, if it has one (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K).
+// The engine's DType for a GGUF tensor type, if it has one (the float types and every quantized type
+// with a DType: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K).
 std::optional<DType> ggml_to_dtype(GgmlType t);
 GgmlType dtype_to_ggml(DType t);
 

@@ -96,6 +96,21 @@ int64_t first_nonfinite_q4_K(const void* W, int64_t n) {
 int64_t first_nonfinite_q6_K(const void* W, int64_t n) {
   return first_nonfinite_block<block_q6_K>(W, n, k_kblock, [](const block_q6_K& b) { return half_finite(b.d); });
 }
+int64_t first_nonfinite_q4_1(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q4_1>(W, n, k_qblock,
+                                           [](const block_q4_1& b) { return half_finite(b.d) && half_finite(b.m); });
+}
+int64_t first_nonfinite_q5_0(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q5_0>(W, n, k_qblock, [](const block_q5_0& b) { return half_finite(b.d); });
+}
+int64_t first_nonfinite_q5_1(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q5_1>(W, n, k_qblock,
+                                           [](const block_q5_1& b) { return half_finite(b.d) && half_finite(b.m); });
+}
+int64_t first_nonfinite_q5_K(const void* W, int64_t n) {
+  return first_nonfinite_block<block_q5_K>(W, n, k_kblock,
+                                           [](const block_q5_K& b) { return half_finite(b.d) && half_finite(b.dmin); });
+}
 
 }  // namespace quant_detail
 

@@ -3,7 +3,7 @@
 // The x8 product kernel of each encoding is chosen here, at compile time, from the widest set this
 // build's instruction set allows (x8_kernels.h); q4_K and q6_K are packed only where that set is a
 // SIMD one, since without AVX2 their file-layout matvecs run faster than the portable x8 loops
-// (which exist for correctness).
+// (which exist for correctness). q5_K follows q4_K; the 32-weight types follow q4_0.
 #include "dtype_traits.h"
 
 #include <iterator>
@@ -23,6 +23,12 @@ constexpr bool k_x8_simd = true;
 namespace x8_set = x8_portable;
 constexpr bool k_x8_simd = false;
 #endif
+// q4_1 / q5_0 / q5_1 / q5_K have no 512-bit kernels: an AVX-512 build runs their 256-bit ones.
+#if defined(WB_QUANT_AVX2)
+namespace x8_set256 = x8_avx2;
+#else
+namespace x8_set256 = x8_portable;
+#endif
 
 constexpr X8Traits k_x8_q8_0{k_qblock, sizeof(block_q8_0x8), true, false, pack_x8_q8_0, x8_set::matmul_q8_0};
 constexpr X8Traits k_x8_q4_0{k_qblock, sizeof(block_q4_0x8), true, false, pack_x8_q4_0, x8_set::matmul_q4_0};
@@ -30,6 +36,10 @@ constexpr X8Traits k_x8_q4_K{k_kblock, sizeof(block_q4_Kx8), k_x8_simd, false, p
 // The SIMD q6_K kernels take the activations as the unsigned operand (x8_kernels.h); the portable
 // loop reads the signed quants.
 constexpr X8Traits k_x8_q6_K{k_kblock, sizeof(block_q6_Kx8), k_x8_simd, k_x8_simd, pack_x8_q6_K, x8_set::matmul_q6_K};
+constexpr X8Traits k_x8_q4_1{k_qblock, sizeof(block_q4_1x8), true, false, pack_x8_q4_1, x8_set256::matmul_q4_1};
+constexpr X8Traits k_x8_q5_0{k_qblock, sizeof(block_q5_0x8), true, false, pack_x8_q5_0, x8_set256::matmul_q5_0};
+constexpr X8Traits k_x8_q5_1{k_qblock, sizeof(block_q5_1x8), true, false, pack_x8_q5_1, x8_set256::matmul_q5_1};
+constexpr X8Traits k_x8_q5_K{k_kblock, sizeof(block_q5_Kx8), k_x8_simd, false, pack_x8_q5_K, x8_set256::matmul_q5_K};
 
 void matvec_f16_rows(float* out, const void* W, const float* x, int C, int64_t row_begin, int64_t row_end) {
   matvec_f16(out, static_cast<const uint16_t*>(W), x, C, row_begin, row_end);
@@ -53,11 +63,17 @@ constexpr DTypeTraits k_traits[] = {
     {dequantize_row_q4_0, first_nonfinite_q4_0, matvec_q4_0_act, nullptr, &k_x8_q4_0, nullptr},
     {dequantize_row_q4_K, first_nonfinite_q4_K, matvec_q4_K_act, nullptr, &k_x8_q4_K, nullptr},
     {dequantize_row_q6_K, first_nonfinite_q6_K, matvec_q6_K_act, nullptr, &k_x8_q6_K, nullptr},
+    {dequantize_row_q4_1, first_nonfinite_q4_1, matvec_q4_1_act, nullptr, &k_x8_q4_1, nullptr},
+    {dequantize_row_q5_0, first_nonfinite_q5_0, matvec_q5_0_act, nullptr, &k_x8_q5_0, nullptr},
+    {dequantize_row_q5_1, first_nonfinite_q5_1, matvec_q5_1_act, nullptr, &k_x8_q5_1, nullptr},
+    {dequantize_row_q5_K, first_nonfinite_q5_K, matvec_q5_K_act, nullptr, &k_x8_q5_K, nullptr},
 };
 static_assert(static_cast<int>(DType::F32) == 0 && static_cast<int>(DType::F16) == 1 &&
                   static_cast<int>(DType::BF16) == 2 && static_cast<int>(DType::Q8_0) == 3 &&
                   static_cast<int>(DType::Q4_0) == 4 && static_cast<int>(DType::Q4_K) == 5 &&
-                  static_cast<int>(DType::Q6_K) == 6 && std::size(k_traits) == 7,
+                  static_cast<int>(DType::Q6_K) == 6 && static_cast<int>(DType::Q4_1) == 7 &&
+                  static_cast<int>(DType::Q5_0) == 8 && static_cast<int>(DType::Q5_1) == 9 &&
+                  static_cast<int>(DType::Q5_K) == 10 && std::size(k_traits) == 11,
               "k_traits rows follow the DType enum, one per value");
 
 }  // namespace

@@ -70,9 +70,17 @@ int64_t first_nonfinite_q8_0(const void* W, int64_t n);
 int64_t first_nonfinite_q4_0(const void* W, int64_t n);
 int64_t first_nonfinite_q4_K(const void* W, int64_t n);
 int64_t first_nonfinite_q6_K(const void* W, int64_t n);
+int64_t first_nonfinite_q4_1(const void* W, int64_t n);
+int64_t first_nonfinite_q5_0(const void* W, int64_t n);
+int64_t first_nonfinite_q5_1(const void* W, int64_t n);
+int64_t first_nonfinite_q5_K(const void* W, int64_t n);
 void pack_x8_q8_0(const void* W, int64_t OC, int C, void* dst);
 void pack_x8_q4_0(const void* W, int64_t OC, int C, void* dst);
 void pack_x8_q4_K(const void* W, int64_t OC, int C, void* dst);
 void pack_x8_q6_K(const void* W, int64_t OC, int C, void* dst);
+void pack_x8_q4_1(const void* W, int64_t OC, int C, void* dst);
+void pack_x8_q5_0(const void* W, int64_t OC, int C, void* dst);
+void pack_x8_q5_1(const void* W, int64_t OC, int C, void* dst);
+void pack_x8_q5_K(const void* W, int64_t OC, int C, void* dst);
 
 }  // namespace engine::quant_detail

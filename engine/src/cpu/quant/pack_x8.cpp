@@ -1,8 +1,9 @@
-// Packing q8_0 / q4_0 / q4_K / q6_K weights into the x8 layout (quant.h): done once at load, so the
-// x8 kernels (x8_kernels.h) can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 /
-// q4_K: a byte shuffle; q6_K: its 6-bit values re-spread over bytes), so the packed product equals the
-// unpacked one exactly.
+// Packing the block-quantized weights into the x8 layout (quant.h): done once at load, so the x8 kernels
+// (x8_kernels.h) can treat 8 rows as one vector. Every scale and quant keeps its value (q8_0 / q4_0 / q4_1 /
+// q4_K / q5_K: a byte shuffle; q6_K: its 6-bit values re-spread over bytes; q5_0 / q5_1: their fifth bits
+// regrouped per chunk), so the packed product equals the unpacked one exactly.
 #include <cstring>
+#include <type_traits>
 
 #include "dtype_traits.h"
 #include "engine/checked.h"
@@ -53,6 +54,60 @@ void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
+// q4_1 / q5_0 / q5_1: nibbles as q4_0's, mins beside the scales, and each row's 32 fifth bits regrouped
+// into 4 bytes so that byte i holds those of the weights in position i of the 4 chunks (quant_blocks.h).
+template <typename Block, typename BlockX8>
+void pack_groups_32(const void* W, int64_t OC, int C, void* dst) {
+  constexpr bool has_min = !std::is_same_v<Block, block_q5_0>;
+  constexpr bool has_high = !std::is_same_v<Block, block_q4_1>;
+  const int64_t nb = C / k_qblock;
+  const auto* rows = static_cast<const Block*>(W);
+  auto* out = static_cast<BlockX8*>(dst);
+  for (int64_t g = 0; g < OC / k_x8_rows; ++g)
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockX8& o = out[g * nb + b];
+      for (int r = 0; r < k_x8_rows; ++r) {
+        const Block& src = rows[(g * k_x8_rows + r) * nb + b];
+        o.d[r] = src.d;
+        if constexpr (has_min) o.m[r] = src.m;
+        for (int c = 0; c < 4; ++c) std::memcpy(o.qs + 32 * c + 4 * r, src.qs + 4 * c, 4);
+        if constexpr (has_high) {
+          const uint32_t h = q5_high_bits(src.qh);
+          for (int i = 0; i < 4; ++i) {
+            uint32_t byte = 0;
+            for (int c = 0; c < 4; ++c) byte |= ((h >> (4 * c + i)) & 1) << c | ((h >> (16 + 4 * c + i)) & 1) << (4 + c);
+            o.qh[4 * r + i] = static_cast<uint8_t>(byte);
+          }
+        }
+      }
+    }
+}
+
+// q5_K: q4_K's packing plus the fifth-bit bytes, moved 4 at a time like the nibbles.
+void pack_groups_q5_K(const void* W, int64_t OC, int C, void* dst) {
+  const int64_t nsb = C / k_kblock;
+  const auto* rows = static_cast<const block_q5_K*>(W);
+  auto* out = static_cast<block_q5_Kx8*>(dst);
+  for (int64_t g = 0; g < OC / k_x8_rows; ++g)
+    for (int64_t s = 0; s < nsb; ++s) {
+      block_q5_Kx8& o = out[g * nsb + s];
+      for (int r = 0; r < k_x8_rows; ++r) {
+        const block_q5_K& src = rows[(g * k_x8_rows + r) * nsb + s];
+        o.d[r] = src.d;
+        o.dmin[r] = src.dmin;
+        uint8_t sc_m[16];
+        q4_K_scales_bytes(src.scales, sc_m);
+        for (int j = 0; j < 8; ++j) {
+          o.sc[j][r] = sc_m[j];
+          o.m[j][r] = sc_m[8 + j];
+        }
+        for (int k = 0; k < 8; ++k) std::memcpy(o.qh + 32 * k + 4 * r, src.qh + 4 * k, 4);
+        for (int c = 0; c < 4; ++c)
+          for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);
+      }
+    }
+}
+
 // q6_K: each row's 256 values are read in natural order (q6_K_unsigned_values) and spread into the
 // three-bytes-for-four form of quant_blocks.h.
 void pack_groups_q6_K(const void* W, int64_t OC, int C, void* dst) {
@@ -91,6 +146,16 @@ void pack_x8_q4_0(const void* W, int64_t OC, int C, void* dst) {
 }
 void pack_x8_q4_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q4_K(W, OC, C, dst); }
 void pack_x8_q6_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q6_K(W, OC, C, dst); }
+void pack_x8_q4_1(const void* W, int64_t OC, int C, void* dst) {
+  pack_groups_32<block_q4_1, block_q4_1x8>(W, OC, C, dst);
+}
+void pack_x8_q5_0(const void* W, int64_t OC, int C, void* dst) {
+  pack_groups_32<block_q5_0, block_q5_0x8>(W, OC, C, dst);
+}
+void pack_x8_q5_1(const void* W, int64_t OC, int C, void* dst) {
+  pack_groups_32<block_q5_1, block_q5_1x8>(W, OC, C, dst);
+}
+void pack_x8_q5_K(const void* W, int64_t OC, int C, void* dst) { pack_groups_q5_K(W, OC, C, dst); }
 
 }  // namespace quant_detail
 

@@ -38,6 +38,29 @@ struct block_q6_K {
   int8_t scales[16];
   uint16_t d;
 };
+struct block_q4_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qs[16];
+};
+struct block_q5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct block_q5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct block_q5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
 // x8 layout (quant.h): 8 rows' block b; qs[32c + 4r + i] = row r's qs[4c + i].
 struct block_q8_0x8 {
   uint16_t d[8];
@@ -67,6 +90,45 @@ struct block_q6_Kx8 {
   int8_t sc[16][8];
   uint8_t q[2][8][3][32];
 };
+// q4_1 / q5_0 / q5_1 x8 layouts: q4_0's nibbles, the rows' mins beside their scales, and the fifth
+// bits regrouped to follow the nibbles: byte 4r + i of qh holds in bit c (0..3) the fifth bit of row
+// r's weight 4c + i (the low nibble of chunk c's byte 4r + i) and in bit 4 + c that of weight
+// 16 + 4c + i (its high nibble). So chunk c's fifth bits are one shift and mask from one load.
+struct block_q4_1x8 {
+  uint16_t d[8];
+  uint16_t m[8];
+  uint8_t qs[128];
+};
+struct block_q5_0x8 {
+  uint16_t d[8];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+struct block_q5_1x8 {
+  uint16_t d[8];
+  uint16_t m[8];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+// q5_K x8 layout: q4_K's, plus the fifth bits as the file has them (bit j of a byte for sub-block j)
+// interleaved like the nibbles: qh[32k + 4r + i] = row r's qh[4k + i], so chunk c's 32-byte piece k
+// finds its low nibbles' fifth bits at bit 2c and its high nibbles' at bit 2c + 1 of qh[32k ..].
+struct block_q5_Kx8 {
+  uint16_t d[8];
+  uint16_t dmin[8];
+  uint8_t sc[8][8];
+  uint8_t m[8][8];
+  uint8_t qh[256];
+  uint8_t qs[4][256];
+};
+static_assert(sizeof(block_q4_1) == k_q4_1_bytes);
+static_assert(sizeof(block_q5_0) == k_q5_0_bytes);
+static_assert(sizeof(block_q5_1) == k_q5_1_bytes);
+static_assert(sizeof(block_q5_K) == k_q5_K_bytes);
+static_assert(sizeof(block_q4_1x8) == 8 * k_q4_1_bytes);
+static_assert(sizeof(block_q5_0x8) == 8 * k_q5_0_bytes);
+static_assert(sizeof(block_q5_1x8) == 8 * k_q5_1_bytes);
+static_assert(sizeof(block_q5_Kx8) == 32 + 128 + 256 + 1024);
 static_assert(sizeof(block_q4_Kx8) == 32 + 128 + 1024);
 static_assert(sizeof(block_q6_Kx8) == 8 * k_q6_K_bytes);
 static_assert(sizeof(block_q8_0x8) == 8 * k_q8_0_bytes);
@@ -123,6 +185,35 @@ inline void q6_K_unsigned_values(const block_q6_K& b, uint8_t u[256]) {
       u[128 * h + l + 32] = static_cast<uint8_t>((ql1 & 15) | ((qh >> 2) & 3) << 4);
       u[128 * h + l + 64] = static_cast<uint8_t>((ql0 >> 4) | ((qh >> 4) & 3) << 4);
       u[128 * h + l + 96] = static_cast<uint8_t>((ql1 >> 4) | ((qh >> 6) & 3) << 4);
+    }
+}
+
+// The fifth bits of a q5_0 / q5_1 block, bit j for weight j (the file's 4 bytes, little-endian).
+inline uint32_t q5_high_bits(const uint8_t qh[4]) {
+  uint32_t h;
+  std::memcpy(&h, qh, 4);
+  return h;
+}
+
+// A 32-weight block's unsigned values in weight order: the nibbles as q4_0 places them (byte j: weight
+// j low, weight j + 16 high), each plus 16 where `high` (q5_high_bits; 0 for q4_1) has bit j set. The
+// one reader of the q4_1 / q5_0 / q5_1 bit layout, for the dequantizers, the matvecs and pack_x8.
+inline void q5_unsigned_values(const uint8_t qs[16], uint32_t high, uint8_t u[32]) {
+  for (int j = 0; j < 16; ++j) {
+    u[j] = static_cast<uint8_t>((qs[j] & 15) | ((high >> j) & 1) << 4);
+    u[j + 16] = static_cast<uint8_t>((qs[j] >> 4) | ((high >> (j + 16)) & 1) << 4);
+  }
+}
+
+// A q5_K super-block's 256 values (0..31) in weight order: chunk c of qs gives sub-block 2c in its low
+// nibbles and 2c + 1 in its high ones (as q4_K), and bit j of qh[l] is the fifth bit of weight l of
+// sub-block j.
+inline void q5_K_unsigned_values(const block_q5_K& b, uint8_t u[256]) {
+  for (int c = 0; c < 4; ++c)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t q = b.qs[32 * c + l], h = b.qh[l];
+      u[64 * c + l] = static_cast<uint8_t>((q & 15) | ((h >> (2 * c)) & 1) << 4);
+      u[64 * c + 32 + l] = static_cast<uint8_t>((q >> 4) | ((h >> (2 * c + 1)) & 1) << 4);
     }
 }
 

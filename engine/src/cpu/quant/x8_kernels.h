@@ -7,6 +7,8 @@
 //   matmul_x8_avx512.cpp  AVX-512 with VNNI: two groups per zmm; an odd last group by the AVX2 set
 //   matmul_x8_avx2.cpp    AVX2 + FMA (VNNI when present): one group per ymm
 //   matmul_x8_portable.cpp plain C, any machine
+// q4_1 / q5_0 / q5_1 / q5_K have a portable and a 256-bit set (matmul_x8_q5_portable.cpp,
+// matmul_x8_q5_avx2.cpp); an AVX-512 build runs their 256-bit one.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,10 @@ void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC,
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 void matmul_q4_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 void matmul_q6_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q4_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 }  // namespace x8_portable
 
 #if defined(WB_QUANT_AVX2)
@@ -52,6 +58,10 @@ void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC,
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 void matmul_q4_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 void matmul_q6_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q4_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
+void matmul_q5_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1);
 }  // namespace x8_avx2
 #endif
 
