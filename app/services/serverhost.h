@@ -70,6 +70,6 @@ class ServerHost : public QObject {
   std::unique_ptr<engine::Backend> m_backend;
   std::unique_ptr<engine::Model> m_model;
   std::unique_ptr<ApiServer> m_server;  // references m_model and m_backend: released first
-  QTimer m_counters;
+  QTimer m_counters{this};  // a child, so moveToThread takes it along
   std::atomic<bool> m_cancelLoad{false};
 };
