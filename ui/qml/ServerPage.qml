@@ -132,15 +132,17 @@ Item {
                     spacing: Style.gapLarge
                     Layout.fillWidth: true
                     Rectangle {
-                        width: 12
-                        height: 12
                         radius: 6
                         color: page.server.running ? Style.good : page.stopped ? Style.textFaint : Style.warn
+                        Layout.preferredWidth: 12
+                        Layout.preferredHeight: 12
                         Layout.alignment: Qt.AlignVCenter
                     }
                     ColumnLayout {
                         spacing: 2
                         Layout.fillWidth: true
+                        Layout.minimumWidth: 0
+                        Layout.preferredWidth: 100  // the button keeps its room; the labels take the rest
                         Label {
                             objectName: "serverStateLabel"
                             text: page.server.running ? qsTr("Running")
@@ -171,6 +173,7 @@ Item {
                         text: page.stopped ? qsTr("Start server") : qsTr("Stop server")
                         icon.source: page.stopped ? "icons/play.svg" : "icons/stop.svg"
                         highlighted: true
+                        Layout.alignment: Qt.AlignRight | Qt.AlignVCenter
                         enabled: page.stopped ? page.server.settingsProblem.length === 0 : page.server.state !== "stopping"
                         onClicked: page.stopped ? page.server.start() : page.server.stop()
                         ToolTip.visible: hovered && !enabled && page.stopped
@@ -242,6 +245,17 @@ Item {
                     Stat { label: qsTr("tokens generated"); value: page.server.generatedTokens }
                 }
 
+                Label {
+                    objectName: "servedModelStale"
+                    visible: page.server.running && page.server.modelPath.length === 0 && App.hasModel
+                             && App.modelPath !== page.server.servedModelPath
+                    text: qsTr("The app now has %1 loaded; the server keeps serving %2 until you restart it.")
+                              .arg(App.modelName).arg(page.server.servedModelName)
+                    color: Style.textMuted
+                    font.pixelSize: Style.fontSmall
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
                 InlineMessage {
                     objectName: "serverError"
                     text: page.server.error
