@@ -29,6 +29,7 @@ Item {
         id: settingRow
         property string label
         property string hint
+        property int controlWidth: 220
         default property alias control: holder.data
         spacing: Style.gapLarge
         Layout.fillWidth: true
@@ -47,9 +48,9 @@ Item {
         }
         Item {
             id: holder
-            implicitWidth: 220
+            implicitWidth: settingRow.controlWidth
             implicitHeight: children.length > 0 ? children[0].implicitHeight : 0
-            Layout.preferredWidth: 220
+            Layout.preferredWidth: settingRow.controlWidth
         }
     }
 
@@ -294,10 +295,11 @@ Item {
                     label: qsTr("Model")
                     hint: qsTr("A copy is loaded for the server, so chatting in the app and switching models "
                                + "there does not disturb its clients.")
+                    controlWidth: 320
                     ComboBox {
                         id: modelBox
                         objectName: "serverModelBox"
-                        width: 220
+                        width: 320
                         readonly property var choices: {
                             const list = [{ path: "", name: App.hasModel ? qsTr("Loaded in the app (%1)").arg(App.modelName)
                                                                         : qsTr("Loaded in the app") }]
