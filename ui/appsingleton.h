@@ -12,6 +12,8 @@
 #include "services/chatcontroller.h"
 #include "services/preferencepairs.h"
 #include "services/rewardscorer.h"
+#include "services/serverrequestlog.h"
+#include "services/serverservice.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -79,4 +81,19 @@ struct RewardScorerForeign {
   QML_FOREIGN(RewardScorer)
   QML_NAMED_ELEMENT(RewardScorer)
   QML_UNCREATABLE("RewardScorer is reached through App.rewards")
+};
+
+// The Server page's service and its request log, reached as App.server and App.server.requestLog.
+struct ServerServiceForeign {
+  Q_GADGET
+  QML_FOREIGN(ServerService)
+  QML_NAMED_ELEMENT(ServerService)
+  QML_UNCREATABLE("ServerService is reached through App.server")
+};
+
+struct ServerRequestLogForeign {
+  Q_GADGET
+  QML_FOREIGN(ServerRequestLog)
+  QML_NAMED_ELEMENT(ServerRequestLog)
+  QML_UNCREATABLE("ServerRequestLog is reached through App.server.requestLog")
 };

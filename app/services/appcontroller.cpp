@@ -11,6 +11,7 @@
 #include "appsettings.h"
 #include "engineworker.h"
 #include "startupmodel.h"
+#include "store/apikeystore.h"
 #include "store/chatstore.h"
 #include "store/database.h"
 #include "store/inspectionstore.h"
@@ -122,6 +123,8 @@ AppController::AppController(QObject* parent)
   m_training = new TrainingJobs(new RunStore(*m_database, this), this);
   m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
   connectRewards();
+  m_server = new ServerService(m_settings, new ApiKeyStore(*m_database, this), this);
+  connect(this, &AppController::modelChanged, m_server, [this] { m_server->setAppModel(m_model.path, m_model.name); });
 
   m_thread.start();
   Q_EMIT prepareBackendRequested(m_settings->threads());
@@ -244,6 +247,7 @@ void AppController::shutdown() {
   m_thread.quit();
   m_thread.wait();
   if (m_training) m_training->shutdown();  // before the store it writes to is destroyed
+  if (m_server) m_server->shutdown();      // clients are cut off; the server's thread is joined
 }
 
 void AppController::openModel(const QString& pathOrUrl) {

@@ -15,6 +15,7 @@
 #include "modelinfo.h"
 #include "preferencepairs.h"  // complete type: it is a Q_PROPERTY
 #include "rewardscorer.h"     // complete type: it is a Q_PROPERTY
+#include "serverservice.h"    // complete type: it is a Q_PROPERTY
 #include "trainingjobs.h"  // complete type: it is a Q_PROPERTY
 
 class Database;
@@ -39,6 +40,8 @@ class AppController : public QObject {
   Q_PROPERTY(PreferencePairs* preferences READ preferences CONSTANT)
   // The reward model that scores chat replies (AppSettings::rewardModelPath), on its own thread.
   Q_PROPERTY(RewardScorer* rewards READ rewards CONSTANT)
+  // The local OpenAI-compatible server (the Server page): its own thread and copy of the served model.
+  Q_PROPERTY(ServerService* server READ server CONSTANT)
   // Models opened before, newest first: [{path, name, architecture, format, weights, parameters,
   // contextLength, lastOpened}] from the ModelHistoryStore.
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
@@ -112,6 +115,7 @@ class AppController : public QObject {
   TrainingJobs* training() const { return m_training; }
   PreferencePairs* preferences() const { return m_preferences; }
   RewardScorer* rewards() const { return m_rewards; }
+  ServerService* server() const { return m_server; }
   // The loaded model's shape for estimates: {parameters, layers, width, heads, vocab, context}; {} when none.
   Q_INVOKABLE QVariantMap modelShape() const;
   // The session database (chats, presets, models, runs) and its problem at startup, if any.
@@ -276,6 +280,7 @@ class AppController : public QObject {
   TrainingJobs* m_training = nullptr;        // owned (child)
   PreferencePairs* m_preferences = nullptr;  // owned (child)
   RewardScorer* m_rewards = nullptr;         // owned (child)
+  ServerService* m_server = nullptr;         // owned (child)
   bool m_shutDown = false;
 
   ModelInfo m_model;

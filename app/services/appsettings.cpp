@@ -15,6 +15,7 @@ const QString kMaximized = QStringLiteral("window/maximized");
 const QString kWelcomeDismissed = QStringLiteral("ui/welcomeDismissed");
 const QString kRewardModel = QStringLiteral("chat/rewardModel");
 const QString kChatSampling = QStringLiteral("chat/sampling");  // a JSON object: readable in the file
+const QString kServer = QStringLiteral("server/settings");       // a JSON object, as kChatSampling
 }  // namespace
 
 AppSettings::AppSettings(QObject* parent) : QObject(parent) {
@@ -87,4 +88,16 @@ void AppSettings::setChatSampling(const QVariantMap& settings) {
   if (m_settings.value(kChatSampling).toString() == json) return;
   if (settings.isEmpty()) m_settings.remove(kChatSampling);
   else m_settings.setValue(kChatSampling, json);
+}
+
+QVariantMap AppSettings::serverSettings() const {
+  const QJsonDocument doc = QJsonDocument::fromJson(m_settings.value(kServer).toString().toUtf8());
+  return doc.isObject() ? doc.object().toVariantMap() : QVariantMap{};
+}
+
+void AppSettings::setServerSettings(const QVariantMap& settings) {
+  const QString json = QString::fromUtf8(QJsonDocument(QJsonObject::fromVariantMap(settings)).toJson(QJsonDocument::Compact));
+  if (m_settings.value(kServer).toString() == json) return;
+  if (settings.isEmpty()) m_settings.remove(kServer);
+  else m_settings.setValue(kServer, json);
 }

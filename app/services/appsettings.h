@@ -45,6 +45,11 @@ class AppSettings : public QObject {
   QVariantMap chatSampling() const;
   void setChatSampling(const QVariantMap& settings);
 
+  // The local server's settings (ServerService: host, port, parallel, queue, context, requireKey,
+  // allowedHosts, modelPath) that differ from its defaults.
+  QVariantMap serverSettings() const;
+  void setServerSettings(const QVariantMap& settings);
+
   // Window placement is restored by main.cpp, not bound in QML, so it is not a property.
   QRect windowGeometry() const;
   bool windowMaximized() const;

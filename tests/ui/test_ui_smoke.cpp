@@ -7,6 +7,8 @@
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QQmlApplicationEngine>
 #include <QQmlComponent>
 #include <QQuickItem>
@@ -33,6 +35,7 @@
 #include "services/appsettings.h"
 #include "services/chatcontroller.h"
 #include "services/preferencepairs.h"
+#include "services/serverservice.h"
 #include "services/store/chatstore.h"
 #include "services/inspectiontypes.h"
 #include "support/quick_items.h"
@@ -143,6 +146,7 @@ class TestUiSmoke : public QObject {
   void chatSearchTagsAndMessageUndo();
   void presetsAndRecentModels();
   void modelCardAndEvaluation();
+  void serverPageServesAndLogs();
 
  private:
   QQuickItem* page(const QString& key) const;
@@ -221,8 +225,8 @@ void TestUiSmoke::everyPageRenders_data() {
   QTest::addColumn<int>("index");
   QTest::addColumn<QString>("key");
   QTest::addColumn<QString>("title");
-  const QStringList keys{"chat", "playground", "inspect", "train", "runs", "models", "settings"};
-  const QStringList titles{"Chat", "Playground", "Inspect", "Train", "Runs", "Models", "Settings"};
+  const QStringList keys{"chat", "playground", "inspect", "train", "runs", "models", "server", "settings"};
+  const QStringList titles{"Chat", "Playground", "Inspect", "Train", "Runs", "Models", "Server", "Settings"};
   for (int i = 0; i < keys.size(); ++i) QTest::newRow(qPrintable(keys[i])) << i << keys[i] << titles[i];
 }
 
@@ -262,9 +266,12 @@ void TestUiSmoke::shortcutsSwitchPages() {
   const QPointF centre = runs->mapToScene(QPointF(runs->width() / 2, runs->height() / 2));
   QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
   QTRY_COMPARE(m_window->property("currentPage").toInt(), 4);
+  QTest::keyClick(m_window, Qt::Key_8, Qt::ControlModifier);
+  QTRY_COMPARE(m_window->property("currentPage").toInt(), 7);
+  QTRY_VERIFY(findItem(m_window->contentItem(), QStringLiteral("nav_settings"))->property("current").toBool());
   QTest::keyClick(m_window, Qt::Key_7, Qt::ControlModifier);
   QTRY_COMPARE(m_window->property("currentPage").toInt(), 6);
-  QTRY_VERIFY(findItem(m_window->contentItem(), QStringLiteral("nav_settings"))->property("current").toBool());
+  QTRY_VERIFY(findItem(m_window->contentItem(), QStringLiteral("nav_server"))->property("current").toBool());
   QVERIFY(!runs->property("current").toBool());
 }
 
@@ -329,7 +336,7 @@ void TestUiSmoke::topBarFitsTheWindow() {
 
 void TestUiSmoke::settingsShowWhereDataIsKept() {
   // The Settings page names the folders of the user's data, not the app's resources.
-  QVERIFY(m_window->setProperty("currentPage", 6));
+  QVERIFY(m_window->setProperty("currentPage", 7));
   QQuickItem* settings = page(QStringLiteral("settings"));
   QTRY_VERIFY(settings->isVisible());
   auto* database = findItem(settings, QStringLiteral("databaseFolderPath"));
@@ -466,14 +473,14 @@ void TestUiSmoke::loadErrorIsShown() {
 
 void TestUiSmoke::darkThemeRenders() {
   m_controller->settings()->setTheme(QStringLiteral("dark"));
-  QVERIFY(m_window->setProperty("currentPage", 6));
+  QVERIFY(m_window->setProperty("currentPage", 7));
   const QImage dark = grab(QStringLiteral("settings-dark"));
   // The window background follows the theme.
   QVERIFY(qGray(dark.pixel(dark.width() - 5, dark.height() / 2)) < 80);
   QVERIFY(m_window->setProperty("currentPage", 1));
   grab(QStringLiteral("playground-dark"));
   m_controller->settings()->setTheme(QStringLiteral("light"));
-  QVERIFY(m_window->setProperty("currentPage", 6));
+  QVERIFY(m_window->setProperty("currentPage", 7));
   const QImage light = grab(QStringLiteral("settings-light"));
   QVERIFY(qGray(light.pixel(light.width() - 5, light.height() / 2)) > 180);
 }
@@ -1432,5 +1439,82 @@ void TestUiSmoke::modelCardAndEvaluation() {
   QTRY_VERIFY_WITH_TIMEOUT(!m_controller->loading(), 20000);
   QTRY_VERIFY(!card->isVisible());
   QVERIFY(!results->isVisible());
+  QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
+}
+
+void TestUiSmoke::serverPageServesAndLogs() {
+  m_warnings.clear();
+  // The Server page over the model loaded in the app: a key created and shown once, the server started from
+  // the page, a real request in its log and counters, both themes, then stopped.
+  QVERIFY(m_controller->hasModel());
+  ServerService* server = m_controller->server();
+  server->setPort(0);  // any free port: the test must not collide with a real server on 8080
+  QVERIFY(m_window->setProperty("currentPage", 6));
+  QQuickItem* page = this->page(QStringLiteral("server"));
+  QTRY_VERIFY(page->isVisible());
+  QCOMPARE(server->appModelPath(), m_controller->modelPath());
+  QCOMPARE(findItem(page, QStringLiteral("serverStateLabel"))->property("text").toString(), QStringLiteral("Stopped"));
+  QVERIFY(findItem(page, QStringLiteral("serverNoKeyNote"))->isVisible());
+  grab(QStringLiteral("server-stopped"));
+
+  auto click = [&](QQuickItem* item) {
+    QVERIFY(item && item->isVisible() && item->isEnabled());
+    QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
+                      item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint());
+  };
+  QVERIFY(findItem(page, QStringLiteral("newKeyName"))->setProperty("text", QStringLiteral("smoke test")));
+  QVERIFY(QMetaObject::invokeMethod(findItem(page, QStringLiteral("createKeyButton")), "clicked"));  // below the fold
+  QTRY_VERIFY(findItem(page, QStringLiteral("newKeyBox"))->isVisible());
+  const QString key = findItem(page, QStringLiteral("newKeyText"))->property("text").toString();
+  QVERIFY(key.startsWith(QStringLiteral("sk-wb-")));
+  QCOMPARE(server->keys().size(), 1);
+  QVERIFY(!findItem(page, QStringLiteral("serverNoKeyNote"))->isVisible());
+  grab(QStringLiteral("server-new-key"));
+
+  click(findItem(page, QStringLiteral("serverStartStopButton")));
+  QTRY_VERIFY2_WITH_TIMEOUT(server->running(), qPrintable(server->error()), 30000);
+  QTRY_VERIFY(findItem(page, QStringLiteral("serverUrl"))->isVisible());
+  QCOMPARE(findItem(page, QStringLiteral("serverUrl"))->property("text").toString(), server->url() + QStringLiteral("/v1"));
+
+  QNetworkAccessManager net;
+  QNetworkRequest request(QUrl(server->url() + QStringLiteral("/v1/completions")));
+  request.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+  request.setRawHeader("Authorization", "Bearer " + key.toUtf8());
+  QNetworkReply* reply = net.post(request, R"({"prompt": "The", "max_tokens": 6})");
+  QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), 30000);
+  QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+  reply->deleteLater();
+  QTRY_COMPARE(server->requestLog()->rowCount(), 1);
+  QTRY_COMPARE(findItem(page, QStringLiteral("statRequestsValue"))->property("text").toString(), QStringLiteral("1"));
+  QQuickItem* log = findItem(page, QStringLiteral("requestLogList"));
+  QTRY_VERIFY(log->isVisible());
+  QTest::qWait(600);  // the counters' next report
+  grab(QStringLiteral("server-running"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("server-running-dark"));
+
+  // Scrolled down: the log and the examples.
+  QQuickItem* flickable = log->parentItem();
+  while (flickable && !flickable->inherits("QQuickFlickable")) flickable = flickable->parentItem();
+  QVERIFY(flickable);
+  QVERIFY(flickable->setProperty("contentY", flickable->property("contentHeight").toDouble() - flickable->height()));
+  QVERIFY(server->curlExample().contains(server->url()));
+  grab(QStringLiteral("server-log-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  grab(QStringLiteral("server-log"));
+  QVERIFY(flickable->setProperty("contentY", 0));
+
+  click(findItem(page, QStringLiteral("serverStartStopButton")));
+  QTRY_VERIFY_WITH_TIMEOUT(server->state() == QLatin1String("stopped"), 30000);
+  QVERIFY(!findItem(page, QStringLiteral("serverUrl"))->isVisible());
+
+  // Every network: the page says so.
+  server->setHost(QStringLiteral("0.0.0.0"));
+  QTRY_VERIFY(findItem(page, QStringLiteral("serverExposureWarning"))->isVisible());
+  grab(QStringLiteral("server-exposed"));
+  m_controller->settings()->setTheme(QStringLiteral("dark"));
+  grab(QStringLiteral("server-exposed-dark"));
+  m_controller->settings()->setTheme(QStringLiteral("light"));
+  server->resetSettings();
   QVERIFY2(m_warnings.isEmpty(), qPrintable(m_warnings.join(QLatin1Char('\n'))));
 }

@@ -18,6 +18,7 @@ ApplicationWindow {
         { key: "train", title: qsTr("Train"), icon: "train" },
         { key: "runs", title: qsTr("Runs"), icon: "runs" },
         { key: "models", title: qsTr("Models"), icon: "models" },
+        { key: "server", title: qsTr("Server"), icon: "server" },
         { key: "settings", title: qsTr("Settings"), icon: "settings" }
     ]
     property int currentPage: 0   // Chat: the starter model answers there on a first launch
@@ -50,7 +51,7 @@ ApplicationWindow {
     // Material's all-caps buttons read as a phone app; a desktop app writes labels as sentences.
     font.capitalization: Font.MixedCase
 
-    // Ctrl+1 .. Ctrl+7 follow the rail's order.
+    // Ctrl+1 .. Ctrl+8 follow the rail's order.
     Shortcut { sequence: "Ctrl+1"; onActivated: window.currentPage = 0 }
     Shortcut { sequence: "Ctrl+2"; onActivated: window.currentPage = 1 }
     Shortcut { sequence: "Ctrl+3"; onActivated: window.currentPage = 2 }
@@ -58,6 +59,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+5"; onActivated: window.currentPage = 4 }
     Shortcut { sequence: "Ctrl+6"; onActivated: window.currentPage = 5 }
     Shortcut { sequence: "Ctrl+7"; onActivated: window.currentPage = 6 }
+    Shortcut { sequence: "Ctrl+8"; onActivated: window.currentPage = 7 }
     Shortcut {
         sequence: "Ctrl+O"
         onActivated: window.openModelFile()
@@ -161,6 +163,7 @@ ApplicationWindow {
                     onOpenFileRequested: window.openModelFile()
                     onOpenFolderRequested: window.openModelFolder()
                 }
+                ServerPage {}
                 SettingsPage {}
             }
         }

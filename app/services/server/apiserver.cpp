@@ -62,10 +62,12 @@ ApiServer::ApiServer(const engine::Model& model, engine::Backend& backend, const
   m_loop = std::thread([this] { m_scheduler.run(); });
 }
 
-ApiServer::~ApiServer() {
+ApiServer::~ApiServer() { stopServing(); }
+
+void ApiServer::stopServing() {
   if (m_server) m_server->close();
   m_scheduler.stop();
-  m_loop.join();
+  if (m_loop.joinable()) m_loop.join();
 }
 
 bool ApiServer::listen(QString* error) {
@@ -172,10 +174,12 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
   const bool known = request.path == "/v1/models" || request.path == "/v1/completions" ||
                      request.path == "/v1/chat/completions";
   if (!known) return fail(ApiError(404, QStringLiteral("no route %1").arg(QString::fromLatin1(request.path))));
-  if (!m_options.apiKeys.isEmpty()) {
+  if (!m_options.apiKeys.isEmpty() || m_options.keyChecker) {
     const QByteArray auth = request.header("authorization");
     const QString key = auth.startsWith("Bearer ") ? QString::fromUtf8(auth.mid(7)).trimmed() : QString();
-    if (key.isEmpty() || !m_options.apiKeys.contains(key))
+    const bool accepted =
+        !key.isEmpty() && (m_options.apiKeys.contains(key) || (m_options.keyChecker && m_options.keyChecker(key)));
+    if (!accepted)
       return fail(ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), {},
                            QStringLiteral("authentication_error")));
   }

@@ -6,7 +6,7 @@
 // which write to the sockets. One request per connection ("Connection: close").
 //
 // Invariants
-// - With API keys set, every /v1 route needs "Authorization: Bearer <key>" (401 otherwise).
+// - With API keys or a key checker set, every /v1 route needs "Authorization: Bearer <key>" (401 otherwise).
 // - A full queue answers 503 with Retry-After; a bad body answers 400 naming the parameter; nothing a client
 //   sends can stop the server.
 // - A client that disconnects has its generations cancelled at the scheduler's next step, freeing their slots.
@@ -22,6 +22,7 @@
 #include <QStringList>
 #include <QVariantMap>
 
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -40,7 +41,10 @@ class ApiServer : public QObject {
   struct Options {
     QHostAddress host = QHostAddress::LocalHost;
     quint16 port = 8080;       // 0: any free port (see port())
-    QStringList apiKeys;       // empty: no key needed
+    QStringList apiKeys;       // empty (and no keyChecker): no key needed
+    // Accepts a presented key besides apiKeys, for callers that keep only keys' hashes (the app's key store).
+    // Called on the server's thread for every /v1 request; must be thread-safe and quick.
+    std::function<bool(const QString& key)> keyChecker;
     QString modelName;         // the id /v1/models lists
     // Host header values accepted besides the listening address (with and without the port): against DNS
     // rebinding, a page on another site cannot reach a local server through a name that resolves to 127.0.0.1.
@@ -54,6 +58,13 @@ class ApiServer : public QObject {
   // `model` and `backend` must outlive the server. Throws engine::Error for bad batch options.
   ApiServer(const engine::Model& model, engine::Backend& backend, const Options& options, QObject* parent = nullptr);
   ~ApiServer() override;  // cancels every generation and joins the serving thread
+
+  // Stops accepting connections and ends every queued and running generation as cancelled, joining the serving
+  // thread. Their ends reach this object's thread as queued calls, so once its event loop has run them, each
+  // client has a complete response with what was generated so far (a stream ends with its finish event and
+  // [DONE]) rather than a reset connection. Requests arriving after this are never answered; delete the server
+  // soon after. Safe to call twice.
+  void stopServing();
 
   // Starts listening; false with *error set when the address cannot be bound.
   bool listen(QString* error);

@@ -164,6 +164,20 @@ const QList<SchemaStep>& schemaSteps() {
            " score REAL,"
            " PRIMARY KEY (run_id, step, idx)) WITHOUT ROWID",
        }},
+      {8,
+       "API keys of the local server",
+       {
+           // A key is never stored: salt is 16 random bytes of its own, hash is SHA-256(salt || key's UTF-8).
+           // prefix: the key's first characters, so the user can tell keys apart. Revoking deletes the row.
+           "CREATE TABLE api_keys ("
+           " id INTEGER PRIMARY KEY,"
+           " name TEXT NOT NULL,"
+           " prefix TEXT NOT NULL,"
+           " salt BLOB NOT NULL,"
+           " hash BLOB NOT NULL,"
+           " created_ms INTEGER NOT NULL,"
+           " last_used_ms INTEGER)",
+       }},
   };
   return steps;
 }

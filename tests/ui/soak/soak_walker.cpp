@@ -510,7 +510,7 @@ void Walker::search() {
 }
 
 // The Chat page is where most actions show their effect, so it is visited most.
-void Walker::switchPage() { showPage(chance(0.4) ? 0 : uniform(0, 6)); }
+void Walker::switchPage() { showPage(chance(0.4) ? 0 : uniform(0, 7)); }
 
 void Walker::switchTheme() {
   AppSettings* s = m_app.app()->settings();
