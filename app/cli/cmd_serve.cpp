@@ -45,6 +45,7 @@ int cmd_serve(int argc, char** argv) {
                                   "reply stops before"},
       {"no-api-key", false, false, "serve without a key (otherwise a key is generated and printed when none is given)"},
       {"threads", true, false, "CPU threads (default: all cores)"},
+      {"request-timeout", true, false, "ms a connection may take to send its whole request; then 408 (default 30000)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string model_path = a.required("model");
@@ -85,6 +86,7 @@ int cmd_serve(int argc, char** argv) {
   options.batch.max_queue = int(a.integer("queue", 64, 0, 1 << 20));
   options.batch.slot_capacity = int(a.integer("ctx", 0, 1, 1 << 24));
   options.batch.prefill_budget = int(a.integer("prefill-budget", 256, 1, 1 << 20));
+  options.requestTimeoutMs = int(a.integer("request-timeout", 30000, 100, 24 * 3600 * 1000));
   const int threads = int(a.integer("threads", 0, 0, 1024));
 
   int qt_argc = 1;

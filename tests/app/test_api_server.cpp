@@ -123,24 +123,26 @@ class TestApiServer : public QObject {
   }
 
   void parser_reads_any_split_and_refuses_bad_requests() {
-    const QByteArray raw = "POST /v1/completions?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
-                           "Authorization:  Bearer k \r\n\r\nhello";
-    for (int cut = 0; cut <= raw.size(); ++cut) {
+    const std::string raw = "POST /v1/completions?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                            "Authorization:  Bearer k \r\n\r\nhello";
+    for (size_t cut = 0; cut <= raw.size(); ++cut) {
       HttpRequestParser p;
-      p.feed(raw.left(cut));
-      QCOMPARE(p.feed(raw.mid(cut)), HttpRequestParser::State::Complete);
-      QCOMPARE(p.request().method, QByteArray("POST"));
-      QCOMPARE(p.request().path, QByteArray("/v1/completions"));
-      QCOMPARE(p.request().query, QByteArray("x=1"));
-      QCOMPARE(p.request().header("authorization"), QByteArray("Bearer k"));
-      QCOMPARE(p.request().body, QByteArray("hello"));
+      p.feed(std::string_view(raw).substr(0, cut));
+      QCOMPARE(p.feed(std::string_view(raw).substr(cut)), HttpRequestParser::State::Complete);
+      QCOMPARE(p.request().method, std::string("POST"));
+      QCOMPARE(p.request().path, std::string("/v1/completions"));
+      QCOMPARE(p.request().query, std::string("x=1"));
+      QCOMPARE(p.request().header("authorization"), std::string_view("Bearer k"));
+      QCOMPARE(p.request().body, std::string("hello"));
+      QCOMPARE(p.consumed(), raw.size());
     }
-    const auto status = [](const QByteArray& bytes) {
+    const auto status = [](const std::string& bytes) {
       HttpRequestParser p;
       return p.feed(bytes) == HttpRequestParser::State::Failed ? p.errorStatus() : 0;
     };
     QCOMPARE(status("GARBAGE\r\n\r\n"), 400);
     QCOMPARE(status("get / HTTP/1.1\r\n\r\n"), 400);
+    QCOMPARE(status("GET  / HTTP/1.1\r\n\r\n"), 400);
     QCOMPARE(status("GET / HTTP/2\r\n\r\n"), 505);
     QCOMPARE(status("POST / HTTP/1.1\r\n\r\n"), 411);
     QCOMPARE(status("POST / HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n"), 413);
@@ -148,9 +150,46 @@ class TestApiServer : public QObject {
     QCOMPARE(status("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"), 400);
     QCOMPARE(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"), 501);
     QCOMPARE(status("GET / HTTP/1.1\r\nno colon\r\n\r\n"), 400);
-    QCOMPARE(status("GET / HTTP/1.1\r\nX: " + QByteArray(HttpRequestParser::kMaxHeaderBytes, 'a')), 431);
+    // Where lenient parsers disagree about a request's end (smuggling), ours refuses: a blank before the colon,
+    // a folded line, a CR or NUL inside a value or the target.
+    QCOMPARE(status("POST / HTTP/1.1\r\nContent-Length : 1\r\n\r\nx"), 400);
+    QCOMPARE(status("GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n"), 400);
+    QCOMPARE(status("GET / HTTP/1.1\r\nA: b\rContent-Length: 1\r\n\r\n"), 400);
+    QCOMPARE(status(std::string("GET / HTTP/1.1\r\nA: b") + '\0' + "c\r\n\r\n"), 400);
+    QCOMPARE(status("GET /a\rb HTTP/1.1\r\n\r\n"), 400);
+    QCOMPARE(status("GET / HTTP/1.1\r\nX: " + std::string(HttpRequestParser::kMaxHeaderBytes, 'a')), 431);
     HttpRequestParser get;
     QCOMPARE(get.feed("GET /health HTTP/1.0\r\n\r\n"), HttpRequestParser::State::Complete);
+    QCOMPARE(get.request().header("host"), std::string_view());
+  }
+
+  void parser_memory_is_bounded_by_its_limits_not_by_the_input() {
+    // One huge piece with no end of head: only the limit is taken, then 431.
+    HttpRequestParser head;
+    QCOMPARE(head.feed("GET / HTTP/1.1\r\nX: " + std::string(10 * HttpRequestParser::kMaxHeaderBytes, 'a')),
+             HttpRequestParser::State::Failed);
+    QCOMPARE(head.errorStatus(), 431);
+    QCOMPARE(head.consumed(), HttpRequestParser::kMaxHeaderBytes);
+    // A body and then a pipelined second request in the same piece: the body's bytes only.
+    const std::string first = "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+    HttpRequestParser body;
+    QCOMPARE(body.feed(first + "GET /next HTTP/1.1\r\n\r\n" + std::string(1 << 20, 'z')),
+             HttpRequestParser::State::Complete);
+    QCOMPARE(body.request().body, std::string("abc"));
+    QCOMPARE(body.consumed(), first.size());
+    QCOMPARE(body.buffered(), size_t(3));
+    QCOMPARE(body.feed("more"), HttpRequestParser::State::Complete);  // after the request: ignored
+    QCOMPARE(body.consumed(), first.size());
+    // A body arriving byte by byte is held up to its Content-Length, never more.
+    HttpRequestParser slow;
+    slow.feed("POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n");
+    for (const char c : std::string("wxyz")) {
+      QCOMPARE(slow.state(), HttpRequestParser::State::Incomplete);
+      slow.feed(std::string_view(&c, 1));
+      QVERIFY(slow.buffered() <= 4);
+    }
+    QCOMPARE(slow.state(), HttpRequestParser::State::Complete);
+    QCOMPARE(slow.request().body, std::string("wxyz"));
   }
 
   void health_keys_and_models() {
@@ -320,6 +359,31 @@ class TestApiServer : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT((answer += raw.readAll(), answer.contains("\r\n\r\n")), 5000);
     QVERIFY(answer.startsWith("HTTP/1.1 400"));
     QCOMPARE(call(*s, "GET", "/health", {}, {}).status, 200);
+  }
+
+  void an_unfinished_request_times_out_and_health_counts_connections() {
+    ApiServer::Options o;
+    o.port = 0;
+    o.modelName = QStringLiteral("tiny");
+    o.requestTimeoutMs = 300;
+    ApiServer s(*m_model, *m_be, o);
+    QString error;
+    QVERIFY2(s.listen(&error), qPrintable(error));
+    QTcpSocket slow;
+    slow.connectToHost(QHostAddress::LocalHost, s.port());
+    QVERIFY(slow.waitForConnected(5000));
+    slow.write("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"prompt\"");
+    QTRY_COMPARE_WITH_TIMEOUT(s.openConnections(), 1, 5000);
+    const QJsonObject health = call(s, "GET", "/health", {}, {}).json();
+    QCOMPARE(health.value("status").toString(), QStringLiteral("ok"));
+    QCOMPARE(health.value("connections").toInt(), 1);  // the unfinished one, not the asking one
+    QCOMPARE(health.value("running").toInt(), 0);
+    QCOMPARE(health.value("queued").toInt(), 0);
+    QByteArray answer;
+    QTRY_VERIFY_WITH_TIMEOUT((answer += slow.readAll(), slow.state() != QAbstractSocket::ConnectedState), 5000);
+    answer += slow.readAll();
+    QVERIFY2(answer.startsWith("HTTP/1.1 408"), answer.left(100).constData());
+    QTRY_COMPARE_WITH_TIMEOUT(s.openConnections(), 0, 5000);
   }
 };
 

@@ -195,6 +195,25 @@ class TestGpt2Model : public QObject {
     QVERIFY_THROWS_EXCEPTION(engine::Error, load_model(dir.path().toStdString()));
   }
 
+  void a_config_larger_than_its_file_is_refused_before_allocating() {
+    // 1000 layers of the tiny model's width: about 50M parameters (200 MB) that the 2-layer file cannot hold. Refused
+    // from the file's tensor sizes before the model's memory is allocated, not at the first missing tensor (a config
+    // asking for billions of parameters would otherwise allocate them first). One missing tensor is still named
+    // (missing_and_misshapen_tensors_are_named).
+    QTemporaryDir dir;
+    fs::copy_file(kTiny + "/model.safetensors", dir.path().toStdString() + "/model.safetensors");
+    QFile f(dir.path() + "/config.json");
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"n_layer":1000,"n_embd":64,"n_head":4,"vocab_size":512,"n_positions":64})");
+    f.close();
+    try {
+      load_model(dir.path().toStdString());
+      QFAIL("expected an error");
+    } catch (const engine::Error& e) {
+      QVERIFY2(QString(e.what()).contains("parameters but the file's tensors hold only"), e.what());
+    }
+  }
+
   void llmc_checkpoint_loads_same_model() {
     auto model = load_model(kTiny);
     const ModelConfig& c = model->config();

@@ -6,7 +6,7 @@
 //   mode % 7 == 2: parse_chat_jsonl against scan_chat_jsonl: the two apply the same row checks, so
 //                  parse must fail exactly when scan reports a bad row, else agree on the rows
 //   mode % 7 == 3: inspect_dataset (the wizard's dataset step) with token counting
-//   mode % 7 == 4: preference pairs (reward / DPO): parsed, then encoded with a chat template
+//   mode % 7 == 4: preference pairs (reward / DPO): parsed, encoded with a chat template, batched by PairLoader
 //   mode % 7 == 5: prompts with checkable answers (GRPO): parsed, encoded, each answer scored
 //   mode % 7 == 6: evaluation items (arith, facts or chat, by the mode's bits)
 // Bits of the mode byte pick batch shape, shuffling, split and chat template. Every refusal must be
@@ -22,6 +22,7 @@
 #include "engine/train/chat_dataset.h"
 #include "engine/train/data_loader.h"
 #include "engine/train/dataset_inspection.h"
+#include "engine/train/pair_loader.h"
 #include "engine/train/preference_data.h"
 #include "engine/train/training_data.h"
 #include "fuzz_common.h"
@@ -105,6 +106,9 @@ void preference_pairs(std::string_view text, uint8_t bits) {
       for (int32_t id : r->ids)
         if (id < 0 || id >= tok.vocab_size()) __builtin_trap();
     }
+  // The reward / DPO batches: chosen and rejected rows side by side, cut or padded to T.
+  PairLoader loader(pairs, 1 + ((bits >> 3) & 1), (bits & 0x10) ? 4 : 16, bits & 0x20, 7, 0, "fuzz.jsonl");
+  draw_batches(loader, tok.vocab_size());
 }
 
 void prompts(std::string_view text, uint8_t bits) {

@@ -9,6 +9,7 @@
 #include <QSet>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTimer>
 
 #include <atomic>
 
@@ -24,6 +25,7 @@ QByteArray reasonPhrase(int status) {
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 411: return "Length Required";
     case 413: return "Payload Too Large";
     case 431: return "Request Header Fields Too Large";
@@ -36,6 +38,9 @@ QByteArray reasonPhrase(int status) {
 }
 
 QByteArray json(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
+
+// The parser speaks std::string (it is fuzzed without Qt); the sockets and the log speak QByteArray.
+QByteArray bytes(std::string_view s) { return QByteArray(s.data(), qsizetype(s.size())); }
 
 }  // namespace
 
@@ -87,22 +92,39 @@ quint16 ApiServer::port() const { return m_server ? m_server->serverPort() : 0; 
 void ApiServer::onNewConnection() {
   while (QTcpSocket* socket = m_server->nextPendingConnection()) {
     auto parser = std::make_shared<HttpRequestParser>();
+    ++m_openConnections;
+    connect(socket, &QObject::destroyed, this, [this] { --m_openConnections; });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-    connect(socket, &QTcpSocket::readyRead, this, [this, socket, parser] {
-      if (parser->state() != HttpRequestParser::State::Incomplete) {
-        socket->readAll();  // one request per connection
+    auto* deadline = new QTimer(socket);
+    deadline->setSingleShot(true);
+    connect(deadline, &QTimer::timeout, this, [this, socket, parser] {
+      if (parser->state() != HttpRequestParser::State::Incomplete) return;
+      const ApiError e(408, QStringLiteral("the request did not arrive whole within %1 ms").arg(m_options.requestTimeoutMs));
+      respond(socket, e.status, json(apiErrorBody(e)), "application/json");
+      QElapsedTimer none;
+      log("?", "?", e.status, none);
+    });
+    deadline->start(m_options.requestTimeoutMs);
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket, parser, deadline] {
+      if (parser->state() != HttpRequestParser::State::Incomplete || socket->state() != QAbstractSocket::ConnectedState) {
+        socket->readAll();  // one request per connection; after a 408, nothing more is read
         return;
       }
-      switch (parser->feed(socket->readAll())) {
+      const QByteArray received = socket->readAll();
+      switch (parser->feed(std::string_view(received.constData(), size_t(received.size())))) {
         case HttpRequestParser::State::Incomplete: return;
         case HttpRequestParser::State::Failed: {
-          const ApiError e(parser->errorStatus(), QString::fromUtf8(parser->errorMessage()));
+          deadline->stop();
+          const ApiError e(parser->errorStatus(), QString::fromStdString(parser->errorMessage()));
           respond(socket, e.status, json(apiErrorBody(e)), "application/json");
           QElapsedTimer none;
           log("?", "?", e.status, none);
           return;
         }
-        case HttpRequestParser::State::Complete: handle(socket, parser->request()); return;
+        case HttpRequestParser::State::Complete:
+          deadline->stop();
+          handle(socket, parser->request());
+          return;
       }
     });
   }
@@ -159,23 +181,29 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
   clock.start();
   const auto fail = [&](const ApiError& e, const QList<QPair<QByteArray, QByteArray>>& headers = {}) {
     respond(socket, e.status, json(apiErrorBody(e)), "application/json", headers);
-    log(request.method, request.path, e.status, clock);
+    log(bytes(request.method), bytes(request.path), e.status, clock);
   };
-  if (!hostAllowed(request.header("host")))
+  if (!hostAllowed(bytes(request.header("host"))))
     return fail(ApiError(403, QStringLiteral("the Host header '%1' is not one this server answers to (start it with "
                                              "--allow-host NAME to add one)")
-                                  .arg(QString::fromLatin1(request.header("host").left(200))),
+                                  .arg(QString::fromLatin1(bytes(request.header("host")).left(200))),
                          {}, QStringLiteral("permission_error")));
   if (request.path == "/health") {
     if (request.method != "GET") return fail(ApiError(405, QStringLiteral("use GET for /health")));
-    respond(socket, 200, R"({"status":"ok"})", "application/json");
-    return log(request.method, request.path, 200, clock);
+    const engine::SchedulerCounters c = m_scheduler.counters();
+    respond(socket, 200,
+            json({{QStringLiteral("status"), QStringLiteral("ok")},
+                  {QStringLiteral("connections"), m_openConnections - 1},  // not counting the asking one
+                  {QStringLiteral("running"), c.running},
+                  {QStringLiteral("queued"), c.queued}}),
+            "application/json");
+    return log(bytes(request.method), bytes(request.path), 200, clock);
   }
   const bool known = request.path == "/v1/models" || request.path == "/v1/completions" ||
                      request.path == "/v1/chat/completions";
-  if (!known) return fail(ApiError(404, QStringLiteral("no route %1").arg(QString::fromLatin1(request.path))));
+  if (!known) return fail(ApiError(404, QStringLiteral("no route %1").arg(QString::fromLatin1(bytes(request.path)))));
   if (!m_options.apiKeys.isEmpty() || m_options.keyChecker) {
-    const QByteArray auth = request.header("authorization");
+    const QByteArray auth = bytes(request.header("authorization"));
     const QString key = auth.startsWith("Bearer ") ? QString::fromUtf8(auth.mid(7)).trimmed() : QString();
     const bool accepted =
         !key.isEmpty() && (m_options.apiKeys.contains(key) || (m_options.keyChecker && m_options.keyChecker(key)));
@@ -192,10 +220,10 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
     respond(socket, 200,
             json({{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), QJsonArray{model}}}),
             "application/json");
-    return log(request.method, request.path, 200, clock);
+    return log(bytes(request.method), bytes(request.path), 200, clock);
   }
   if (request.method != "POST")
-    return fail(ApiError(405, QStringLiteral("use POST for %1").arg(QString::fromLatin1(request.path))));
+    return fail(ApiError(405, QStringLiteral("use POST for %1").arg(QString::fromLatin1(bytes(request.path)))));
   generate(socket, request, request.path == "/v1/chat/completions");
 }
 
@@ -203,14 +231,14 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
   auto ex = std::make_shared<Exchange>();
   ex->clock.start();
   ex->socket = socket;
-  ex->method = http.method;
-  ex->path = http.path;
+  ex->method = bytes(http.method);
+  ex->path = bytes(http.path);
   try {
-    ex->request = parseGenerationRequest(http.body, chat, m_model, m_scheduler.slot_capacity(),
+    ex->request = parseGenerationRequest(bytes(http.body), chat, m_model, m_scheduler.slot_capacity(),
                                          QRandomGenerator::global()->generate64());
   } catch (const ApiError& e) {
     respond(socket, e.status, json(apiErrorBody(e)), "application/json");
-    return log(http.method, http.path, e.status, ex->clock);
+    return log(ex->method, ex->path, e.status, ex->clock);
   }
   // Content filter, input side: the rendered prompt as the model would read it.
   if (!m_options.blockedPhrases.isEmpty()) {
@@ -220,7 +248,7 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
         const ApiError e(400, QStringLiteral("the request was refused by the server's content filter"), {},
                          QStringLiteral("content_filter"));
         respond(socket, e.status, json(apiErrorBody(e)), "application/json");
-        return log(http.method, http.path, e.status, ex->clock, {{QStringLiteral("filtered"), phrase}});
+        return log(ex->method, ex->path, e.status, ex->clock, {{QStringLiteral("filtered"), phrase}});
       }
     // Output side: as stop strings, so a blocked phrase is held back and never sent.
     for (const QString& phrase : m_options.blockedPhrases) ex->request.params.stop.push_back(phrase.toStdString());
@@ -303,7 +331,7 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
                           {}, QStringLiteral("server_busy"));
       respond(socket, 503, json(apiErrorBody(busy)), "application/json", {{"Retry-After", "1"}});
       ex->answered = true;
-      log(http.method, http.path, 503, ex->clock);
+      log(ex->method, ex->path, 503, ex->clock);
       return;
     }
     ex->schedulerIds.push_back(sid);

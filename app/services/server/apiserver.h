@@ -12,6 +12,10 @@
 // - A client that disconnects has its generations cancelled at the scheduler's next step, freeing their slots.
 // - Every answered request is reported once through requestFinished (method, path, status, timings, tokens).
 // - A Host header naming anything but the listening address or allowedHosts is refused (403) before routing.
+// - A connection whose request has not arrived whole within requestTimeoutMs is answered 408 and closed, so clients
+//   that send a request slowly or never finish it (slowloris) cannot hold connections open.
+// - /health answers {"status":"ok","connections","running","queued"}: the other open connections and the scheduler's
+//   generations, so a client can watch the server drain.
 #pragma once
 
 #include <QElapsedTimer>
@@ -53,6 +57,7 @@ class ApiServer : public QObject {
     // reply stops before the first one it would contain (finish_reason content_filter). Literal, case-sensitive.
     QStringList blockedPhrases;
     engine::BatchSchedulerOptions batch;
+    int requestTimeoutMs = 30000;  // from accepting a connection to its whole request (head and body)
   };
 
   // `model` and `backend` must outlive the server. Throws engine::Error for bad batch options.
@@ -71,6 +76,8 @@ class ApiServer : public QObject {
   quint16 port() const;
   engine::SchedulerCounters counters() const { return m_scheduler.counters(); }
   int slotCapacity() const { return m_scheduler.slot_capacity(); }
+  // Connections accepted and not yet closed (the server closes each after its answer).
+  int openConnections() const { return m_openConnections; }
 
  Q_SIGNALS:
   // {method, path, status, ms, promptTokens, completionTokens, ttftMs}
@@ -95,4 +102,5 @@ class ApiServer : public QObject {
   std::thread m_loop;
   QTcpServer* m_server = nullptr;
   quint64 m_nextId = 1;
+  int m_openConnections = 0;
 };

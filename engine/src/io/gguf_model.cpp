@@ -311,6 +311,9 @@ std::unique_ptr<Model> load_gguf_model(const ModelFileInfo& info, const LoadProg
   // A GPT-2 file without output.weight (ours used to write none) reads logits through wte.
   if (gpt2) c.tie_embeddings = !f.find("output.weight") || output_is_copy_of_embedding(f, c.n_embd, c.vocab_size);
   c.validate(path);
+  uint64_t elements = 0;  // at most twice the file's size (4-bit blocks): no overflow
+  for (const GgufTensor& t : f.tensors()) elements += t.numel;
+  require_parameters_in_file(c, elements, path);
 
   // Linear-weight groups: our name, the GGUF name (after "blk.<l>." for per-layer ones), GGUF shape.
   const uint64_t C = c.n_embd, V = c.vocab_size, T = c.max_seq_len, F = c.ffn_dim, KVW = c.kv_width();

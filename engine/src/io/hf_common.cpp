@@ -44,6 +44,14 @@ void report_progress(const LoadProgress& progress, float fraction, const std::st
   if (progress && !progress(fraction, stage)) throw Cancelled();
 }
 
+void require_parameters_in_file(const ModelConfig& c, uint64_t file_elements, const std::string& path) {
+  const uint64_t need = c.parameter_count();
+  const uint64_t slack = uint64_t{1} << 24;  // 64 MiB of f32: below it, naming the missing tensor is worth more
+  if (need > 2 * file_elements + slack)
+    throw Error(path + ": the model's config asks for " + std::to_string(need) +
+                " parameters but the file's tensors hold only " + std::to_string(file_elements) + " values");
+}
+
 namespace {
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -46,6 +46,14 @@ class LinearWeightsForWrite {
 // Calls `progress` and throws Cancelled when it asks to stop.
 void report_progress(const LoadProgress& progress, float fraction, const std::string& stage);
 
+// Refuses a config that asks for far more parameters than the weights file has tensor elements, before the model's
+// memory is allocated. Every parameter is read from one element of the file, so a damaged or mismatched config
+// (a layer count or feed-forward width far too large) would otherwise cost the whole model's memory, gigabytes,
+// before the first missing tensor is reported (found while writing tests/fuzz/fuzz_model_load.cpp). A small
+// excess (a tensor or two missing) is left to the loader, which names the missing tensor as it reads: memory is
+// then bounded by the file's size, not by what the config claims.
+void require_parameters_in_file(const ModelConfig& c, uint64_t file_elements, const std::string& path);
+
 // Adds bos/eos ids from the model's tokenizer, writes config.json and workbench.json atomically, and
 // copies the tokenizer files from `tokenizer_source_dir` (when not empty).
 void write_hf_side_files(const Model& model, const std::string& directory, json cfg,

@@ -138,6 +138,9 @@ std::unique_ptr<Model> load_hf(const ModelFileInfo& info, const LoadProgress& pr
   const ModelConfig c = parse_gpt2_config(cfg, cfg_path);
   report(0.02f, "mapping " + info.weights_path);
   auto file = io::SafetensorsFile::open(info.weights_path);
+  uint64_t elements = 0;  // at most the file's size: no overflow
+  for (const io::StTensor& t : file->tensors()) elements += t.numel();
+  io::require_parameters_in_file(c, elements, info.weights_path);
   auto model = std::make_unique<Model>(c);
   const uint64_t C = c.n_embd, V = c.vocab_size, T = c.max_seq_len, F = c.ffn_dim;
   read_into(*file, "wte.weight", {V, C}, false, model->param_data("wte"));

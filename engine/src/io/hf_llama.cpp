@@ -104,6 +104,9 @@ std::unique_ptr<Model> load_hf_llama(const ModelFileInfo& info, const LoadProgre
   const ModelConfig c = parse_llama_config(cfg, cfg_path);
   report_progress(progress, 0.02f, "mapping " + info.weights_path);
   auto file = SafetensorsFile::open(info.weights_path);
+  uint64_t elements = 0;  // at most the file's size: no overflow
+  for (const StTensor& t : file->tensors()) elements += t.numel();
+  require_parameters_in_file(c, elements, info.weights_path);
   auto model = std::make_unique<Model>(c);
   const uint64_t C = c.n_embd, V = c.vocab_size, F = c.ffn_dim, KVW = c.kv_width();
   read_tensor_into(*file, "model.embed_tokens.weight", {V, C}, false, model->param_data("wte"));
