@@ -29,8 +29,23 @@ void pack_groups(const void* W, int64_t OC, int C, void* dst) {
     }
 }
 
-// q4_K: the 6-bit scales and mins are unpacked once here (q4_K_scales_bytes), the nibbles move 4 bytes
-// at a time like q4_0's.
+// Row r of a q4_K / q5_K group: its scales and mins unpacked once (q4_K_scales_bytes), its nibbles moved 4
+// bytes at a time like q4_0's. Both block types share these fields.
+template <typename Group, typename Block>
+void pack_k_row(Group& o, const Block& src, int r) {
+  o.d[r] = src.d;
+  o.dmin[r] = src.dmin;
+  uint8_t sc_m[16];
+  q4_K_scales_bytes(src.scales, sc_m);
+  for (int j = 0; j < 8; ++j) {
+    o.sc[j][r] = sc_m[j];
+    o.m[j][r] = sc_m[8 + j];
+  }
+  for (int c = 0; c < 4; ++c)
+    for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);
+}
+
+// q4_K: pack_k_row for each row of each group.
 void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
   const int64_t nsb = C / k_kblock;
   const auto* rows = static_cast<const block_q4_K*>(W);
@@ -40,16 +55,7 @@ void pack_groups_q4_K(const void* W, int64_t OC, int C, void* dst) {
       block_q4_Kx8& o = out[g * nsb + s];
       for (int r = 0; r < k_x8_rows; ++r) {
         const block_q4_K& src = rows[(g * k_x8_rows + r) * nsb + s];
-        o.d[r] = src.d;
-        o.dmin[r] = src.dmin;
-        uint8_t sc_m[16];
-        q4_K_scales_bytes(src.scales, sc_m);
-        for (int j = 0; j < 8; ++j) {
-          o.sc[j][r] = sc_m[j];
-          o.m[j][r] = sc_m[8 + j];
-        }
-        for (int c = 0; c < 4; ++c)
-          for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);
+        pack_k_row(o, src, r);
       }
     }
 }
@@ -93,17 +99,8 @@ void pack_groups_q5_K(const void* W, int64_t OC, int C, void* dst) {
       block_q5_Kx8& o = out[g * nsb + s];
       for (int r = 0; r < k_x8_rows; ++r) {
         const block_q5_K& src = rows[(g * k_x8_rows + r) * nsb + s];
-        o.d[r] = src.d;
-        o.dmin[r] = src.dmin;
-        uint8_t sc_m[16];
-        q4_K_scales_bytes(src.scales, sc_m);
-        for (int j = 0; j < 8; ++j) {
-          o.sc[j][r] = sc_m[j];
-          o.m[j][r] = sc_m[8 + j];
-        }
+        pack_k_row(o, src, r);
         for (int k = 0; k < 8; ++k) std::memcpy(o.qh + 32 * k + 4 * r, src.qh + 4 * k, 4);
-        for (int c = 0; c < 4; ++c)
-          for (int k = 0; k < 8; ++k) std::memcpy(o.qs[c] + 32 * k + 4 * r, src.qs + 32 * c + 4 * k, 4);
       }
     }
 }
