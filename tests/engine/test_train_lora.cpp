@@ -12,6 +12,7 @@
 #include "engine/model_loader.h"
 #include "engine/train/lora_io.h"
 #include "io/json_util.h"
+#include "support/lora_fixture.h"
 #include "support/model_helpers.h"
 #include "support/train_fixture.h"
 
@@ -20,17 +21,6 @@ using namespace engine;
 namespace {
 
 std::string data(const std::string& name) { return std::string(WB_TEST_DATA_DIR) + "/" + name; }
-
-LoraConfig all_linear(const Model& m, int rank = 4, float alpha = 8.0f) {
-  LoraConfig c;
-  c.rank = rank;
-  c.alpha = alpha;
-  c.targets = m.config().arch == Arch::GPT2
-                  ? std::vector<std::string>{"h.qkv.weight", "h.attn_proj.weight", "h.fc.weight", "h.fc_proj.weight"}
-                  : std::vector<std::string>{"h.wq.weight",     "h.wk.weight",   "h.wv.weight",    "h.wo.weight",
-                                             "h.w_gate.weight", "h.w_up.weight", "h.w_down.weight"};
-  return c;
-}
 
 double max_diff(const std::vector<float>& a, const float* b) {
   double m = 0;
@@ -57,7 +47,7 @@ class TestTrainLora : public QObject {
     auto ids = io::SafetensorsFile::open(dir + "/expected.safetensors");
     auto expected = io::SafetensorsFile::open(lora_dir + "/expected.safetensors");
     const ShiftedBatch batch = shifted_batch(*ids);
-    TrainModel tm(*model, *m_be, all_linear(*model));
+    TrainModel tm(*model, *m_be, all_linear_lora(*model));
     load_lora_adapters(tm, lora_dir);
 
     const auto logits = tm.logits(batch.inputs.data(), batch.B, batch.T);
@@ -76,7 +66,7 @@ class TestTrainLora : public QObject {
       if (t.name.rfind("grad.", 0) == 0) grads.push_back({t.name.substr(5), t.dtype, t.shape, t.data});
     io::write_safetensors(tmp.path().toStdString() + "/adapter_model.safetensors", grads);
     auto model2 = load_model(dir);
-    TrainModel ref(*model2, *m_be, all_linear(*model2));
+    TrainModel ref(*model2, *m_be, all_linear_lora(*model2));
     load_lora_adapters(ref, tmp.path().toStdString());
     const auto got = tm.trainable(), want_g = ref.trainable();
     QCOMPARE(got.size(), want_g.size());
@@ -142,7 +132,7 @@ class TestTrainLora : public QObject {
     auto model = load_model(data("tiny-llama"));
     auto ids = io::SafetensorsFile::open(data("tiny-llama") + "/expected.safetensors");
     const ShiftedBatch batch = shifted_batch(*ids);
-    LoraConfig lc = all_linear(*model);
+    LoraConfig lc = all_linear_lora(*model);
     lc.dropout = 0.2f;
     TrainModel tm(*model, *m_be, lc);
     load_lora_adapters(tm, data("tiny-llama-lora"));
@@ -171,7 +161,7 @@ class TestTrainLora : public QObject {
     auto model = load_model(data("tiny-gpt2"));
     auto ids = io::SafetensorsFile::open(data("tiny-gpt2") + "/expected.safetensors");
     const ShiftedBatch batch = shifted_batch(*ids);
-    LoraConfig lc = all_linear(*model);
+    LoraConfig lc = all_linear_lora(*model);
     lc.dropout = 0.1f;
     TrainModel tm(*model, *m_be, lc);
     load_lora_adapters(tm, data("tiny-gpt2-lora"));
@@ -189,7 +179,7 @@ class TestTrainLora : public QObject {
   void save_uses_peft_names_and_round_trips() {
     for (const std::string base : {"tiny-gpt2", "tiny-llama"}) {
       auto model = load_model(data(base));
-      LoraConfig lc = all_linear(*model);
+      LoraConfig lc = all_linear_lora(*model);
       lc.dropout = 0.05f;
       TrainModel tm(*model, *m_be, lc);
       load_lora_adapters(tm, data(base + "-lora"));

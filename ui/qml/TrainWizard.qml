@@ -47,9 +47,7 @@ Card {
     readonly property string recipe: recipeChoices.indexOf(pickedRecipe) >= 0 ? pickedRecipe
                                                                               : (service.dataset.recipe || "pretrain")
     readonly property bool alignment: ["reward", "dpo", "grpo", "ppo"].indexOf(recipe) >= 0
-    // GRPO and PPO sample with the model's own weights, which LoRA adapters leave unchanged: full only.
-    readonly property bool online: recipe === "grpo" || recipe === "ppo"
-    readonly property bool lora: loraButton.checked && !online
+    readonly property bool lora: loraButton.checked
     readonly property var recipeInfo: ({
         pretrain: { name: qsTr("Pretraining"), text: qsTr("The model learns to continue text like this file's.") },
         sft: { name: qsTr("Supervised fine-tuning (SFT)"), text: qsTr("The model learns to give the assistant replies of these chats.") },
@@ -571,14 +569,10 @@ Card {
                     id: loraButton
                     objectName: "wizardLora"
                     text: qsTr("LoRA")
-                    enabled: !wizard.online
-                    ToolTip.visible: hovered && !enabled
-                    ToolTip.text: qsTr("GRPO and PPO sample with the model's own weights, which LoRA adapters leave unchanged")
                 }
             }
             Label {
-                text: wizard.online ? qsTr("Every weight is trained (GRPO and PPO sample answers with the model's own weights, so LoRA does not apply).")
-                      : wizard.lora ? qsTr("LoRA trains small low-rank adapters beside frozen weights: far less memory, saved apart or merged.")
+                text: wizard.lora ? qsTr("LoRA trains small low-rank adapters beside frozen weights: far less memory, saved apart or merged.")
                                   : qsTr("Every weight is trained: the most capable, and the most memory (gradients and optimizer state for all).")
                 color: Style.textMuted
                 wrapMode: Text.Wrap

@@ -43,8 +43,10 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
   ro.temperature = m_o.temperature;
   ro.max_new_tokens = m_o.max_new_tokens;
   ro.seq = T;
-  const Rollouts rollouts =
-      sample_rollouts(model.model(), m_backend, m_stop, m_train, batch, ro, options.dropout_seed);
+  const Rollouts rollouts = [&] {
+    const TrainModel::AdaptersInWeights adapted = model.adapters_in_weights();  // sample the LoRA policy
+    return sample_rollouts(model.model(), m_backend, m_stop, m_train, batch, ro, options.dropout_seed);
+  }();
   const Batch& rows = rollouts.rows;
   const std::vector<float> rewards = programmatic_rewards(rollouts);
   double completion_tokens = 0;
@@ -52,7 +54,7 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
   const std::vector<float> advantages = group_advantages(rewards, K);
   const std::vector<float> group_std = group_reward_std(rewards, K);
 
-  // 3. Log-probs: the reference first (under LoRA it would run the policy's own weights and overwrite the
+  // 3. Log-probs: the reference first (under LoRA it runs the policy's own base weights and would overwrite the
   // activations the policy's backward needs), then the policy with what its backward keeps.
   const std::vector<float> ref = m_ref.token_logprobs(rows.view());
   const std::vector<float> logp = model.forward_token_logprobs(rows.view(), options);
@@ -80,6 +82,7 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
 }
 
 ObjectiveResult GrpoObjective::evaluate(TrainModel& model, const Batch& batch) {
+  const TrainModel::AdaptersInWeights adapted = model.adapters_in_weights();
   return greedy_accuracy_result(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
 }
 

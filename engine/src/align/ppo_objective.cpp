@@ -93,7 +93,10 @@ ObjectiveResult PpoObjective::collect_rollout(TrainModel& model, const Batch& ba
   opt.temperature = m_o.temperature;
   opt.max_new_tokens = m_o.max_new_tokens;
   opt.seq = T;
-  ro->samples = sample_rollouts(model.model(), m_backend, m_stop, m_train, batch, opt, options.dropout_seed);
+  {
+    const TrainModel::AdaptersInWeights adapted = model.adapters_in_weights();  // sample the LoRA policy
+    ro->samples = sample_rollouts(model.model(), m_backend, m_stop, m_train, batch, opt, options.dropout_seed);
+  }
   const Batch& rows = ro->samples.rows;
   ro->mask = ro->samples.completion_mask();
 
@@ -216,6 +219,7 @@ ObjectiveResult PpoObjective::forward_backward_update(TrainModel& model, const B
 }
 
 ObjectiveResult PpoObjective::evaluate(TrainModel& model, const Batch& batch) {
+  const TrainModel::AdaptersInWeights adapted = model.adapters_in_weights();
   return greedy_accuracy_result(model.model(), m_backend, m_stop, m_val, batch, m_o.max_new_tokens);
 }
 

@@ -156,15 +156,13 @@ void LoraAdapters::backward(Backend& be, int t, int l, float* dx, const float* d
   }
 }
 
-void LoraAdapters::merge_into(Model& model) {
-  // Once, after training, on the host arena: W[o][c] += scale * sum_k B[o][k] A[k][c].
-  for (size_t ti = 0; ti < m_targets.size(); ++ti) {
-    const LoraTarget& g = m_targets[ti];
-    const int t = static_cast<int>(ti);
+void LoraAdapters::add_delta_into(Model& model) const {
+  // On the host arena: W[o][c] += scale * sum_k B[o][k] A[k][c].
+  for (const LoraTarget& g : m_targets) {
     for (int l = 0; l < m_layers; ++l) {
       float* W = model.param_data(g.group) + static_cast<uint64_t>(l) * g.OC * g.C;
-      const float* a = A(t, l);
-      float* b = B(t, l);
+      const float* a = m_values.data() + g.a_offset + l * g.a_stride;
+      const float* b = m_values.data() + g.b_offset + l * g.b_stride;
       for (int o = 0; o < g.OC; ++o)
         for (int k = 0; k < m_rank; ++k) {
           const float s = m_scale * b[static_cast<int64_t>(o) * m_rank + k];
@@ -172,9 +170,24 @@ void LoraAdapters::merge_into(Model& model) {
           float* wr = W + static_cast<int64_t>(o) * g.C;
           for (int c = 0; c < g.C; ++c) wr[c] += s * ar[c];
         }
-      std::fill(b, b + g.b_stride, 0.0f);
     }
   }
+}
+
+void LoraAdapters::merge_into(Model& model) {
+  add_delta_into(model);
+  for (size_t t = 0; t < m_targets.size(); ++t)
+    for (int l = 0; l < m_layers; ++l) {
+      float* b = B(static_cast<int>(t), l);
+      std::fill(b, b + m_targets[t].b_stride, 0.0f);
+    }
+}
+
+std::vector<LoraAdapters::TargetSpan> LoraAdapters::target_weights(Model& model) const {
+  std::vector<TargetSpan> out;
+  for (const LoraTarget& g : m_targets)
+    out.push_back({model.param_data(g.group), static_cast<uint64_t>(m_layers) * g.OC * g.C});
+  return out;
 }
 
 }  // namespace engine

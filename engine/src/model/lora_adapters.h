@@ -55,6 +55,16 @@ class LoraAdapters {
 
   // W += scale * B A for every target and layer, then B = 0 (the function is unchanged either way).
   void merge_into(Model& model);
+  // W += scale * B A for every target and layer, adapters kept: the merged weights the inference forward
+  // (sampling, generation) runs while the training forward keeps computing the adapter path separately.
+  void add_delta_into(Model& model) const;
+  // The base weights of every target, as (group, layer-0 pointer, element count): what must be saved to undo
+  // add_delta_into exactly (subtracting would not restore the bits).
+  struct TargetSpan {
+    float* data;
+    uint64_t numel;
+  };
+  std::vector<TargetSpan> target_weights(Model& model) const;
 
  private:
   float* xa(int t, int l, int N) { return m_xa.data() + (static_cast<uint64_t>(t) * m_layers + l) * N * m_rank; }

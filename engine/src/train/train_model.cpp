@@ -21,6 +21,7 @@
 //     one backward for every recipe.
 #include "engine/train/train_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -52,6 +53,9 @@ struct TrainModel::Impl {
   bool frozen = false;    // no gradients at all (TrainModel::Frozen)
   block::Weights w_base;  // the base weights without adapters (a LoRA model's reference forward)
   bool w_base_bound = false;
+  // LoRA generation (adapters_in_weights()): the target weights as they were before the adapters were added.
+  std::vector<float> base_backup;
+  bool adapters_in_weights = false;
   std::string head_name;               // "" = no scalar head
   std::vector<float> head_w, head_dw;  // (C); never reallocated once set (the optimizer holds pointers)
   // The last sequence-level forward that kept its activations, for the matching backward.
@@ -125,6 +129,9 @@ struct TrainModel::Impl {
 
   // needs_targets false: null targets read as "no position counts" (a scalar head uses none).
   void check_batch(const BatchView& batch, bool needs_targets = true) {
+    if (adapters_in_weights)
+      throw Error("training forward: the LoRA adapters are merged into the weights for generation (the forward "
+                  "would apply them twice)");
     if (batch.B <= 0 || batch.T <= 0) throw Error("training batch: B and T must be positive");
     if (batch.T > c.max_seq_len)
       throw Error("training batch: T = " + std::to_string(batch.T) + " exceeds the model's context of " +
@@ -347,8 +354,34 @@ void TrainModel::zero_grads() {
   if (!m->head_dw.empty()) m->be.fill_zero(m->head_dw.data(), static_cast<int64_t>(m->head_dw.size()));
 }
 
+TrainModel::AdaptersInWeights TrainModel::adapters_in_weights() {
+  if (!m->adapters) return AdaptersInWeights(nullptr);
+  if (m->adapters_in_weights) throw Error("adapters_in_weights: the adapters are already in the weights");
+  const std::vector<LoraAdapters::TargetSpan> spans = m->adapters->target_weights(m->model);
+  uint64_t total = 0;
+  for (const auto& s : spans) total = checked_add(total, s.numel, "LoRA target weights");
+  m->base_backup.resize(total);  // kept between calls: generation runs every step or two
+  float* to = m->base_backup.data();
+  for (const auto& s : spans) to = std::copy(s.data, s.data + s.numel, to);
+  m->adapters->add_delta_into(m->model);
+  m->adapters_in_weights = true;
+  return AdaptersInWeights(this);
+}
+
+TrainModel::AdaptersInWeights::~AdaptersInWeights() {
+  if (!m_owner) return;
+  Impl& im = *m_owner->m;
+  const float* from = im.base_backup.data();
+  for (const auto& s : im.adapters->target_weights(im.model)) {
+    std::copy(from, from + s.numel, s.data);
+    from += s.numel;
+  }
+  im.adapters_in_weights = false;
+}
+
 void TrainModel::merge_lora() {
   if (!m->adapters) throw Error("merge_lora: this TrainModel has no LoRA adapters");
+  if (m->adapters_in_weights) throw Error("merge_lora: the adapters are already in the weights for generation");
   m->adapters->merge_into(m->model);
 }
 

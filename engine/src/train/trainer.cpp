@@ -144,6 +144,7 @@ Trainer::Validation Trainer::validate() {
 }
 
 std::string Trainer::sample() {
+  const TrainModel::AdaptersInWeights adapted = m_model.adapters_in_weights();  // a LoRA run samples its policy
   Generator gen(m_model.model(), *m_backend);
   GenerateParams p;
   p.max_tokens = m_o.sample_tokens;

@@ -139,11 +139,6 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   std::optional<PromptData> prompt_data;
   if (recipe_uses_prompts(spec.recipe)) {
     const bool is_ppo = spec.recipe == Recipe::Ppo;
-    const char* name = is_ppo ? "ppo" : "grpo";
-    if (spec.lora.rank > 0)
-      throw Error(std::string(name) +
-                  " samples its completions with the model's own weights, which LoRA adapters leave unchanged: "
-                  "use full fine-tuning (--lora-rank 0)");
     if (spec.label_smoothing > 0) throw Error("label smoothing applies to pretrain and sft only");
     if (is_ppo && spec.grad_accum != 1)
       throw Error("ppo makes several updates per rollout (--ppo-epochs, --num-minibatches) instead of gradient "
@@ -172,13 +167,15 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
                                    : ReferencePolicy::copy_of(model, *run->backend.backend);
     run->objective = std::make_unique<DpoObjective>(*run->reference, spec.dpo_beta);
   } else if (spec.recipe == Recipe::Grpo) {
-    run->reference = ReferencePolicy::copy_of(model, *run->backend.backend);
+    run->reference = lora.rank > 0 ? ReferencePolicy::lora_base(*run->train_model)
+                                   : ReferencePolicy::copy_of(model, *run->backend.backend);
     run->objective = std::make_unique<GrpoObjective>(*run->reference, *run->backend.backend, d.chat_template,
                                                      std::move(prompt_data->train), std::move(prompt_data->val), grpo);
   } else if (spec.recipe == Recipe::Ppo) {
     // The value head starts as the reward model's head does; it is trained with the policy and not saved.
     run->train_model->set_scalar_head(kValueHeadName, initial_reward_head(model.config().n_embd, spec.seed + 1));
-    run->reference = ReferencePolicy::copy_of(model, *run->backend.backend);
+    run->reference = lora.rank > 0 ? ReferencePolicy::lora_base(*run->train_model)
+                                   : ReferencePolicy::copy_of(model, *run->backend.backend);
     if (!spec.reward_model_path.empty())
       run->reward_model = std::make_unique<RewardModel>(spec.reward_model_path, spec.threads);
     run->objective =

@@ -180,8 +180,9 @@ Item {
             next()
             press("wizardRecipe_ppo")
             compare(alignWizard.recipe, "ppo")
-            verify(!item("wizardLora").enabled)
             verify(!alignWizard.lora)
+            item("wizardLora").checked = true  // PPO and GRPO sample the adapted policy: LoRA applies
+            verify(alignWizard.lora)
             press("wizardRewardModel")
             verify(!alignWizard.canNext)  // no reward model chosen yet
             press("wizardRewardBuiltin")
@@ -202,6 +203,7 @@ Item {
             const cli = item("wizardCli").text
             verify(cli.indexOf("--recipe ppo") > 0, cli)
             verify(cli.indexOf("--num-minibatches 2") > 0, cli)
+            verify(cli.indexOf("--lora-rank") > 0, cli)
             verify(cli.indexOf("--beta") < 0 && cli.indexOf("--reward-model") < 0, cli)
             alignWizard.visible = false
             wizard.visible = true

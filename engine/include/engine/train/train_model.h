@@ -89,6 +89,26 @@ class TrainModel {
 
   const LoraConfig& lora_config() const;
 
+  // What generation runs: model() is the inference model over the same weights, and a LoRA model's adapters
+  // are not part of those. While the returned guard lives, the LoRA target weights hold W + scale * B A, so
+  // sampling (GRPO and PPO rollouts, a run's samples, greedy validation) follows the trained policy; the guard
+  // then restores the base weights bit for bit (subtracting the delta again would not). Without adapters it
+  // does nothing. The training forwards throw while it lives (they would add the adapters twice).
+  class [[nodiscard]] AdaptersInWeights {
+   public:
+    ~AdaptersInWeights();
+    AdaptersInWeights(AdaptersInWeights&& o) noexcept : m_owner(o.m_owner) { o.m_owner = nullptr; }
+    AdaptersInWeights(const AdaptersInWeights&) = delete;
+    AdaptersInWeights& operator=(const AdaptersInWeights&) = delete;
+    AdaptersInWeights& operator=(AdaptersInWeights&&) = delete;
+
+   private:
+    friend class TrainModel;
+    explicit AdaptersInWeights(TrainModel* owner) : m_owner(owner) {}
+    TrainModel* m_owner;
+  };
+  AdaptersInWeights adapters_in_weights();
+
   // ---- Sequence-level objectives (reward model, DPO; PPO and GRPO build on the same calls) ----
   // A position i "counts" when targets[i] >= 0 and its loss weight (if any) is > 0; a row's sequence
   // log-prob is the sum of its counted token log-probs (align/preference_losses.h: sequence_logprobs).
