@@ -6,7 +6,6 @@
 #include "engine/train/adamw.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 
 #include "engine/error.h"
@@ -24,11 +23,11 @@ uint64_t total_of(const std::vector<TrainableTensor>& ts) {
 }  // namespace
 
 AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend)
-    : AdamW(std::move(tensors), params, backend, FlatRange{0, UINT64_MAX}) {}
+    : AdamW(std::move(tensors), params, backend, kAllValues) {}
 
 AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend, FlatRange shard)
     : m_tensors(std::move(tensors)), m_params(params), m_backend(backend), m_total(total_of(m_tensors)) {
-  if (shard.end == UINT64_MAX) shard = {0, m_total};
+  if (shard == kAllValues) shard = {0, m_total};
   if (shard.begin > shard.end || shard.end > m_total)
     throw Error("AdamW: shard [" + std::to_string(shard.begin) + ", " + std::to_string(shard.end) +
                 ") is not inside the " + std::to_string(m_total) + " trainable values");

@@ -39,6 +39,8 @@ struct FlatRange {
   uint64_t size() const { return end - begin; }
   bool operator==(const FlatRange&) const = default;
 };
+// Every value, however many there are: the unsharded optimizer's range.
+inline constexpr FlatRange kAllValues{0, UINT64_MAX};
 
 struct AdamWParams {
   double beta1 = 0.9;
@@ -53,7 +55,8 @@ class AdamW {
   // The update runs on `backend` (where the tensors live: the CPU backend splits it over its threads), or
   // on the host in one thread when it is null; both give the same floats (engine/backend.h AdamWStep).
   AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend = nullptr);
-  // Sharded: state and updates for the flat values in `shard` only (engine::Error when it is not inside them).
+  // Sharded: state and updates for the flat values in `shard` only (engine::Error when it is not inside them);
+  // kAllValues: all of them, as the constructor above.
   AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend, FlatRange shard);
 
   // Applies one update to every tensor with learning rate `lr`, then t += 1.
