@@ -22,6 +22,7 @@
 // checkpoint resumes at any world size. A failure while the run is being set up ends every rank with its exit status
 // (rank 0's message alone when rank 0 failed too); one during training aborts the whole job, since the other ranks
 // would wait for the failed one forever.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -46,6 +47,7 @@
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/training_run.h"
+#include "engine/train/zero_shard.h"
 
 namespace wb::cli {
 
@@ -481,10 +483,19 @@ int train(int argc, char** argv, engine::Communicator& comm) {
                 << B << " rows of each batch per process, " << threads << " thread(s) each\n";
   }
   if (zero == 1 && rank0) {
+    // Every rank's share from the same split the trainer made (rank 0 alone speaks).
     const engine::AdamW& opt = trainer.optimizer();
-    char line[160];
-    std::snprintf(line, sizeof line, "%.1f MiB on this process, of %.1f MiB unsharded",
-                  double(opt.state_bytes()) / (1 << 20), double(opt.total_values() * 2 * sizeof(float)) / (1 << 20));
+    const std::vector<uint64_t> bounds = engine::shard_bounds(opt.total_values(), world);
+    uint64_t least = UINT64_MAX, most = 0;
+    for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+      least = std::min(least, bounds[r + 1] - bounds[r]);
+      most = std::max(most, bounds[r + 1] - bounds[r]);
+    }
+    const auto mib = [](uint64_t values) { return double(values * 2 * sizeof(float)) / (1 << 20); };
+    char line[200];
+    std::snprintf(line, sizeof line, "%.1f to %.1f MiB per process (%llu to %llu bytes), of %.1f MiB unsharded",
+                  mib(least), mib(most), static_cast<unsigned long long>(least * 2 * sizeof(float)),
+                  static_cast<unsigned long long>(most * 2 * sizeof(float)), mib(opt.total_values()));
     std::cerr << "train: ZeRO stage 1 over " << world << " process" << (world > 1 ? "es" : "") << ": AdamW state "
               << line << "\n";
   }
