@@ -14,6 +14,7 @@
 //   - shard_bounds is balanced and aligned; ZeroShard's reduce-scatter and all-gather, over tensors in two buffers
 //     cut into small pieces, deliver exactly each rank's sums and every rank's values; the sharded norm is global
 //     and names a non-finite gradient on another rank's shard.
+//   - a non-finite step under ZeRO is refused on every rank alike, weights and moments untouched.
 // The CLI under a real `mpirun -np 2` is tests/dist/test_data_parallel.cpp.
 #include <QFile>
 #include <QTemporaryDir>
@@ -483,6 +484,43 @@ class TestDataParallelTrainer : public QObject {
       });
     for (std::thread& t : threads) t.join();
     for (int r = 0; r < kWorld; ++r) QVERIFY2(failures[size_t(r)].isEmpty(), qPrintable(QString("rank %1: %2").arg(r).arg(failures[size_t(r)])));
+  }
+
+  // A NaN weight on every rank: the global loss and the sharded norm are not finite on both ranks alike, both refuse
+  // the step with the same message, and no rank touched its weights or its shard of the moments.
+  void zero_refuses_a_nonfinite_step_on_every_rank() {
+    const std::vector<int32_t> tokens = pattern_tokens(2000, 1);
+    ThreadGroup group(2);
+    std::vector<std::unique_ptr<Communicator>> comms;
+    for (int r = 0; r < 2; ++r) comms.push_back(group.communicator(r));
+    std::vector<QString> errors(2), failures(2);
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < 2; ++rank)
+      threads.emplace_back([&, rank] {
+        auto model = load_model(kTiny);
+        model->param_data("h.fc.weight")[17] = NAN;
+        const std::vector<float> before(model->all_params().begin(), model->all_params().end());
+        auto be = make_cpu_backend(1);
+        TrainModel tm(*model, *be);
+        TokenStreamLoader loader(tokens, 2, 16, false, 0, "t");
+        TrainerOptions o = options(3);
+        o.zero_stage = 1;
+        o.communicator = comms[size_t(rank)].get();
+        Trainer t(tm, loader, nullptr, nullptr, o);
+        errors[size_t(rank)] = error_of([&] { t.run(); });
+        if (std::memcmp(before.data(), model->all_params().data(), before.size() * sizeof(float)) != 0)
+          failures[size_t(rank)] += "weights changed ";
+        if (t.optimizer().step_count() != 0 || !t.optimizer().sharded()) failures[size_t(rank)] += "optimizer stepped ";
+        for (size_t i = 0; i < t.optimizer().tensors().size(); ++i)
+          for (float m : t.optimizer().first_moment(i))
+            if (m != 0.0f) failures[size_t(rank)] += "moment changed ";
+      });
+    for (std::thread& th : threads) th.join();
+    for (int r = 0; r < 2; ++r) {
+      QVERIFY2(failures[size_t(r)].isEmpty(), qPrintable(failures[size_t(r)]));
+      QVERIFY2(errors[size_t(r)].contains("step 1: the loss is NaN") && errors[size_t(r)].contains("weights are unchanged"),
+               qPrintable(errors[size_t(r)]));
+    }
   }
 
   void zero_is_refused_for_objectives() {
