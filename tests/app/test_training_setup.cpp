@@ -147,7 +147,8 @@ class TestTrainingSetup : public QObject {
         << QVariantMap{{"recipe", "ppo"}, {"reward_model", "/tmp"}} << "is not a reward model";
     QTest::newRow("zero for ppo")
         << QVariantMap{{"zero", 1}} << "'zero' (ZeRO stage 1) applies to the pretrain and sft recipes";
-    QTest::newRow("zero stage 2") << QVariantMap{{"recipe", "sft"}, {"zero", 2}} << "'zero' must be a whole number in [0, 1]";
+    QTest::newRow("zero stage 2") << QVariantMap{{"recipe", "sft"}, {"zero", 2}}
+                                  << "'zero' must be a whole number in [0, 1]";
   }
   void refusals() {
     QFETCH(QVariantMap, change);

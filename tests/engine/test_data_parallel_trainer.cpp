@@ -400,7 +400,11 @@ class TestDataParallelTrainer : public QObject {
           if (r > 0) QCOMPARE(b[size_t(r)] % kShardAlign, uint64_t(0));
           const double even = double(total) / world, size = double(b[size_t(r) + 1] - b[size_t(r)]);
           QVERIFY2(std::fabs(size - even) <= double(kShardAlign),
-                   qPrintable(QString("total %1, world %2, rank %3: %4 values").arg(total).arg(world).arg(r).arg(size)));
+                   qPrintable(QString("total %1, world %2, rank %3: %4 values")
+                                  .arg(total)
+                                  .arg(world)
+                                  .arg(r)
+                                  .arg(size)));
         }
       }
     QVERIFY(!error_of([] { shard_bounds(10, 0); }).isEmpty());
@@ -456,7 +460,8 @@ class TestDataParallelTrainer : public QObject {
         double want_sq = 0;
         for (uint64_t k = 0; k < 92; ++k) want_sq += double(6 * (k + 1)) * double(6 * (k + 1));
         GradNormReport n = clip_grad_norm_sharded(ts, mine, 0.0f, *comms[size_t(rank)]);
-        if (!n.finite || std::fabs(n.norm - std::sqrt(want_sq)) > 1e-9 * n.norm) fail += QString("norm %1 ").arg(n.norm);
+        if (!n.finite || std::fabs(n.norm - std::sqrt(want_sq)) > 1e-9 * n.norm)
+          fail += QString("norm %1 ").arg(n.norm);
         // A NaN in rank 2's part of t3 is seen and named on every rank.
         if (rank == 2) at(80, true) = std::nanf("");
         n = clip_grad_norm_sharded(ts, mine, 1.0f, *comms[size_t(rank)]);
@@ -483,7 +488,8 @@ class TestDataParallelTrainer : public QObject {
         }
       });
     for (std::thread& t : threads) t.join();
-    for (int r = 0; r < kWorld; ++r) QVERIFY2(failures[size_t(r)].isEmpty(), qPrintable(QString("rank %1: %2").arg(r).arg(failures[size_t(r)])));
+    for (int r = 0; r < kWorld; ++r)
+      QVERIFY2(failures[size_t(r)].isEmpty(), qPrintable(QString("rank %1: %2").arg(r).arg(failures[size_t(r)])));
   }
 
   // A NaN weight on every rank: the global loss and the sharded norm are not finite on both ranks alike, both refuse
@@ -518,8 +524,8 @@ class TestDataParallelTrainer : public QObject {
     for (std::thread& th : threads) th.join();
     for (int r = 0; r < 2; ++r) {
       QVERIFY2(failures[size_t(r)].isEmpty(), qPrintable(failures[size_t(r)]));
-      QVERIFY2(errors[size_t(r)].contains("step 1: the loss is NaN") && errors[size_t(r)].contains("weights are unchanged"),
-               qPrintable(errors[size_t(r)]));
+      const QString& e = errors[size_t(r)];
+      QVERIFY2(e.contains("step 1: the loss is NaN") && e.contains("weights are unchanged"), qPrintable(e));
     }
   }
 

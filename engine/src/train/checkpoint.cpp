@@ -174,10 +174,8 @@ TrainState load_checkpoint(const std::string& path, AdamW& opt) {
     // A sharded optimizer takes its part of each tensor's moments: a checkpoint holds the whole state whatever the
     // world size and sharding that wrote it.
     const size_t skip = opt.moment_offset(i) * sizeof(float);
-    std::memcpy(opt.first_moment(i).data(), found[i][1]->data + skip,
-                opt.first_moment(i).size() * sizeof(float));
-    std::memcpy(opt.second_moment(i).data(), found[i][2]->data + skip,
-                opt.second_moment(i).size() * sizeof(float));
+    std::memcpy(opt.first_moment(i).data(), found[i][1]->data + skip, opt.first_moment(i).size() * sizeof(float));
+    std::memcpy(opt.second_moment(i).data(), found[i][2]->data + skip, opt.second_moment(i).size() * sizeof(float));
   }
   opt.set_step_count(static_cast<int64_t>(adam_t));
   return st;

@@ -59,8 +59,7 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
       m_zero((options.validate(), options.zero_stage == 1 && !objective)
                  ? std::make_unique<ZeroShard>(m_comm, model.trainable())
                  : nullptr),
-      m_opt(model.trainable(), options.adam, &model.backend(),
-            m_zero ? m_zero->shard() : kAllValues) {
+      m_opt(model.trainable(), options.adam, &model.backend(), m_zero ? m_zero->shard() : kAllValues) {
   if (m_o.zero_stage == 1 && m_objective)
     throw Error("ZeRO (--zero 1) shards the optimizer of the pretrain and sft recipes; the reward, dpo, grpo and ppo "
                 "recipes run without it");

@@ -3,8 +3,9 @@
 // the build does not need MPI, and a GPU implementation (NCCL) can come beside the MPI one later.
 //
 // Invariants:
-//   - every collective (allreduce_sum, start_allreduce_sum + wait_all, reduce_scatter_sum, allgather, barrier, any) must be called by every rank,
-//     in the same order, with the same element counts; a rank that skips one leaves the others waiting;
+//   - every collective (allreduce_sum, start_allreduce_sum + wait_all, reduce_scatter_sum, allgather, barrier, any)
+//     must be called by every rank, in the same order, with the same element counts; a rank that skips one leaves
+//     the others waiting;
 //   - sums are exact for one process (the data is left as it is), so a one-process run computes bit for bit what
 //     it computed before data parallelism existed;
 //   - only the thread that created the communicator calls it (MPI is initialised with MPI_THREAD_FUNNELED).

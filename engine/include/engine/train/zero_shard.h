@@ -44,8 +44,7 @@ class ZeroShard {
 
   // The tensors' value and gradient buffers must stay where they are while this exists (the optimizer holds the
   // same list).
-  ZeroShard(Communicator& comm, const std::vector<TrainableTensor>& tensors,
-            size_t bucket_bytes = kDefaultBucketBytes);
+  ZeroShard(Communicator& comm, const std::vector<TrainableTensor>& tensors, size_t bucket_bytes = kDefaultBucketBytes);
 
   // This rank's range of the flat values (give it to AdamW's sharded constructor).
   FlatRange shard() const;
