@@ -13,8 +13,9 @@
 // Every rank ends the update with the weights an unsharded run computes: the sums are the same sums, AdamW is
 // elementwise, and the clip coefficient comes from the same global norm.
 //
-// Ranges are balanced (sizes differ by at most kShardAlign values) and start on multiples of kShardAlign floats
-// (64 bytes: no cache line is written by two ranks' updates). The exchanges run over pieces of at most bucket_bytes
+// Ranges are balanced (each within kShardAlign values of total / world) and start on multiples of kShardAlign values
+// (64 bytes into the flat space: where the tensors lie back to back in an aligned arena, each rank's part starts on a
+// cache line, as the vector loops of its update like). The exchanges run over pieces of at most bucket_bytes
 // that lie back to back in memory (the f32 arena, the LoRA adapters' buffer), as GradientSync's buckets, so no MPI
 // count exceeds an int; a piece that straddles two ranks' ranges gives each its part.
 #pragma once
