@@ -22,6 +22,7 @@
 // checkpoint resumes at any world size. A failure while the run is being set up ends every rank with its exit status
 // (rank 0's message alone when rank 0 failed too); one during training aborts the whole job, since the other ranks
 // would wait for the failed one forever.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -46,6 +47,7 @@
 #include "engine/model_loader.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/training_run.h"
+#include "engine/train/zero_shard.h"
 
 namespace wb::cli {
 
@@ -219,6 +221,9 @@ int train(int argc, char** argv, engine::Communicator& comm) {
       {"metrics", true, false, "also append the per-step JSON lines to this file"},
       {"threads", true, false,
        "CPU threads (default: all cores; under mpirun / srun: the machine's cores over its ranks)"},
+      {"zero", true, false,
+       "pretrain, sft: 1 = ZeRO stage 1, the AdamW state split over the processes of an mpirun run (each keeps "
+       "1/N of it); 0 = off (the default)"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string recipe = a.required("recipe");
@@ -314,6 +319,9 @@ int train(int argc, char** argv, engine::Communicator& comm) {
   const int default_threads =
       parallel ? std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, comm.local_size())) : 0;
   const int threads = static_cast<int>(a.integer("threads", default_threads, 0, 1024));
+  const int zero = static_cast<int>(a.integer("zero", 0, 0, 1));
+  if (zero == 1 && recipe != "pretrain" && recipe != "sft")
+    throw UsageError("--zero 1 applies to --recipe pretrain and sft (the data-parallel recipes, full or LoRA)");
   const bool resume = a.has("resume");
   const std::string ckpt_dir = (fs::path(out) / "checkpoints").string();
   if (!resume && !engine::list_checkpoints(ckpt_dir).empty())
@@ -433,6 +441,9 @@ int train(int argc, char** argv, engine::Communicator& comm) {
   spec.ppo.cliprange = clip;
   spec.reward_model_path = reward_model;
   spec.threads = threads;
+  // Not in `config` (the run's identity, compared on --resume): like the world size, ZeRO changes where the
+  // optimizer state lives, not what the run computes, and its checkpoints hold the whole state.
+  spec.zero_stage = zero;
   spec.config_json = config.dump();
   const std::unique_ptr<engine::TrainingRun> run = engine::build_training_run(std::move(base), spec, &comm);
   if (rank0)
@@ -471,6 +482,23 @@ int train(int argc, char** argv, engine::Communicator& comm) {
                 << B / world << (B % world ? "-" + std::to_string(B / world + 1) : std::string()) << " of the "
                 << B << " rows of each batch per process, " << threads << " thread(s) each\n";
   }
+  if (zero == 1 && rank0) {
+    // Every rank's share from the same split the trainer made (rank 0 alone speaks).
+    const engine::AdamW& opt = trainer.optimizer();
+    const std::vector<uint64_t> bounds = engine::shard_bounds(opt.total_values(), world);
+    uint64_t least = UINT64_MAX, most = 0;
+    for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+      least = std::min(least, bounds[r + 1] - bounds[r]);
+      most = std::max(most, bounds[r + 1] - bounds[r]);
+    }
+    const auto mib = [](uint64_t values) { return double(values * 2 * sizeof(float)) / (1 << 20); };
+    char line[200];
+    std::snprintf(line, sizeof line, "%.1f to %.1f MiB per process (%llu to %llu bytes), of %.1f MiB unsharded",
+                  mib(least), mib(most), static_cast<unsigned long long>(least * 2 * sizeof(float)),
+                  static_cast<unsigned long long>(most * 2 * sizeof(float)), mib(opt.total_values()));
+    std::cerr << "train: ZeRO stage 1 over " << world << " process" << (world > 1 ? "es" : "") << ": AdamW state "
+              << line << "\n";
+  }
   // Training and the result written: from here on a failure can be one rank's alone (rank 0 writing to a full disk).
   const auto train_and_save = [&]() -> int {
     std::signal(SIGINT, on_sigint);
@@ -499,6 +527,8 @@ int train(int argc, char** argv, engine::Communicator& comm) {
         j["wait_ms"] = std::round(m.wait_seconds * 1e5) / 100;
         j["allreduce_bytes"] = m.allreduce_bytes;
       }
+      if (m.world_size > 1 || m.zero_stage > 0) j["optimizer_bytes"] = m.optimizer_bytes;  // rank 0's
+      if (m.zero_stage > 0) j["zero"] = m.zero_stage;
       print_json(j);
       if (metrics.is_open()) {
         metrics << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
@@ -515,6 +545,7 @@ int train(int argc, char** argv, engine::Communicator& comm) {
                        {"steps", r.steps_done},
                        {"training", config}};
     if (parallel) provenance["world_size"] = world;
+    if (zero) provenance["zero_stage"] = zero;
     for (const std::string& w : engine::save_training_result(*run, provenance.dump(2)))
       std::cerr << "train: " << w << "\n";
     if (r.stopped) {

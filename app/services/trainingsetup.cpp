@@ -47,7 +47,8 @@ QVariantMap defaultTrainingSettings() {
           {"keep", 3},
           {"max_skipped_steps", 0},
           {"chat_template", ""},
-          {"threads", 0}};
+          {"threads", 0},
+          {"zero", 0}};
 }
 
 namespace {
@@ -329,6 +330,9 @@ engine::TrainingRunSpec trainingRunSpec(const QVariantMap& settingsMap, const QS
   spec.max_skipped_steps = static_cast<int>(s.integer("max_skipped_steps", 0, INT32_MAX));
   spec.chat_template = s.str("chat_template");
   spec.threads = static_cast<int>(s.integer("threads", 0, 1024));
+  spec.zero_stage = static_cast<int>(s.integer("zero", 0, 1));
+  if (spec.zero_stage == 1 && spec.recipe != engine::Recipe::Pretrain && spec.recipe != engine::Recipe::Sft)
+    throw engine::Error("training setting 'zero' (ZeRO stage 1) applies to the pretrain and sft recipes");
   applyAlignmentSettings(s, spec);
   spec.config_json = QJsonDocument(QJsonObject::fromVariantMap(s.map())).toJson(QJsonDocument::Compact).toStdString();
   return spec;

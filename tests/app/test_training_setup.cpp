@@ -145,6 +145,10 @@ class TestTrainingSetup : public QObject {
         << "--num-minibatches 3 does not divide --batch 4";
     QTest::newRow("ppo plain model as reward model")
         << QVariantMap{{"recipe", "ppo"}, {"reward_model", "/tmp"}} << "is not a reward model";
+    QTest::newRow("zero for ppo")
+        << QVariantMap{{"zero", 1}} << "'zero' (ZeRO stage 1) applies to the pretrain and sft recipes";
+    QTest::newRow("zero stage 2") << QVariantMap{{"recipe", "sft"}, {"zero", 2}}
+                                  << "'zero' must be a whole number in [0, 1]";
   }
   void refusals() {
     QFETCH(QVariantMap, change);
@@ -172,6 +176,13 @@ class TestTrainingSetup : public QObject {
     dpo["kl_coef"] = 0.3;  // PPO's
     const QString d = trainCliCommand(dpo, "/tmp/out");
     QVERIFY2(d.contains(" --beta 0.25") && !d.contains("--kl-coef"), qPrintable(d));
+    // ZeRO: off by default and left out of the command; on, it maps to the spec and to --zero 1.
+    QVariantMap pre = settings("pretrain");
+    QCOMPARE(trainingRunSpec(pre, "/tmp/out").zero_stage, 0);
+    QVERIFY(!trainCliCommand(pre, "/tmp/out").contains("--zero"));
+    pre["zero"] = 1;
+    QCOMPARE(trainingRunSpec(pre, "/tmp/out").zero_stage, 1);
+    QVERIFY2(trainCliCommand(pre, "/tmp/out").contains(" --zero 1"), qPrintable(trainCliCommand(pre, "/tmp/out")));
     QVariantMap grpo = settings("grpo");
     grpo["beta"] = 0.04;  // GRPO's default, though not DPO's
     QVERIFY2(!trainCliCommand(grpo, "/tmp/out").contains("--beta"), qPrintable(trainCliCommand(grpo, "/tmp/out")));
@@ -190,6 +201,7 @@ class TestTrainingSetup : public QObject {
                                         {"vf_coef", 0.2},       {"entropy_coef", 0.01}, {"temperature", 0.8},
                                         {"max_new_tokens", 16}, {"clip", 0.1},          {"reward_model", "RM"}};
     QTest::newRow("ppo horizon only") << QVariantMap{{"recipe", "ppo"}, {"kl_horizon", 100}};
+    QTest::newRow("sft zero") << QVariantMap{{"recipe", "sft"}, {"zero", 1}};
   }
   void theCliAcceptsTheCommand() {
     QFETCH(QVariantMap, change);

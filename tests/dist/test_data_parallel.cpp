@@ -4,6 +4,11 @@
 // pretraining, SFT -- whose masks give the ranks different token counts, so a plain mean of the ranks' losses
 // would not match -- and LoRA; rank 0 alone prints and writes; a checkpoint written at world size 2 resumes at
 // world size 1 and 2 with the same data order; the alignment recipes are refused by name.
+// ZeRO stage 1 (--zero 1): at 2 and 3 processes (3: shards of unequal length, and the first run of more than two
+// ranks) the curve of plain data parallelism and of one process, each rank reporting its share of the AdamW state;
+// at 2 processes bit for bit plain data parallelism's weights (a sum of two floats is the same in either order); a
+// ZeRO checkpoint resumes at world size 1 without ZeRO and at 2 and 3 with it; --zero is refused for the alignment
+// recipes.
 //
 // Registered only when CMake found MPI (elsewhere ctest reports it as skipped, tests/CMakeLists.txt). Tiny model
 // (2 layers, 64 wide, a 300-token BPE learnt from the data), one thread per rank.
@@ -49,6 +54,11 @@ Run exec(const QString& program, const QStringList& args) {
 }
 
 Run cli(const QStringList& args) { return exec(QStringLiteral(WB_CLI_PATH), args); }
+
+QByteArray fileBytes(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
 
 Run mpirun(int ranks, const QStringList& args) {
   return exec(QStringLiteral(WB_MPIEXEC), QStringList{"-np", QString::number(ranks), "--oversubscribe", "--bind-to",
@@ -200,6 +210,105 @@ class TestDataParallel : public QObject {
     }
   }
 
+  // Plain data parallelism and ZeRO at 2 and 3 processes against one process; ZeRO at 2 is plain at 2 bit for bit.
+  void zero_matches_plain_data_parallel_and_one_process() {
+    const QStringList args = {"train",   "--recipe", "pretrain", "--model", m_model, "--data",  m_text, "--steps",
+                              "8",       "--batch",  "6",        "--seq",   "32",    "--lr",    "3e-3", "--warmup",
+                              "2",       "--val-every", "4",     "--val-fraction", "0.1", "--val-batches", "2",
+                              "--threads", "1",      "--seed",   "7",       "--grad-clip", "0.5"};
+    const QString d = m_dir.path() + "/zero-";
+    const Run one = cli(QStringList(args) << "--out" << d + "1");
+    QVERIFY2(one.code == 0, one.err.constData());
+    const QList<QJsonObject> want = jsonLines(one.out);
+    QCOMPARE(want.size(), 8);
+    QVERIFY(!want[0].contains("optimizer_bytes"));
+    // At one process --zero 1 shards nothing: the unsharded run exactly, reporting the whole state.
+    const Run oneZero = cli(QStringList(args) << "--zero" << "1" << "--out" << d + "1z");
+    QVERIFY2(oneZero.code == 0, oneZero.err.constData());
+    const QList<QJsonObject> z1 = jsonLines(oneZero.out);
+    compareCurves(z1, want, 0.0);
+    const double state = z1[0]["optimizer_bytes"].toDouble();
+    QVERIFY(state > 0);
+    QCOMPARE(z1[0]["zero"].toInt(), 1);
+    for (int world : {2, 3}) {
+      const QString w = QString::number(world);
+      const Run plain = mpirun(world, QStringList(args) << "--out" << d + w);
+      QVERIFY2(plain.code == 0, plain.err.constData());
+      const Run zero = mpirun(world, QStringList(args) << "--zero" << "1" << "--out" << d + w + "z");
+      QVERIFY2(zero.code == 0, zero.err.constData());
+      QVERIFY2(zero.err.contains("ZeRO stage 1 over " + w.toUtf8() + " processes"), zero.err.constData());
+      const QList<QJsonObject> p = jsonLines(plain.out), z = jsonLines(zero.out);
+      for (int i = 0; i < z.size(); ++i) {
+        QCOMPARE(z[i]["world_size"].toInt(), world);
+        QCOMPARE(z[i]["zero"].toInt(), 1);
+        QCOMPARE(p[i]["optimizer_bytes"].toDouble(), state);  // plain: every rank holds it all
+        // Rank 0's share: within one alignment unit (16 values, m and v) of an even share.
+        QVERIFY2(std::fabs(z[i]["optimizer_bytes"].toDouble() - state / world) <= 16 * 8,
+                 qPrintable(QString::number(z[i]["optimizer_bytes"].toDouble())));
+        QCOMPARE(z[i]["allreduce_bytes"].toDouble(), p[i]["allreduce_bytes"].toDouble());
+      }
+      compareCurves(p, want, 2e-5);
+      compareCurves(z, want, 2e-5);
+      // Two ranks add two floats, the same sum in either order: ZeRO's weights are plain data parallelism's. Three
+      // add in an order that depends on MPI's algorithm for each collective, so only float rounding is shared.
+      compareCurves(z, p, world == 2 ? 0.0 : 2e-5);
+      if (world == 2) {
+        const QByteArray a = fileBytes(d + w + "z/model.safetensors");
+        QVERIFY(a.size() > 1000);
+        QVERIFY(a == fileBytes(d + w + "/model.safetensors"));
+      }
+    }
+  }
+
+  // LoRA's adapters are sharded too (their buffer, not the frozen base): plain and ZeRO at 2 processes agree exactly.
+  void zero_shards_lora_adapters() {
+    const QStringList args = {"train",     "--recipe", "pretrain", "--model", m_model, "--data",     m_text,
+                              "--steps",   "6",        "--batch",  "4",       "--seq", "32",         "--lr",
+                              "1e-2",      "--lora-rank", "4",     "--val-every", "0", "--threads", "1",
+                              "--seed",    "5"};
+    const Run plain = mpirun(2, QStringList(args) << "--out" << m_dir.path() + "/zlora-plain");
+    QVERIFY2(plain.code == 0, plain.err.constData());
+    const Run zero = mpirun(2, QStringList(args) << "--zero" << "1" << "--out" << m_dir.path() + "/zlora-zero");
+    QVERIFY2(zero.code == 0, zero.err.constData());
+    const QList<QJsonObject> p = jsonLines(plain.out), z = jsonLines(zero.out);
+    QCOMPARE(z.size(), 6);
+    QVERIFY(z[0]["optimizer_bytes"].toDouble() < p[0]["optimizer_bytes"].toDouble());
+    compareCurves(z, p, 0.0);
+    QVERIFY(fileBytes(m_dir.path() + "/zlora-zero/adapter/adapter_model.safetensors") ==
+            fileBytes(m_dir.path() + "/zlora-plain/adapter/adapter_model.safetensors"));
+  }
+
+  // A ZeRO run at 2 cut after step 2 resumes at 1 without ZeRO and at 2 and 3 with it; its checkpoint is the one an
+  // unsharded run at 2 writes, byte for byte.
+  void zero_checkpoint_resumes_at_one_two_and_three() {
+    const QStringList args = {"train",   "--recipe",    "sft",  "--model",      m_model, "--data", m_chat,
+                              "--steps", "5",           "--batch", "6",         "--seq", "48",     "--lr",
+                              "3e-3",    "--val-every", "0",    "--save-every", "2",     "--keep", "0",
+                              "--threads", "1",         "--seed", "6",          "--chat-template", "chatml"};
+    const QString straight = m_dir.path() + "/zresume-straight";
+    const Run full = mpirun(2, QStringList(args) << "--zero" << "1" << "--out" << straight);
+    QVERIFY2(full.code == 0, full.err.constData());
+    const QList<QJsonObject> want = jsonLines(full.out);
+    QCOMPARE(want.size(), 5);
+    const Run plain = mpirun(2, QStringList(args) << "--out" << m_dir.path() + "/zresume-plain");
+    QVERIFY2(plain.code == 0, plain.err.constData());
+    const QByteArray ckpt = fileBytes(straight + "/checkpoints/ckpt_00000002.safetensors");
+    QVERIFY(ckpt.size() > 1000);
+    QVERIFY(ckpt == fileBytes(m_dir.path() + "/zresume-plain/checkpoints/ckpt_00000002.safetensors"));
+    for (int world : {1, 2, 3}) {
+      const QString cut = m_dir.path() + "/zresume-at-" + QString::number(world);
+      QVERIFY(QDir().mkpath(cut + "/checkpoints"));
+      QVERIFY(QFile::copy(straight + "/checkpoints/ckpt_00000002.safetensors",
+                          cut + "/checkpoints/ckpt_00000002.safetensors"));
+      QStringList resume = QStringList(args) << "--out" << cut << "--resume";
+      if (world > 1) resume << "--zero" << "1";
+      const Run r = world == 1 ? cli(resume) : mpirun(world, resume);
+      QVERIFY2(r.code == 0, r.err.constData());
+      QVERIFY2(r.err.contains("resuming at step 2 of 5"), r.err.constData());
+      compareCurves(jsonLines(r.out), want.mid(2), world == 2 ? 0.0 : 2e-5);
+    }
+  }
+
   void alignment_recipes_and_small_batches_are_refused() {
     const QString prefs = m_dir.path() + "/prefs.jsonl";
     QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "20", "--seed", "1", "--out", prefs}).code, 0);
@@ -213,6 +322,19 @@ class TestDataParallel : public QObject {
                    m_dir.path() + "/batch-1", "--steps", "2", "--batch", "1", "--seq", "32", "--threads", "1"});
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.contains("cannot be shared by 2 processes"), r.err.constData());
+  }
+
+  void zero_is_refused_where_it_does_not_apply() {
+    const QString prefs = m_dir.path() + "/prefs-zero.jsonl";
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "20", "--seed", "1", "--out", prefs}).code, 0);
+    Run r = cli({"train", "--recipe", "dpo", "--model", m_model, "--data", prefs, "--out", m_dir.path() + "/dpo-z",
+                 "--steps", "1", "--threads", "1", "--zero", "1"});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("--zero 1 applies to --recipe pretrain and sft"), r.err.constData());
+    r = cli({"train", "--recipe", "pretrain", "--model", m_model, "--data", m_text, "--out", m_dir.path() + "/z2",
+             "--steps", "1", "--threads", "1", "--zero", "2"});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("--zero"), r.err.constData());
   }
 };
 

@@ -6,6 +6,7 @@
 #include <barrier>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,26 @@ class ThreadCommunicator final : public engine::Communicator {
     for (auto [data, n] : m_pending) m_group.sum(m_rank, data, n);
     m_pending.clear();
   }
+  // The whole buffer summed in rank order (as allreduce_sum, so a sharded run adds exactly as an unsharded one);
+  // the blocks of the other ranks are then scribbled over, as the interface allows, so a caller that reads them
+  // fails its test.
+  void reduce_scatter_sum(float* data, std::span<const size_t> counts) override {
+    const auto [first, n] = block(counts);
+    size_t total = 0;
+    for (size_t c : counts) total += c;
+    m_group.sum(m_rank, data, total);
+    for (size_t i = 0; i < total; ++i)
+      if (i < first || i >= first + n) data[i] = -1e30f;
+  }
+  // Each rank's block from its own buffer: a sum in which every other rank adds zeros to it.
+  void allgather(float* data, std::span<const size_t> counts) override {
+    const auto [first, n] = block(counts);
+    size_t total = 0;
+    for (size_t c : counts) total += c;
+    for (size_t i = 0; i < total; ++i)
+      if (i < first || i >= first + n) data[i] = 0.0f;
+    m_group.sum(m_rank, data, total);
+  }
   bool any(bool flag) override {
     double v = flag ? 1 : 0;
     m_group.sum(m_rank, &v, 1);
@@ -67,6 +88,13 @@ class ThreadCommunicator final : public engine::Communicator {
   [[noreturn]] void abort(int code) override { std::exit(code); }
 
  private:
+  std::pair<size_t, size_t> block(std::span<const size_t> counts) const {
+    if (counts.size() != size_t(m_group.world())) std::abort();  // a bug under test
+    size_t first = 0;
+    for (int r = 0; r < m_rank; ++r) first += counts[size_t(r)];
+    return {first, counts[size_t(m_rank)]};
+  }
+
   ThreadGroup& m_group;
   int m_rank;
   std::vector<std::pair<float*, size_t>> m_pending;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "dist/communicator_mpi.h"
@@ -85,6 +86,24 @@ class MpiCommunicator final : public Communicator {
     check(rc, "Waitall");
   }
 
+  // In place, MPI_Reduce_scatter leaves this rank's block at the START of the buffer; it is moved to where the
+  // caller keeps it (the interface's layout: block r at the sum of the counts before it).
+  void reduce_scatter_sum(float* data, std::span<const size_t> counts) override {
+    const std::vector<int> c = block_counts(counts, nullptr);
+    check(MPI_Reduce_scatter(MPI_IN_PLACE, data, c.data(), MPI_FLOAT, MPI_SUM, m_comm), "Reduce_scatter");
+    size_t offset = 0;
+    for (int r = 0; r < m_rank; ++r) offset += counts[size_t(r)];
+    if (offset > 0 && counts[size_t(m_rank)] > 0)
+      std::memmove(data + offset, data, counts[size_t(m_rank)] * sizeof(float));
+  }
+
+  void allgather(float* data, std::span<const size_t> counts) override {
+    std::vector<int> displs;
+    const std::vector<int> c = block_counts(counts, &displs);
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, c.data(), displs.data(), MPI_FLOAT, m_comm),
+          "Allgatherv");
+  }
+
   bool any(bool flag) override {
     int v = flag ? 1 : 0;
     check(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LOR, m_comm), "Allreduce");
@@ -106,6 +125,23 @@ class MpiCommunicator final : public Communicator {
       check(MPI_Allreduce(MPI_IN_PLACE, data + done, count, type, MPI_SUM, m_comm), "Allreduce");
       done += size_t(count);
     }
+  }
+
+  // MPI's int counts (and displacements) of the blocks; the callers cut their buffers into pieces well below INT_MAX.
+  std::vector<int> block_counts(std::span<const size_t> counts, std::vector<int>* displs) const {
+    if (counts.size() != size_t(m_size))
+      throw Error("MPI: " + std::to_string(counts.size()) + " block counts for " + std::to_string(m_size) + " ranks");
+    std::vector<int> c(counts.size());
+    size_t total = 0;
+    if (displs) displs->resize(counts.size());
+    for (size_t r = 0; r < counts.size(); ++r) {
+      if (displs) (*displs)[r] = int(total);
+      total += counts[r];
+      if (counts[r] > size_t(INT_MAX) || total > size_t(INT_MAX))
+        throw Error("MPI: a collective of " + std::to_string(total) + "+ floats exceeds MPI's int counts");
+      c[r] = int(counts[r]);
+    }
+    return c;
   }
 
   MPI_Comm m_comm = MPI_COMM_NULL;

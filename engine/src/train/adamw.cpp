@@ -5,14 +5,33 @@
 // association (decay, moments, then the step), so our trajectory follows torch.optim.AdamW to a few ulps.
 #include "engine/train/adamw.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/error.h"
 
 namespace engine {
 
+namespace {
+
+uint64_t total_of(const std::vector<TrainableTensor>& ts) {
+  uint64_t n = 0;
+  for (const TrainableTensor& t : ts) n += t.numel;
+  return n;
+}
+
+}  // namespace
+
 AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend)
-    : m_tensors(std::move(tensors)), m_params(params), m_backend(backend) {
+    : AdamW(std::move(tensors), params, backend, kAllValues) {}
+
+AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Backend* backend, FlatRange shard)
+    : m_tensors(std::move(tensors)), m_params(params), m_backend(backend), m_total(total_of(m_tensors)) {
+  if (shard == kAllValues) shard = {0, m_total};
+  if (shard.begin > shard.end || shard.end > m_total)
+    throw Error("AdamW: shard [" + std::to_string(shard.begin) + ", " + std::to_string(shard.end) +
+                ") is not inside the " + std::to_string(m_total) + " trainable values");
+  m_shard = shard;
   auto bad = [](const std::string& what, double v) {
     return Error("AdamW: " + what + " out of range: " + std::to_string(v));
   };
@@ -23,9 +42,15 @@ AdamW::AdamW(std::vector<TrainableTensor> tensors, const AdamWParams& params, Ba
     throw bad("weight decay (must be >= 0)", params.weight_decay);
   m_m.reserve(m_tensors.size());
   m_v.reserve(m_tensors.size());
+  uint64_t offset = 0;
   for (const TrainableTensor& t : m_tensors) {
-    m_m.emplace_back(t.numel, 0.0f);
-    m_v.emplace_back(t.numel, 0.0f);
+    // The part of [offset, offset + numel) inside the shard, as indices into the tensor.
+    const uint64_t lo = std::clamp(m_shard.begin, offset, offset + t.numel) - offset;
+    const uint64_t hi = std::clamp(m_shard.end, offset, offset + t.numel) - offset;
+    m_lo.push_back(lo);
+    m_m.emplace_back(hi - lo, 0.0f);
+    m_v.emplace_back(hi - lo, 0.0f);
+    offset += t.numel;
   }
 }
 
@@ -46,11 +71,14 @@ void AdamW::step(float lr) {
     const double wd = tt.weight_decay ? m_params.weight_decay : 0.0;
     s.decays = wd != 0.0;
     s.decay = static_cast<float>(1.0 - double(lr) * wd);
-    const auto n = static_cast<int64_t>(tt.numel);
+    const auto n = static_cast<int64_t>(m_m[i].size());
+    if (n == 0) continue;
+    float* value = tt.value + m_lo[i];
+    const float* grad = tt.grad + m_lo[i];
     if (m_backend)
-      m_backend->adamw_update(tt.value, tt.grad, m_m[i].data(), m_v[i].data(), n, s);
+      m_backend->adamw_update(value, grad, m_m[i].data(), m_v[i].data(), n, s);
     else
-      adamw_update_host(tt.value, tt.grad, m_m[i].data(), m_v[i].data(), n, s);
+      adamw_update_host(value, grad, m_m[i].data(), m_v[i].data(), n, s);
   }
   m_t = t;
 }

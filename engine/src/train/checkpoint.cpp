@@ -75,6 +75,9 @@ uint64_t meta_uint(const std::map<std::string, std::string>& m, const std::strin
 }  // namespace
 
 std::string save_checkpoint(const std::string& dir, const AdamW& opt, const TrainState& state, int keep) {
+  if (opt.sharded())
+    throw Error("save_checkpoint: the optimizer holds one shard of the state; gather the whole state first "
+                "(engine/train/zero_shard.h)");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(dir + ": cannot create the checkpoint directory: " + ec.message());
@@ -168,8 +171,11 @@ TrainState load_checkpoint(const std::string& path, AdamW& opt) {
 
   for (size_t i = 0; i < ts.size(); ++i) {
     std::memcpy(ts[i].value, found[i][0]->data, found[i][0]->nbytes);
-    std::memcpy(opt.first_moment(i).data(), found[i][1]->data, found[i][1]->nbytes);
-    std::memcpy(opt.second_moment(i).data(), found[i][2]->data, found[i][2]->nbytes);
+    // A sharded optimizer takes its part of each tensor's moments: a checkpoint holds the whole state whatever the
+    // world size and sharding that wrote it.
+    const size_t skip = opt.moment_offset(i) * sizeof(float);
+    std::memcpy(opt.first_moment(i).data(), found[i][1]->data + skip, opt.first_moment(i).size() * sizeof(float));
+    std::memcpy(opt.second_moment(i).data(), found[i][2]->data + skip, opt.second_moment(i).size() * sizeof(float));
   }
   opt.set_step_count(static_cast<int64_t>(adam_t));
   return st;

@@ -42,6 +42,7 @@ void TrainerOptions::validate() const {
   if (val_batches < 1) fail("validation batches must be >= 1");
   if (sample_tokens < 1) fail("sample tokens must be >= 1");
   if (max_skipped_steps < 0) fail("max skipped steps must be >= 0");
+  if (zero_stage != 0 && zero_stage != 1) fail("the ZeRO stage must be 0 or 1");
   schedule.validate();
 }
 
@@ -53,9 +54,15 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
       m_backend(backend),
       m_o(options),
       m_objective(objective),
-      m_opt((options.validate(), model.trainable()), options.adam, &model.backend()),
       m_local(options.communicator ? nullptr : make_local_communicator()),
-      m_comm(options.communicator ? *options.communicator : *m_local) {
+      m_comm(options.communicator ? *options.communicator : *m_local),
+      m_zero((options.validate(), options.zero_stage == 1 && !objective)
+                 ? std::make_unique<ZeroShard>(m_comm, model.trainable())
+                 : nullptr),
+      m_opt(model.trainable(), options.adam, &model.backend(), m_zero ? m_zero->shard() : kAllValues) {
+  if (m_o.zero_stage == 1 && m_objective)
+    throw Error("ZeRO (--zero 1) shards the optimizer of the pretrain and sft recipes; the reward, dpo, grpo and ppo "
+                "recipes run without it");
   if (m_comm.world_size() > 1) {
     if (m_objective)
       throw Error("data-parallel training (" + std::to_string(m_comm.world_size()) +
@@ -64,7 +71,7 @@ Trainer::Trainer(TrainModel& model, BatchLoader& train, BatchLoader* val, Backen
     if (m_train.batch_size() < m_comm.world_size())
       throw Error("data-parallel training: a batch of " + std::to_string(m_train.batch_size()) + " rows cannot be " +
                   "shared by " + std::to_string(m_comm.world_size()) + " processes (--batch is the global batch)");
-    m_sync = std::make_unique<GradientSync>(m_comm, m_opt.tensors());
+    if (!m_zero) m_sync = std::make_unique<GradientSync>(m_comm, m_opt.tensors());
   }
   if (m_o.sample_every > 0 && (!m_backend || m_o.sample_prompt.empty()))
     throw Error("training options: sample generation needs a backend and a non-empty prompt");
@@ -92,6 +99,10 @@ std::string Trainer::save_checkpoint_now() {
   st.seed = m_o.seed;
   st.config_json = m_o.config_json;
   if (m_objective) st.objective_state = m_objective->checkpoint_state();
+  if (m_zero) {
+    const std::unique_ptr<AdamW> whole = m_zero->gather_optimizer(m_opt, 0);
+    return whole ? save_checkpoint(m_o.checkpoint_dir, *whole, st, m_o.keep_checkpoints) : std::string();
+  }
   return save_checkpoint(m_o.checkpoint_dir, m_opt, st, m_o.keep_checkpoints);
 }
 
@@ -175,6 +186,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     const int updates = m_objective ? m_objective->updates_per_step() : 1;
     int calls = 0, updates_done = 0;
     if (m_sync) m_sync->reset_seconds();
+    if (m_zero) m_zero->reset_seconds();
     double scalar_comm_seconds = 0;
     for (int u = 0; u < updates; ++u) {
       double update_sum = 0;
@@ -207,16 +219,24 @@ TrainResult Trainer::run(const StepCallback& on_step) {
         if (u == 0) tokens += int64_t(m_batch.B) * m_batch.T;
       }
       if (parallel) {
-        m_sync->all_reduce();
+        if (m_zero) {
+          m_zero->reduce_scatter_gradients();
+          sm.allreduce_bytes += m_zero->bytes_per_update();
+        } else {
+          m_sync->all_reduce();
+          sm.allreduce_bytes += m_sync->bytes_per_reduce();
+        }
         const auto c0 = std::chrono::steady_clock::now();
         m_comm.allreduce_sum(&update_sum, 1);
         scalar_comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-        sm.allreduce_bytes += m_sync->bytes_per_reduce();
       }
       loss_sum += update_sum;
       const float update_loss = static_cast<float>(update_sum / m_o.grad_accum);
       const float lr = lr_at(m_o.schedule, int(std::min<int64_t>(k - 1, INT32_MAX)));
-      const GradNormReport norm = clip_grad_norm(ts, m_o.grad_clip, &m_model.backend());
+      // ZeRO: each rank holds the global gradient on its shard only; the norm is still the global one.
+      const GradNormReport norm =
+          m_zero ? clip_grad_norm_sharded(ts, m_opt.shard(), m_o.grad_clip, m_comm, &m_model.backend())
+                 : clip_grad_norm(ts, m_o.grad_clip, &m_model.backend());
       norm_sum += norm.norm;
       ++updates_done;
       if (!std::isfinite(update_loss) || !norm.finite) {
@@ -236,6 +256,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
         break;
       }
       m_opt.step(lr);
+      if (m_zero) m_zero->all_gather_values();  // every rank again holds all the updated weights
       m_model.zero_grads();
     }
     m_step = k;
@@ -249,6 +270,12 @@ TrainResult Trainer::run(const StepCallback& on_step) {
       sm.comm_seconds = m_sync->seconds() + scalar_comm_seconds;
       sm.wait_seconds = m_sync->wait_seconds();
     }
+    if (m_zero && parallel) {
+      sm.comm_seconds = m_zero->seconds() + scalar_comm_seconds;
+      sm.wait_seconds = m_zero->wait_seconds();
+    }
+    sm.optimizer_bytes = m_opt.state_bytes();
+    sm.zero_stage = m_zero ? 1 : 0;
     const bool last = m_step == m_o.steps;
     if (m_val && m_o.val_every > 0 && (k % m_o.val_every == 0 || last)) {
       Validation v = validate();
@@ -257,7 +284,8 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     }
     if (rank == 0 && m_o.sample_every > 0 && (k % m_o.sample_every == 0 || last)) sm.sample = sample();
     const bool save = !m_o.checkpoint_dir.empty() && ((m_o.save_every > 0 && k % m_o.save_every == 0) || last);
-    if (save && rank == 0) {
+    // With ZeRO every rank takes part in gathering the state; rank 0 alone writes it.
+    if (save && (rank == 0 || m_zero)) {
       sm.checkpoint = save_checkpoint_now();
       r.last_checkpoint = sm.checkpoint;
     }
@@ -268,7 +296,8 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     if (!go_on) {
       r.stopped = !last;
       // A paused run can be resumed from where it stopped.
-      if (r.stopped && !m_o.checkpoint_dir.empty() && !save && rank == 0) r.last_checkpoint = save_checkpoint_now();
+      if (r.stopped && !m_o.checkpoint_dir.empty() && !save && (rank == 0 || m_zero))
+        r.last_checkpoint = save_checkpoint_now();
       break;
     }
   }

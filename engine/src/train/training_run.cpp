@@ -92,6 +92,11 @@ TrainingBase load_training_base(const std::string& path, uint64_t seed) {
 
 std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const TrainingRunSpec& spec,
                                                 Communicator* communicator) {
+  if (spec.zero_stage != 0 && spec.zero_stage != 1)
+    throw Error("--zero must be 0 or 1, got " + std::to_string(spec.zero_stage));
+  if (spec.zero_stage == 1 && spec.recipe != Recipe::Pretrain && spec.recipe != Recipe::Sft)
+    throw Error("--zero 1 shards the optimizer state of data-parallel training, which covers the pretrain and sft "
+                "recipes (full or LoRA); run reward, dpo, grpo and ppo without it");
   if (const int world = communicator ? communicator->world_size() : 1; world > 1) {
     // Checked before the data is read: every rank would otherwise spend that time first.
     if (spec.recipe != Recipe::Pretrain && spec.recipe != Recipe::Sft)
@@ -222,6 +227,7 @@ std::unique_ptr<TrainingRun> build_training_run(TrainingBase base, const Trainin
   o.config_json = spec.config_json;
   o.max_skipped_steps = spec.max_skipped_steps;
   o.communicator = communicator;
+  o.zero_stage = spec.zero_stage;
   run->tokens_per_step = int64_t(run->data.train->batch_size()) * T * spec.grad_accum;
   run->trainer = std::make_unique<Trainer>(*run->train_model, *run->data.train, run->data.val.get(),
                                            run->backend.backend.get(), o, run->objective.get());

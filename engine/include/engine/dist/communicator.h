@@ -3,8 +3,9 @@
 // the build does not need MPI, and a GPU implementation (NCCL) can come beside the MPI one later.
 //
 // Invariants:
-//   - every collective (allreduce_sum, start_allreduce_sum + wait_all, barrier, any) must be called by every rank,
-//     in the same order, with the same element counts; a rank that skips one leaves the others waiting;
+//   - every collective (allreduce_sum, start_allreduce_sum + wait_all, reduce_scatter_sum, allgather, barrier, any)
+//     must be called by every rank, in the same order, with the same element counts; a rank that skips one leaves
+//     the others waiting;
 //   - sums are exact for one process (the data is left as it is), so a one-process run computes bit for bit what
 //     it computed before data parallelism existed;
 //   - only the thread that created the communicator calls it (MPI is initialised with MPI_THREAD_FUNNELED).
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace engine {
@@ -33,6 +35,14 @@ class Communicator {
   // in flight at once (gradient buckets).
   virtual void start_allreduce_sum(float* data, size_t n) = 0;
   virtual void wait_all() = 0;
+  // ZeRO's two exchanges (engine/train/zero_shard.h), in place over a buffer of world_size() consecutive blocks,
+  // block r being counts[r] floats long (counts has world_size() entries; every rank passes the same counts):
+  //   reduce_scatter_sum: afterwards this rank's block holds the sum of that block over all ranks; the other blocks
+  //   hold unspecified values (the transport may use them as scratch);
+  //   allgather: this rank's block is its contribution; afterwards every block holds its owner's contribution.
+  // A block may be empty. Throws engine::Error when the transport fails or a count exceeds what it can address.
+  virtual void reduce_scatter_sum(float* data, std::span<const size_t> counts) = 0;
+  virtual void allgather(float* data, std::span<const size_t> counts) = 0;
   // True on every rank when `flag` is true on at least one (a stop request, a failed check).
   virtual bool any(bool flag) = 0;
   virtual void barrier() = 0;

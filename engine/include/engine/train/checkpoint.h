@@ -40,7 +40,9 @@ struct TrainState {
 // Returns the path written. Throws engine::Error (e.g. disk full) with older checkpoints untouched.
 std::string save_checkpoint(const std::string& dir, const AdamW& optimizer, const TrainState& state, int keep = 0);
 
-// Loads `path` into the optimizer's tensors (values), moments and step count; returns the state.
+// Loads `path` into the optimizer's tensors (values), moments and step count; returns the state. A sharded optimizer
+// (ZeRO) takes the moments of its shard. save_checkpoint refuses a sharded optimizer (engine::Error): the file holds
+// the whole state, gathered first (Trainer::save_checkpoint_now), so it resumes at any world size, sharded or not.
 TrainState load_checkpoint(const std::string& path, AdamW& optimizer);
 
 // Checkpoint files in `dir`, newest (highest step) first; empty when there are none or no such dir.

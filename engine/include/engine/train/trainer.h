@@ -31,6 +31,13 @@
 // checkpoints. The data position is the global loader's, so a checkpoint resumes at any world size with the same
 // data order. Dropout masks are drawn per rank (rank 0 keeps the one-process masks), so with dropout the curves of
 // different world sizes agree in distribution, not bit for bit.
+//
+// ZeRO stage 1 (options.zero_stage = 1; pretrain and SFT, full or LoRA): each rank keeps the AdamW state of its
+// 1/N of the flattened trainable values only (engine/train/zero_shard.h); the gradients are reduce-scattered instead
+// of all-reduced, each rank clips (by the global norm) and updates its range, and the updated ranges are all-gathered.
+// The weights after every update are those of the unsharded run (the same sums of the same gradients, an elementwise
+// rule); a checkpoint holds the whole optimizer state, gathered to rank 0, so it resumes at any world size with or
+// without ZeRO, and save_checkpoint_now() is then collective. At world size 1 the one shard is everything.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +56,7 @@
 #include "engine/train/lr_schedule.h"
 #include "engine/train/train_model.h"
 #include "engine/train/train_objective.h"
+#include "engine/train/zero_shard.h"
 
 namespace engine {
 
@@ -80,6 +88,8 @@ struct TrainerOptions {
 
   // The ranks of a data-parallel run (must outlive the Trainer); null: this process alone.
   Communicator* communicator = nullptr;
+  // 0: every rank holds the whole optimizer state; 1: ZeRO stage 1, each rank the state of its shard (see above).
+  int zero_stage = 0;
 
   // Throws engine::Error naming the first value out of range.
   void validate() const;
@@ -102,6 +112,9 @@ struct StepMetrics {
   double comm_seconds = 0;                   // world_size > 1: time exchanging gradients and the loss
   double wait_seconds = 0;                   // world_size > 1: time waiting for slower ranks before the exchange
   uint64_t allreduce_bytes = 0;              // world_size > 1: gradient bytes each rank all-reduced this step
+                                             // (ZeRO: reduce-scattered)
+  uint64_t optimizer_bytes = 0;              // AdamW state (m, v) held by this rank
+  int zero_stage = 0;                        // as in the options
 };
 
 // Called after every step; return false to stop the run (after that step).
@@ -139,7 +152,8 @@ class Trainer {
     std::map<std::string, float> metrics;
   };
   Validation validate();
-  // Writes a checkpoint of the current state now; returns its path.
+  // Writes a checkpoint of the current state now; returns its path. With ZeRO every rank must call it (the state is
+  // gathered to rank 0, which alone writes it; the others return "").
   std::string save_checkpoint_now();
 
   int64_t step() const { return m_step; }
@@ -158,12 +172,13 @@ class Trainer {
   Backend* m_backend;
   TrainerOptions m_o;
   TrainObjective* m_objective;
+  std::unique_ptr<Communicator> m_local;  // when options.communicator is null
+  Communicator& m_comm;
+  std::unique_ptr<ZeroShard> m_zero;  // zero_stage 1 (before m_opt: it sizes the optimizer's shard)
   AdamW m_opt;
   int64_t m_step = 0;
   Batch m_batch;
-  std::unique_ptr<Communicator> m_local;  // when options.communicator is null
-  Communicator& m_comm;
-  std::unique_ptr<GradientSync> m_sync;  // world size > 1
+  std::unique_ptr<GradientSync> m_sync;  // world size > 1 without ZeRO
   Batch m_shard;
 };
 

@@ -81,6 +81,7 @@ struct TrainingRunSpec {
   PpoOptions ppo;             // ppo (its seq is set from `seq`)
   std::string reward_model_path;  // ppo: a reward model (train --recipe reward); "": the programmatic reward
   int threads = 0;
+  int zero_stage = 0;  // 1: ZeRO stage 1, the AdamW state sharded over the ranks (pretrain, sft; trainer.h)
   std::string config_json;  // stored in checkpoints (the front end's own record of the settings)
 };
 
