@@ -3,10 +3,23 @@
 
 #include <QDateTime>
 
+#include "store/serverrequeststore.h"
+
 ServerRequestLog::ServerRequestLog(int capacity, QObject* parent)
     : QAbstractListModel(parent), m_capacity(qMax(1, capacity)) {}
 
+void ServerRequestLog::setStore(ServerRequestStore* store) {
+  m_store = store;
+  beginResetModel();
+  m_rows.clear();
+  if (m_store)
+    for (const StoredServerRequest& r : m_store->newest(m_capacity)) m_rows.append(Row{r.whenMs, r.entry});
+  endResetModel();
+  Q_EMIT countChanged();
+}
+
 void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
+  if (m_store) m_store->append(entry, whenMs);  // a failed write is reported by the Database; the list goes on
   if (m_rows.size() >= m_capacity) {
     beginRemoveRows({}, int(m_rows.size()) - 1, int(m_rows.size()) - 1);
     m_rows.removeLast();
@@ -19,6 +32,7 @@ void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
 }
 
 void ServerRequestLog::clear() {
+  if (m_store) m_store->clear();
   if (m_rows.isEmpty()) return;
   beginResetModel();
   m_rows.clear();

@@ -50,8 +50,8 @@ class TestApiKeyStore : public QObject {
     QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("PRAGMA user_version = 7")}));
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
-    QCOMPARE(db.schemaVersion(), 8);
-    QCOMPARE(Database::latestSchemaVersion(), 8);
+    QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
+    QVERIFY(Database::latestSchemaVersion() >= 8);
     QVERIFY(QFile::exists(dbPath() + QStringLiteral(".v7.bak")));
     QCOMPARE(ChatStore(db).chats().size(), 1);
     ApiKeyStore store(db);
