@@ -47,7 +47,7 @@ class TestApiKeyStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("PRAGMA user_version = 7")}));
+    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE server_requests"), QStringLiteral("DROP TABLE api_keys"), QStringLiteral("PRAGMA user_version = 7")}));
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
     QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
