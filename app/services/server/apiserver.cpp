@@ -10,7 +10,6 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
-#include <QUrl>
 #include <QWebSocketServer>
 
 #include "apiexchange.h"
