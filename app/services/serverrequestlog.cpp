@@ -3,12 +3,28 @@
 
 #include <QDateTime>
 
-#include "store/serverrequeststore.h"
+namespace {
+
+constexpr int kFlushMs = 1000;
+
+}  // namespace
 
 ServerRequestLog::ServerRequestLog(int capacity, QObject* parent)
-    : QAbstractListModel(parent), m_capacity(qMax(1, capacity)) {}
+    : QAbstractListModel(parent), m_capacity(qMax(1, capacity)) {
+  m_flushTimer.setSingleShot(true);
+  m_flushTimer.setInterval(kFlushMs);
+  connect(&m_flushTimer, &QTimer::timeout, this, &ServerRequestLog::flush);
+}
+
+void ServerRequestLog::flush() {
+  m_flushTimer.stop();
+  if (!m_store || m_unsaved.isEmpty()) return;
+  m_store->append(m_unsaved);  // a failed write is reported by the Database; the list goes on
+  m_unsaved.clear();
+}
 
 void ServerRequestLog::setStore(ServerRequestStore* store) {
+  flush();
   m_store = store;
   beginResetModel();
   m_rows.clear();
@@ -19,7 +35,11 @@ void ServerRequestLog::setStore(ServerRequestStore* store) {
 }
 
 void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
-  if (m_store) m_store->append(entry, whenMs);  // a failed write is reported by the Database; the list goes on
+  if (m_store) {
+    m_unsaved.append(StoredServerRequest{whenMs, entry});
+    if (m_unsaved.size() > m_store->capacity()) m_unsaved.removeFirst();  // the store would drop it anyway
+    if (!m_flushTimer.isActive()) m_flushTimer.start();
+  }
   if (m_rows.size() >= m_capacity) {
     beginRemoveRows({}, int(m_rows.size()) - 1, int(m_rows.size()) - 1);
     m_rows.removeLast();
@@ -32,6 +52,7 @@ void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
 }
 
 void ServerRequestLog::clear() {
+  m_unsaved.clear();
   if (m_store) m_store->clear();
   if (m_rows.isEmpty()) return;
   beginResetModel();

@@ -3,14 +3,17 @@
 // One row per ApiServer::requestFinished entry (the JSON line `serve` prints per request), bounded so a busy
 // server cannot grow it without end. With a store (the app's), every row is also written to the database and the
 // newest rows are read back when the store is set, so the list survives a restart; the store keeps more rows than
-// the list shows (ServerRequestStore's own bound).
+// the list shows (ServerRequestStore's own bound). Rows reach the store in batches, at most one write a second
+// (each write is a synchronous transaction on the GUI thread; a busy server must not make one per request), and
+// at flush() (ServerService::shutdown calls it).
 #pragma once
 
 #include <QAbstractListModel>
 #include <QList>
+#include <QTimer>
 #include <QVariantMap>
 
-class ServerRequestStore;
+#include "store/serverrequeststore.h"
 
 class ServerRequestLog : public QAbstractListModel {
   Q_OBJECT
@@ -38,6 +41,8 @@ class ServerRequestLog : public QAbstractListModel {
   void append(const QVariantMap& entry, qint64 whenMs);
   // Empties the list and the store.
   Q_INVOKABLE void clear();
+  // Writes the rows not yet in the store.
+  void flush();
   // The row as the entry it came from, with "time" added (tests, copying a row).
   QVariantMap entryAt(int row) const;
 
@@ -56,4 +61,6 @@ class ServerRequestLog : public QAbstractListModel {
   int m_capacity;
   QList<Row> m_rows;  // newest first
   ServerRequestStore* m_store = nullptr;
+  QList<StoredServerRequest> m_unsaved;  // oldest first
+  QTimer m_flushTimer;
 };

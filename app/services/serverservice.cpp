@@ -91,6 +91,7 @@ void ServerService::shutdown() {
   m_thread.quit();
   m_thread.wait();
   m_state = State::Stopped;
+  m_log->flush();  // the requests of the last second, while the database is surely still open
 }
 
 void ServerService::setAppModel(const QString& path, const QString& name) {

@@ -12,7 +12,8 @@
 // - A full queue answers 503 with Retry-After; a bad body answers 400 naming the parameter; nothing a client
 //   sends can stop the server.
 // - A client that disconnects has its generations cancelled at the scheduler's next step, freeing their slots.
-// - Every answered request is reported once through requestFinished (method, path, status, timings, tokens).
+// - Every answered request is reported once through requestFinished (method, path, status, timings, tokens); a
+//   WebSocket's opening as "GET /v1/ws" 101, each of its requests with method "WS" and the endpoint as path.
 // - A Host header naming anything but the listening address or allowedHosts is refused (403) before routing.
 // - A WebSocket upgrade passes the same Host and key checks (the key may also come as ?api_key=, since browsers
 //   cannot set headers on a WebSocket) and an Origin check: a browser page may connect only from this server's own

@@ -6,16 +6,20 @@
 #include "database.h"
 #include "transaction.h"
 
-bool ServerRequestStore::append(const QVariantMap& entry, qint64 whenMs) {
-  const double ttft = entry.value(QStringLiteral("ttftMs"), -1.0).toDouble();
+bool ServerRequestStore::append(const QList<StoredServerRequest>& requests) {
+  if (requests.isEmpty()) return true;
   Transaction tx(m_db, tr("Could not save the server's request log"));
-  tx.exec(QStringLiteral("INSERT INTO server_requests (when_ms, method, path, status, prompt_tokens, completion_tokens, "
-                         "ms, ttft_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-          {whenMs, entry.value(QStringLiteral("method")).toString(), entry.value(QStringLiteral("path")).toString(),
-           entry.value(QStringLiteral("status")).toInt(), entry.value(QStringLiteral("promptTokens"), 0).toLongLong(),
-           entry.value(QStringLiteral("completionTokens"), 0).toLongLong(),
-           entry.value(QStringLiteral("ms"), 0.0).toDouble(), ttft >= 0 ? QVariant(ttft) : QVariant()});
-  // Everything older than the capacity-th newest row (ids only grow, so this is "the oldest ones").
+  for (const StoredServerRequest& r : requests) {
+    const QVariantMap& e = r.entry;
+    const double ttft = e.value(QStringLiteral("ttftMs"), -1.0).toDouble();
+    tx.exec(QStringLiteral("INSERT INTO server_requests (when_ms, method, path, status, prompt_tokens, "
+                           "completion_tokens, ms, ttft_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+            {r.whenMs, e.value(QStringLiteral("method")).toString(), e.value(QStringLiteral("path")).toString(),
+             e.value(QStringLiteral("status")).toInt(), e.value(QStringLiteral("promptTokens"), 0).toLongLong(),
+             e.value(QStringLiteral("completionTokens"), 0).toLongLong(), e.value(QStringLiteral("ms"), 0.0).toDouble(),
+             ttft >= 0 ? QVariant(ttft) : QVariant()});
+  }
+  // Everything older than the capacity-th newest row (ids only grow, so these are the oldest ones).
   tx.exec(QStringLiteral("DELETE FROM server_requests WHERE id <= (SELECT id FROM server_requests ORDER BY id DESC "
                          "LIMIT 1 OFFSET ?)"),
           {m_capacity});

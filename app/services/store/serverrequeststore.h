@@ -28,8 +28,10 @@ class ServerRequestStore : public QObject {
       : QObject(parent), m_db(db), m_capacity(qMax(1, capacity)) {}
 
   int capacity() const { return m_capacity; }
-  // Adds one answered request and drops the oldest beyond capacity(). False when the write failed.
-  bool append(const QVariantMap& entry, qint64 whenMs);
+  // Adds answered requests (oldest first) in one transaction and drops the oldest beyond capacity(). False when
+  // the write failed.
+  bool append(const QList<StoredServerRequest>& requests);
+  bool append(const QVariantMap& entry, qint64 whenMs) { return append({StoredServerRequest{whenMs, entry}}); }
   // The newest `limit` requests, newest first.
   QList<StoredServerRequest> newest(int limit) const;
   int count() const;
