@@ -490,6 +490,12 @@ class TestApiServer : public QObject {
              QByteArray("HTTP/1.1 101"));
     // Not a handshake: told to upgrade.
     QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "\r\n").startsWith("HTTP/1.1 426"));
+    QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+                .startsWith("HTTP/1.1 400"));  // no Sec-WebSocket-Key
+    QVERIFY(rawExchange(*s, "POST /v1/ws HTTP/1.1\r\n" + keyed + "Content-Length: 2\r\n\r\n{}").startsWith("HTTP/1.1 405"));
+    QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Length: 2\r\n\r\n{}")
+                .startsWith("HTTP/1.1 400"));  // a handshake has no body
 
     ApiServer::Options o;
     o.port = 0;

@@ -63,6 +63,9 @@ void ApiServer::upgrade(QTcpSocket* socket, const HttpRequest& request, const QE
   if (!QString::fromLatin1(bytes(request.header("upgrade"))).contains(QLatin1String("websocket"), Qt::CaseInsensitive))
     return fail(ApiError(426, QStringLiteral("/v1/ws is a WebSocket: send the upgrade handshake")),
                 {{"Upgrade", "websocket"}, {"Sec-WebSocket-Version", "13"}});
+  // QWebSocketServer would close such a handshake without a word: answered here instead.
+  if (request.header("sec-websocket-key").empty())
+    return fail(ApiError(400, QStringLiteral("a WebSocket handshake needs Sec-WebSocket-Key")));
   // Browsers cannot set headers on a WebSocket, so the key may also be the query's api_key (the Origin check below
   // keeps other sites' pages out; prefer the header elsewhere, as URLs end up in logs).
   QString key = apiserver::bearerKey(request);
