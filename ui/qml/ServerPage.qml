@@ -571,7 +571,7 @@ Item {
             Card {
                 objectName: "serverLogCard"
                 title: qsTr("Requests")
-                subtitle: qsTr("The last %1 answered, newest first, kept across restarts.").arg(200)
+                subtitle: qsTr("The last %1 answered, newest first.").arg(200)
                 Layout.fillWidth: true
                 Layout.leftMargin: Style.pagePadding
                 Layout.rightMargin: Style.pagePadding
