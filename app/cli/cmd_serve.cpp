@@ -1,6 +1,7 @@
-// `serve`: the model behind a local OpenAI-compatible HTTP API (app/services/server/apiserver.h), with continuous
-// batching over --parallel slots. Prints one line when it listens ("serving NAME on http://HOST:PORT ...") and one
-// JSON line per answered request on stderr; stops cleanly on SIGINT / SIGTERM.
+// `serve`: the model behind a local OpenAI-compatible HTTP API and its WebSocket twin /v1/ws
+// (app/services/server/apiserver.h), with continuous batching over --parallel slots. Prints one line when it
+// listens ("serving NAME on http://HOST:PORT ...") and one JSON line per answered request on stderr; stops cleanly
+// on SIGINT / SIGTERM.
 #include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
@@ -41,6 +42,8 @@ int cmd_serve(int argc, char** argv) {
       {"prefill-budget", true, false, "prompt tokens computed per step over all slots (default 256)"},
       {"allow-host", true, true, "a Host header name to answer besides the listening address and localhost "
                                  "(repeatable; against DNS rebinding every other name is refused)"},
+      {"allow-origin", true, true, "a browser origin (e.g. https://app.example) whose pages may open the WebSocket "
+                                   "/v1/ws besides this server's own (repeatable; '*' for any)"},
       {"block-file", true, false, "content filter: a file of phrases (one per line) a prompt may not contain and a "
                                   "reply stops before"},
       {"no-api-key", false, false, "serve without a key (otherwise a key is generated and printed when none is given)"},
@@ -70,6 +73,7 @@ int cmd_serve(int argc, char** argv) {
   }
   ApiServer::Options options;
   for (const std::string& h : a.all("allow-host")) options.allowedHosts << QString::fromStdString(h);
+  for (const std::string& o : a.all("allow-origin")) options.allowedOrigins << QString::fromStdString(o);
   if (a.has("block-file")) {
     QFile f(QString::fromStdString(a.str("block-file")));
     if (!f.open(QIODevice::ReadOnly)) throw UsageError("cannot read --block-file " + a.str("block-file"));

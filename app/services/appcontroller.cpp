@@ -12,6 +12,7 @@
 #include "engineworker.h"
 #include "startupmodel.h"
 #include "store/apikeystore.h"
+#include "store/serverrequeststore.h"
 #include "store/chatstore.h"
 #include "store/database.h"
 #include "store/inspectionstore.h"
@@ -123,7 +124,8 @@ AppController::AppController(QObject* parent)
   m_training = new TrainingJobs(new RunStore(*m_database, this), this);
   m_training->recoverInterrupted();  // runs killed with the app become paused, resumable
   connectRewards();
-  m_server = new ServerService(m_settings, new ApiKeyStore(*m_database, this), this);
+  m_server = new ServerService(m_settings, new ApiKeyStore(*m_database, this),
+                               new ServerRequestStore(*m_database, ServerRequestStore::kDefaultCapacity, this), this);
   connect(this, &AppController::modelChanged, m_server, [this] { m_server->setAppModel(m_model.path, m_model.name); });
 
   m_thread.start();

@@ -3,10 +3,43 @@
 
 #include <QDateTime>
 
+namespace {
+
+constexpr int kFlushMs = 1000;
+
+}  // namespace
+
 ServerRequestLog::ServerRequestLog(int capacity, QObject* parent)
-    : QAbstractListModel(parent), m_capacity(qMax(1, capacity)) {}
+    : QAbstractListModel(parent), m_capacity(qMax(1, capacity)) {
+  m_flushTimer.setSingleShot(true);
+  m_flushTimer.setInterval(kFlushMs);
+  connect(&m_flushTimer, &QTimer::timeout, this, &ServerRequestLog::flush);
+}
+
+void ServerRequestLog::flush() {
+  m_flushTimer.stop();
+  if (!m_store || m_unsaved.isEmpty()) return;
+  m_store->append(m_unsaved);  // a failed write is reported by the Database; the list goes on
+  m_unsaved.clear();
+}
+
+void ServerRequestLog::setStore(ServerRequestStore* store) {
+  flush();
+  m_store = store;
+  beginResetModel();
+  m_rows.clear();
+  if (m_store)
+    for (const StoredServerRequest& r : m_store->newest(m_capacity)) m_rows.append(Row{r.whenMs, r.entry});
+  endResetModel();
+  Q_EMIT countChanged();
+}
 
 void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
+  if (m_store) {
+    m_unsaved.append(StoredServerRequest{whenMs, entry});
+    if (m_unsaved.size() > m_store->capacity()) m_unsaved.removeFirst();  // the store would drop it anyway
+    if (!m_flushTimer.isActive()) m_flushTimer.start();
+  }
   if (m_rows.size() >= m_capacity) {
     beginRemoveRows({}, int(m_rows.size()) - 1, int(m_rows.size()) - 1);
     m_rows.removeLast();
@@ -19,6 +52,8 @@ void ServerRequestLog::append(const QVariantMap& entry, qint64 whenMs) {
 }
 
 void ServerRequestLog::clear() {
+  m_unsaved.clear();
+  if (m_store) m_store->clear();
   if (m_rows.isEmpty()) return;
   beginResetModel();
   m_rows.clear();

@@ -8,6 +8,7 @@
 #include "appsettings.h"
 #include "serverhost.h"
 #include "store/apikeystore.h"
+#include "store/serverrequeststore.h"
 
 namespace {
 
@@ -33,7 +34,8 @@ QStringList hostList(const QString& text) {
 
 }  // namespace
 
-ServerService::ServerService(AppSettings* settings, ApiKeyStore* keyStore, QObject* parent)
+ServerService::ServerService(AppSettings* settings, ApiKeyStore* keyStore, ServerRequestStore* requestStore,
+                             QObject* parent)
     : QObject(parent),
       m_settings(settings),
       m_keyStore(keyStore),
@@ -41,6 +43,10 @@ ServerService::ServerService(AppSettings* settings, ApiKeyStore* keyStore, QObje
       m_log(new ServerRequestLog(200, this)),
       m_host(kDefaultHost) {
   m_keyStore->setParent(this);
+  if (requestStore) {
+    requestStore->setParent(this);
+    m_log->setStore(requestStore);
+  }
   m_clock.start();
   const QVariantMap s = m_settings->serverSettings();
   m_host = s.value(QStringLiteral("host"), kDefaultHost).toString();
@@ -85,6 +91,7 @@ void ServerService::shutdown() {
   m_thread.quit();
   m_thread.wait();
   m_state = State::Stopped;
+  m_log->flush();  // the requests of the last second, while the database is surely still open
 }
 
 void ServerService::setAppModel(const QString& path, const QString& name) {
@@ -295,8 +302,7 @@ void ServerService::handleStarted(int port, int slotCapacity, const QString& bac
   m_generatedTokens = 0;
   m_tokensPerSecond = 0;
   m_rateSamples.clear();
-  m_log->clear();
-  Q_EMIT statsChanged();
+  Q_EMIT statsChanged();  // the request log stays: it is the server's history, across starts and restarts
   setState(State::Running);
 }
 

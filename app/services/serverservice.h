@@ -34,6 +34,7 @@
 class AppSettings;
 class ApiKeyStore;
 class ServerHost;
+class ServerRequestStore;
 
 class ServerService : public QObject {
   Q_OBJECT
@@ -87,7 +88,10 @@ class ServerService : public QObject {
 
  public:
   // `settings` must outlive this service; `keyStore` is adopted (made a child).
-  ServerService(AppSettings* settings, ApiKeyStore* keyStore, QObject* parent = nullptr);
+  // `requestStore` (taken over, like keyStore; nullptr: the request log lives in memory only) keeps the request
+  // log across restarts.
+  ServerService(AppSettings* settings, ApiKeyStore* keyStore, ServerRequestStore* requestStore = nullptr,
+                QObject* parent = nullptr);
   ~ServerService() override;
 
   // Stops the server (in-flight requests cut off) and joins its thread. Safe to call twice.

@@ -47,11 +47,11 @@ class TestApiKeyStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("PRAGMA user_version = 7")}));
+    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE server_requests"), QStringLiteral("DROP TABLE api_keys"), QStringLiteral("PRAGMA user_version = 7")}));
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
-    QCOMPARE(db.schemaVersion(), 8);
-    QCOMPARE(Database::latestSchemaVersion(), 8);
+    QCOMPARE(db.schemaVersion(), Database::latestSchemaVersion());
+    QVERIFY(Database::latestSchemaVersion() >= 8);
     QVERIFY(QFile::exists(dbPath() + QStringLiteral(".v7.bak")));
     QCOMPARE(ChatStore(db).chats().size(), 1);
     ApiKeyStore store(db);

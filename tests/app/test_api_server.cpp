@@ -2,7 +2,9 @@
 // input; then a server on a free port over a tiny model, spoken to over real sockets: health, keys, the model
 // list, completions and chat completions equal to a plain Generator's greedy output, the same text streamed as
 // server-sent events, n choices, refusals naming their parameter, a full queue answering 503, a client that hangs
-// up freeing its slot, and malformed HTTP.
+// up freeing its slot, and malformed HTTP; then the WebSocket endpoint /v1/ws with QWebSocket as the client: the
+// same chunks as SSE, the upgrade's key / Host / Origin checks, bad messages answered on a socket that stays open,
+// closing and {"cancel"} freeing the slot, and its message and in-flight limits.
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QJsonArray>
@@ -13,6 +15,7 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QWebSocket>
 #include <QtTest>
 
 #include "engine/chat_template.h"
@@ -20,40 +23,77 @@
 #include "engine/model_loader.h"
 #include "services/server/apiserver.h"
 #include "services/server/httprequestparser.h"
+#include "support/api_client.h"
 #include "support/tiny_text_model.h"
 
 namespace {
 
-struct Reply {
-  int status = 0;
-  QByteArray body;
-  QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
-};
+using Reply = ApiReply;
 
-// The text of every "data:" event of an SSE body, concatenated per choice index; "[DONE]" counted.
-struct Events {
-  QMap<int, QString> text;
-  QMap<int, QString> finish;
-  int done = 0, events = 0;
-};
-
-Events parseEvents(const QByteArray& body, bool chat) {
-  Events e;
-  for (const QByteArray& block : body.split('\n')) {
-    if (!block.startsWith("data: ")) continue;
-    const QByteArray data = block.mid(6);
-    if (data == "[DONE]") {
-      ++e.done;
-      continue;
-    }
-    ++e.events;
-    const QJsonObject c = QJsonDocument::fromJson(data).object().value("choices").toArray().at(0).toObject();
-    const int i = c.value("index").toInt();
-    e.text[i] += chat ? c.value("delta").toObject().value("content").toString() : c.value("text").toString();
-    if (c.value("finish_reason").isString()) e.finish[i] = c.value("finish_reason").toString();
+// A client of /v1/ws: every message the server sends, as JSON, in order.
+class WsClient : public QObject {
+ public:
+  explicit WsClient(const QString& origin = {}) : ws(origin) {
+    connect(&ws, &QWebSocket::textMessageReceived, this,
+            [this](const QString& m) { messages << QJsonDocument::fromJson(m.toUtf8()).object(); });
+    connect(&ws, &QWebSocket::disconnected, this, [this] { closed = true; });
   }
-  return e;
+  // Opens ws://127.0.0.1:port/v1/ws with the key as a header (none when empty); true once connected.
+  bool open(quint16 port, const QByteArray& key = "sk-1", const QString& query = {}) {
+    QNetworkRequest req(QUrl(QStringLiteral("ws://127.0.0.1:%1/v1/ws%2").arg(port).arg(query)));
+    if (!key.isEmpty()) req.setRawHeader("Authorization", "Bearer " + key);
+    ws.open(req);
+    QElapsedTimer t;
+    t.start();
+    while (ws.state() != QAbstractSocket::ConnectedState && !closed && t.elapsed() < 5000) QTest::qWait(5);
+    return ws.state() == QAbstractSocket::ConnectedState;
+  }
+  void send(const QJsonObject& o) { ws.sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact))); }
+  // The messages about request `id` (its chunks, its end or its error).
+  QList<QJsonObject> about(const QString& id) const {
+    QList<QJsonObject> out;
+    for (const QJsonObject& m : messages)
+      if (m.value("id").toString() == id) out << m;
+    return out;
+  }
+  // Request `id` has ended ({"id", "done": true}).
+  bool done(const QString& id) const {
+    for (const QJsonObject& m : messages)
+      if (m.value("id").toString() == id && m.value("done").toBool()) return true;
+    return false;
+  }
+  // The error type of the last refusal about `id`, or "".
+  QString refusal(const QString& id) const {
+    QString type;
+    for (const QJsonObject& m : messages)
+      if (m.value("id").toString() == id && m.contains("error")) type = m.value("error").toObject().value("type").toString();
+    return type;
+  }
+  QWebSocket ws;
+  QList<QJsonObject> messages;
+  bool closed = false;
+};
+
+// The first line of the server's answer to a hand-written WebSocket handshake (the socket stays open after a 101),
+// and the whole head in *head.
+QByteArray handshake(quint16 port, const QByteArray& target, const QByteArray& headers, QByteArray* head = nullptr) {
+  QTcpSocket raw;
+  raw.connectToHost(QHostAddress::LocalHost, port);
+  if (!raw.waitForConnected(5000)) return {};
+  raw.write("GET " + target + " HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + headers + "\r\n");
+  QByteArray answer;
+  QElapsedTimer t;
+  t.start();
+  while (!answer.contains("\r\n\r\n") && t.elapsed() < 5000 && raw.state() == QAbstractSocket::ConnectedState) {
+    QTest::qWait(5);  // the server runs on this thread's event loop
+    answer += raw.readAll();
+  }
+  if (head) *head = answer.left(answer.indexOf("\r\n\r\n"));
+  return answer.left(answer.indexOf("\r\n"));
 }
+using Events = StreamEvents;
+Events parseEvents(const QByteArray& body, bool chat) { return parseStreamEvents(body, chat); }
 
 }  // namespace
 
@@ -83,19 +123,7 @@ class TestApiServer : public QObject {
 
   Reply call(ApiServer& s, const QByteArray& method, const QString& path, const QByteArray& body = {},
              const QByteArray& key = "sk-1") {
-    QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(s.port()).arg(path)));
-    req.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
-    if (!key.isEmpty()) req.setRawHeader("Authorization", "Bearer " + key);
-    QNetworkReply* r = m_net.sendCustomRequest(req, method, body);
-    QEventLoop loop;
-    connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    QTimer::singleShot(60000, &loop, &QEventLoop::quit);
-    loop.exec();
-    Reply out;
-    out.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    out.body = r->readAll();
-    r->deleteLater();
-    return out;
+    return apiCall(m_net, s.port(), method, path, body, key);
   }
 
   // What a plain Generator gives greedily for these ids.
@@ -302,20 +330,7 @@ class TestApiServer : public QObject {
   }
 
   // Raw bytes in, the whole answer out (the server closes the connection after one request).
-  QByteArray rawExchange(ApiServer& s, const QByteArray& bytes) {
-    QTcpSocket raw;
-    raw.connectToHost(QHostAddress::LocalHost, s.port());
-    if (!raw.waitForConnected(5000)) return {};
-    raw.write(bytes);
-    QByteArray answer;
-    QElapsedTimer t;
-    t.start();
-    while (raw.state() == QAbstractSocket::ConnectedState && t.elapsed() < 20000) {
-      QTest::qWait(10);
-      answer += raw.readAll();
-    }
-    return answer + raw.readAll();
-  }
+  QByteArray rawExchange(ApiServer& s, const QByteArray& bytes) { return rawHttpExchange(s.port(), bytes); }
 
   void host_header_allowlist_and_body_limit() {
     auto s = start();
@@ -384,6 +399,218 @@ class TestApiServer : public QObject {
     answer += slow.readAll();
     QVERIFY2(answer.startsWith("HTTP/1.1 408"), answer.left(100).constData());
     QTRY_COMPARE_WITH_TIMEOUT(s.openConnections(), 0, 5000);
+  }
+
+  // The WebSocket endpoint, /v1/ws: two requests in flight on one socket (a completion and a chat, tagged by the
+  // client's ids) and one without an id; each one's chunks are the SSE chunks and add up to the HTTP answer's text.
+  void websocket_streams_the_same_chunks_as_sse() {
+    auto s = start();
+    const QJsonObject completion{{"prompt", "abc def"}, {"max_tokens", 12}, {"temperature", 0}};
+    const QJsonObject chat{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi there"}}}},
+                           {"max_tokens", 10}, {"temperature", 0}, {"n", 2}};
+    const auto compact = [](const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); };
+    const Reply plain = call(*s, "POST", "/v1/completions", compact(completion));
+    QCOMPARE(plain.status, 200);
+    const QString want = plain.json().value("choices").toArray().at(0).toObject().value("text").toString();
+    QVERIFY(!want.isEmpty());
+    const Reply plainChat = call(*s, "POST", "/v1/chat/completions", compact(chat));
+    QCOMPARE(plainChat.status, 200);
+    const QString wantChat =
+        plainChat.json().value("choices").toArray().at(0).toObject().value("message").toObject().value("content").toString();
+    QJsonObject streamed = completion;
+    streamed.insert("stream", true);
+    const Reply sse = call(*s, "POST", "/v1/completions", compact(streamed));
+    QCOMPARE(parseEvents(sse.body, false).text.value(0), want);
+    QJsonObject firstSse;
+    for (const QByteArray& line : sse.body.split('\n'))
+      if (line.startsWith("data: {")) {
+        firstSse = QJsonDocument::fromJson(line.mid(6)).object();
+        break;
+      }
+
+    WsClient c;
+    QVERIFY(c.open(s->port()));
+    c.send({{"endpoint", "/v1/completions"}, {"id", "a"}, {"body", completion}});
+    c.send({{"endpoint", "/v1/chat/completions"}, {"id", "b"}, {"body", chat}});
+    c.send({{"endpoint", "/v1/completions"}, {"body", completion}});
+    QTRY_VERIFY_WITH_TIMEOUT(c.done("a") && c.done("b"), 20000);
+    Events a, b;
+    for (const QJsonObject& m : c.about("a"))
+      if (!m.contains("done")) addStreamChunk(a, m, false);
+    for (const QJsonObject& m : c.about("b"))
+      if (!m.contains("done")) addStreamChunk(b, m, true);
+    QCOMPARE(a.text.value(0), want);
+    QCOMPARE(a.finish.value(0), QStringLiteral("length"));
+    QCOMPARE(b.text.value(0), wantChat);
+    QCOMPARE(b.text.value(1), wantChat);  // n = 2, greedy: the same twice
+    QCOMPARE(c.about("a").last(), (QJsonObject{{"id", "a"}, {"done", true}}));
+    QCOMPARE(c.about("b").last(), (QJsonObject{{"id", "b"}, {"done", true}}));
+    // A chunk is the SSE chunk: the same fields, the same object type; only its id is the client's.
+    const QJsonObject firstWs = c.about("a").first();
+    QCOMPARE(firstWs.keys(), firstSse.keys());
+    QCOMPARE(firstWs.value("object"), firstSse.value("object"));
+    QCOMPARE(firstWs.value("choices"), firstSse.value("choices"));
+    // Without an id, the server's completion id tags the chunks and the end.
+    QTRY_VERIFY_WITH_TIMEOUT(c.messages.last().value("done").toBool() &&
+                                 c.messages.last().value("id").toString() != QLatin1String("a") &&
+                                 c.messages.last().value("id").toString() != QLatin1String("b"),
+                             20000);
+    const QString serverId = c.messages.last().value("id").toString();
+    QVERIFY(serverId.startsWith(QStringLiteral("cmpl-")));
+    Events unnamed;
+    for (const QJsonObject& m : c.about(serverId))
+      if (!m.contains("done")) addStreamChunk(unnamed, m, false);
+    QCOMPARE(unnamed.text.value(0), want);
+    QCOMPARE(s->openWebSockets(), 1);
+    c.ws.close();
+    QTRY_COMPARE_WITH_TIMEOUT(s->openWebSockets(), 0, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(s->openConnections(), 0, 5000);
+  }
+
+  void websocket_upgrade_checks_key_host_and_origin() {
+    auto s = start();
+    const QByteArray port = QByteArray::number(s->port());
+    const QByteArray host = "Host: 127.0.0.1:" + port + "\r\n";
+    QByteArray head;
+    QCOMPARE(handshake(s->port(), "/v1/ws", host + "Authorization: Bearer sk-1\r\n", &head),
+             QByteArray("HTTP/1.1 101 Switching Protocols"));
+    QVERIFY2(head.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), head.constData());  // RFC 6455's sample accept value
+    QCOMPARE(handshake(s->port(), "/v1/ws", host).left(12), QByteArray("HTTP/1.1 401"));
+    QCOMPARE(handshake(s->port(), "/v1/ws", host + "Authorization: Bearer sk-2\r\n").left(12), QByteArray("HTTP/1.1 401"));
+    QCOMPARE(handshake(s->port(), "/v1/ws?api_key=sk-1", host).left(12), QByteArray("HTTP/1.1 101"));
+    QCOMPARE(handshake(s->port(), "/v1/ws?api_key=nope", host).left(12), QByteArray("HTTP/1.1 401"));
+    QCOMPARE(handshake(s->port(), "/v1/ws", "Host: attacker.example:" + port + "\r\nAuthorization: Bearer sk-1\r\n").left(12),
+             QByteArray("HTTP/1.1 403"));
+    // Browsers' pages: only this server's own origin (or a configured one) may connect.
+    const QByteArray keyed = host + "Authorization: Bearer sk-1\r\n";
+    QCOMPARE(handshake(s->port(), "/v1/ws", keyed + "Origin: https://attacker.example\r\n").left(12), QByteArray("HTTP/1.1 403"));
+    QCOMPARE(handshake(s->port(), "/v1/ws", keyed + "Origin: http://localhost:1\r\n").left(12), QByteArray("HTTP/1.1 403"));
+    QCOMPARE(handshake(s->port(), "/v1/ws", keyed + "Origin: null\r\n").left(12), QByteArray("HTTP/1.1 403"));
+    QCOMPARE(handshake(s->port(), "/v1/ws", keyed + "Origin: http://localhost:" + port + "\r\n").left(12),
+             QByteArray("HTTP/1.1 101"));
+    // Not a handshake: told to upgrade.
+    QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "\r\n").startsWith("HTTP/1.1 426"));
+    QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+                .startsWith("HTTP/1.1 400"));  // no Sec-WebSocket-Key
+    QVERIFY(rawExchange(*s, "POST /v1/ws HTTP/1.1\r\n" + keyed + "Content-Length: 2\r\n\r\n{}").startsWith("HTTP/1.1 405"));
+    QVERIFY(rawExchange(*s, "GET /v1/ws HTTP/1.1\r\n" + keyed + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Length: 2\r\n\r\n{}")
+                .startsWith("HTTP/1.1 400"));  // a handshake has no body
+
+    ApiServer::Options o;
+    o.port = 0;
+    o.apiKeys = {QStringLiteral("sk-1")};
+    o.allowedOrigins = {QStringLiteral("https://app.example")};
+    ApiServer configured(*m_model, *m_be, o);
+    QString error;
+    QVERIFY(configured.listen(&error));
+    const QByteArray host2 = "Host: 127.0.0.1:" + QByteArray::number(configured.port()) + "\r\nAuthorization: Bearer sk-1\r\n";
+    QCOMPARE(handshake(configured.port(), "/v1/ws", host2 + "Origin: https://app.example\r\n").left(12), QByteArray("HTTP/1.1 101"));
+    QCOMPARE(handshake(configured.port(), "/v1/ws", host2 + "Origin: https://other.example\r\n").left(12), QByteArray("HTTP/1.1 403"));
+
+    // A QWebSocket with a wrong key never opens.
+    WsClient wrong;
+    QVERIFY(!wrong.open(s->port(), "sk-wrong"));
+    WsClient browser(QStringLiteral("https://attacker.example"));
+    QVERIFY(!browser.open(s->port()));
+  }
+
+  void websocket_bad_messages_get_errors_and_the_socket_stays_usable() {
+    auto s = start();
+    WsClient c;
+    QVERIFY(c.open(s->port()));
+    const auto errorOf = [&](const QString& text) {
+      const qsizetype before = c.messages.size();
+      c.ws.sendTextMessage(text);
+      if (!QTest::qWaitFor([&] { return c.messages.size() > before; }, 5000)) return QJsonObject();
+      return c.messages.last();
+    };
+    const QJsonObject notJson = errorOf(QStringLiteral("{not json"));
+    QVERIFY(notJson.value("error").toObject().value("message").toString().contains("JSON"));
+    QVERIFY(notJson.contains("id") && notJson.value("id").isNull());
+    QVERIFY(errorOf(QStringLiteral("[1,2]")).contains("error"));
+    QCOMPARE(errorOf(R"({"endpoint":"/v1/models","id":"x","body":{}})").value("error").toObject().value("param").toString(),
+             QStringLiteral("endpoint"));
+    QCOMPARE(errorOf(R"({"endpoint":"/v1/completions","id":"x"})").value("error").toObject().value("param").toString(),
+             QStringLiteral("body"));
+    QCOMPARE(errorOf(R"({"endpoint":"/v1/completions","id":7,"body":{}})").value("error").toObject().value("param").toString(),
+             QStringLiteral("id"));
+    const QJsonObject badParam = errorOf(R"({"endpoint":"/v1/completions","id":"t","body":{"prompt":"x","temperature":"hot"}})");
+    QCOMPARE(badParam.value("id").toString(), QStringLiteral("t"));
+    QCOMPARE(badParam.value("error").toObject().value("param").toString(), QStringLiteral("temperature"));
+    QCOMPARE(errorOf(R"({"cancel":"nothing"})").value("error").toObject().value("param").toString(), QStringLiteral("cancel"));
+    c.ws.sendBinaryMessage("\x01\x02");
+    QTRY_VERIFY_WITH_TIMEOUT(c.messages.last().value("error").toObject().value("message").toString().contains("text"), 5000);
+    // Still open and serving.
+    QCOMPARE(c.ws.state(), QAbstractSocket::ConnectedState);
+    c.send({{"endpoint", "/v1/completions"}, {"id", "ok"}, {"body", QJsonObject{{"prompt", "abc"}, {"max_tokens", 3}}}});
+    QTRY_VERIFY_WITH_TIMEOUT(c.done("ok"), 10000);
+    QVERIFY(c.about("ok").last().value("done").toBool());
+    QCOMPARE(s->counters().running, 0);
+  }
+
+  void websocket_close_cancels_and_limits_hold() {
+    auto s = start(1, 0, {QStringLiteral("sk-1")}, m_longModel.get());
+    const QJsonObject longBody{{"prompt", "abc"}, {"max_tokens", 4000}};
+    WsClient c;
+    QVERIFY(c.open(s->port()));
+    // {"cancel": id} ends one request early, with its finish chunk and its end.
+    c.send({{"endpoint", "/v1/completions"}, {"id", "one"}, {"body", longBody}});
+    QTRY_VERIFY_WITH_TIMEOUT(!c.about("one").isEmpty(), 10000);
+    QCOMPARE(s->counters().running, 1);
+    // The same id twice, and more in flight than the server allows (webSocketMaxInFlight is 8, but the queue is 0:
+    // the scheduler's own bound answers first, as busy).
+    c.send({{"endpoint", "/v1/completions"}, {"id", "one"}, {"body", longBody}});
+    QTRY_COMPARE_WITH_TIMEOUT(c.refusal("one"), QStringLiteral("invalid_request_error"), 5000);
+    c.send({{"endpoint", "/v1/completions"}, {"id", "two"}, {"body", longBody}});
+    QTRY_COMPARE_WITH_TIMEOUT(c.refusal("two"), QStringLiteral("server_busy"), 5000);
+    c.send({{"cancel", "one"}});
+    QTRY_VERIFY_WITH_TIMEOUT(c.done("one"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(s->counters().running, 0, 10000);
+    QVERIFY(c.about("one").size() >= 3);
+    QVERIFY(c.about("one").last().value("done").toBool());
+    QCOMPARE(c.about("one").at(c.about("one").size() - 2).value("choices").toArray().at(0).toObject().value("finish_reason").toString(),
+             QStringLiteral("stop"));
+
+    // Closing the socket mid-stream cancels its request: the slot frees, /health says so.
+    c.send({{"endpoint", "/v1/completions"}, {"id", "three"}, {"body", longBody}});
+    QTRY_VERIFY_WITH_TIMEOUT(!c.about("three").isEmpty(), 10000);
+    QCOMPARE(call(*s, "GET", "/health", {}, {}).json().value("running").toInt(), 1);
+    const qint64 before = s->counters().generated_tokens;
+    c.ws.abort();
+    QTRY_COMPARE_WITH_TIMEOUT(s->counters().running, 0, 10000);
+    QVERIFY(s->counters().generated_tokens - before < 4000);
+    QCOMPARE(call(*s, "GET", "/health", {}, {}).json().value("running").toInt(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(s->openWebSockets(), 0, 5000);
+    QCOMPARE(call(*s, "POST", "/v1/completions", R"({"prompt":"x","max_tokens":2})").status, 200);
+
+    // A message larger than the limit closes the socket with 1009 (message too big).
+    WsClient big;
+    QVERIFY(big.open(s->port()));
+    big.ws.sendTextMessage(QString(9 * 1024 * 1024, QLatin1Char('x')));
+    QTRY_COMPARE_WITH_TIMEOUT(big.ws.state(), QAbstractSocket::UnconnectedState, 10000);
+    QCOMPARE(big.ws.closeCode(), QWebSocketProtocol::CloseCodeTooMuchData);
+    QCOMPARE(call(*s, "GET", "/health", {}, {}).status, 200);
+  }
+
+  void websocket_in_flight_limit() {
+    ApiServer::Options o;
+    o.port = 0;
+    o.modelName = QStringLiteral("tiny");
+    o.batch.parallel = 1;
+    o.batch.max_queue = 8;
+    o.webSocketMaxInFlight = 2;
+    ApiServer s(*m_longModel, *m_be, o);
+    QString error;
+    QVERIFY(s.listen(&error));
+    WsClient c;
+    QVERIFY(c.open(s.port(), {}));  // no keys configured: none needed
+    const QJsonObject longBody{{"prompt", "abc"}, {"max_tokens", 4000}};
+    for (const char* id : {"a", "b", "c"}) c.send({{"endpoint", "/v1/completions"}, {"id", id}, {"body", longBody}});
+    QTRY_COMPARE_WITH_TIMEOUT(c.refusal("c"), QStringLiteral("rate_limit_error"), 5000);
+    QCOMPARE(s.counters().running + s.counters().queued, 2);
+    c.ws.close();
+    QTRY_COMPARE_WITH_TIMEOUT(s.counters().running + s.counters().queued, 0, 10000);
   }
 };
 

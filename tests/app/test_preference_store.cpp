@@ -62,7 +62,7 @@ class TestPreferenceStore : public QObject {
       QVERIFY(InspectionStore(db).saveInspection(reply, QByteArray("snapshot")) > 0);
     }
     QVERIFY(
-        rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
+        rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE server_requests"), QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
                               QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("PRAGMA user_version = 5")}));
 
     Database db;

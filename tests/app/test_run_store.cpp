@@ -31,7 +31,7 @@ class TestRunStore : public QObject {
       QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);
       QVERIFY(ChatStore(db).createChat(QStringLiteral("kept")));
     }
-    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
+    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE server_requests"), QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
                                QStringLiteral("DROP TABLE preference_pairs"), QStringLiteral("DROP TABLE inspections"),
                                QStringLiteral("DROP TABLE samples"),
                                QStringLiteral("DROP TABLE metrics"), QStringLiteral("DROP TABLE runs"),
@@ -69,7 +69,7 @@ class TestRunStore : public QObject {
       m.step = 1, m.loss = 0.69;
       QVERIFY(store.appendMetrics(id, {m}));
     }
-    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
+    QVERIFY(rawSqlExec(dbPath(), {QStringLiteral("DROP TABLE server_requests"), QStringLiteral("DROP TABLE api_keys"), QStringLiteral("DROP TABLE run_completions"), QStringLiteral("DROP TABLE run_metric_values"),
                                   QStringLiteral("PRAGMA user_version = 6")}));
     Database db;
     QCOMPARE(db.open(dbPath()), Database::OpenState::Ok);

@@ -1,7 +1,8 @@
 // ServerService (the Server page's core) over real sockets: started on a free port over a tiny model, a created
 // key gets 200 and a wrong or revoked one 401, requests reach the log and the counters, stopping ends a request in
 // flight with a complete response and closes the port, a port in use is a clear error, serving without a key is
-// refused off loopback, settings persist, and shutdown (app quit) stops a running server.
+// refused off loopback, settings persist, the request log survives a restart, and shutdown (app quit) stops a
+// running server.
 #include <QAbstractItemModelTester>
 #include <QEventLoop>
 #include <QJsonArray>
@@ -22,17 +23,11 @@
 #include "services/serverservice.h"
 #include "services/store/apikeystore.h"
 #include "services/store/database.h"
+#include "services/store/serverrequeststore.h"
+#include "support/api_client.h"
 #include "support/tiny_text_model.h"
 
-namespace {
-
-struct Reply {
-  int status = 0;
-  QNetworkReply::NetworkError error = QNetworkReply::NoError;
-  QByteArray body;
-};
-
-}  // namespace
+using Reply = ApiReply;
 
 class TestServerService : public QObject {
   Q_OBJECT
@@ -46,20 +41,7 @@ class TestServerService : public QObject {
 
   Reply call(int port, const QByteArray& method, const QString& path, const QByteArray& body = {},
              const QString& key = {}) {
-    QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(port).arg(path)));
-    req.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
-    if (!key.isEmpty()) req.setRawHeader("Authorization", "Bearer " + key.toUtf8());
-    QNetworkReply* r = m_net.sendCustomRequest(req, method, body);
-    QEventLoop loop;
-    connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    QTimer::singleShot(60000, &loop, &QEventLoop::quit);
-    loop.exec();
-    Reply out;
-    out.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    out.error = r->error();
-    out.body = r->readAll();
-    r->deleteLater();
-    return out;
+    return apiCall(m_net, quint16(port), method, path, body, key.toUtf8());
   }
 
   Reply chat(int port, const QString& key, int maxTokens = 4) {
@@ -204,6 +186,35 @@ class TestServerService : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(m_service->state(), QStringLiteral("stopped"), 10000);
     QCOMPARE(m_service->activeRequests(), 0);
     QCOMPARE(call(port, "GET", QStringLiteral("/health")).error, QNetworkReply::ConnectionRefusedError);
+  }
+
+  void requestLogSurvivesARestart() {
+    // As the app builds it: the log over the database's request store.
+    m_service = std::make_unique<ServerService>(m_settings.get(), new ApiKeyStore(*m_db), new ServerRequestStore(*m_db));
+    m_service->setPort(0);
+    m_service->setRequireKey(false);
+    startService(m_model);
+    const int port = m_service->listeningPort();
+    QCOMPARE(call(port, "GET", QStringLiteral("/v1/models")).status, 200);
+    QCOMPARE(chat(port, QString()).status, 200);
+    QTRY_COMPARE(m_service->requestLog()->rowCount(), 2);
+    stopService();
+    m_service.reset();  // the app quits
+
+    m_service = std::make_unique<ServerService>(m_settings.get(), new ApiKeyStore(*m_db), new ServerRequestStore(*m_db));
+    ServerRequestLog* log = m_service->requestLog();
+    QCOMPARE(log->rowCount(), 2);
+    QCOMPARE(log->entryAt(0).value(QStringLiteral("path")).toString(), QStringLiteral("/v1/chat/completions"));
+    QVERIFY(log->entryAt(0).value(QStringLiteral("completionTokens")).toLongLong() > 0);
+    QCOMPARE(log->entryAt(1).value(QStringLiteral("path")).toString(), QStringLiteral("/v1/models"));
+    // Starting again keeps the history; new requests go on top.
+    m_service->setPort(0);
+    startService(m_model);
+    QCOMPARE(log->rowCount(), 2);
+    QCOMPARE(call(m_service->listeningPort(), "GET", QStringLiteral("/health")).status, 200);
+    QTRY_COMPARE(log->rowCount(), 3);
+    QCOMPARE(log->entryAt(0).value(QStringLiteral("path")).toString(), QStringLiteral("/health"));
+    stopService();
   }
 
   void portInUseIsAClearError() {

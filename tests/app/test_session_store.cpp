@@ -764,6 +764,7 @@ void TestSessionStore::inspectionsMigrateFromVersion4() {
   }
   {
     RawDb raw(dbPath());
+    QVERIFY(raw.exec(QStringLiteral("DROP TABLE server_requests")));
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE api_keys")));
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE run_completions")));
     QVERIFY(raw.exec(QStringLiteral("DROP TABLE run_metric_values")));

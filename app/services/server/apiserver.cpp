@@ -10,11 +10,10 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
+#include <QWebSocketServer>
 
-#include <atomic>
-
+#include "apiexchange.h"
 #include "httprequestparser.h"
-#include "openaiapi.h"
 
 namespace {
 
@@ -23,11 +22,14 @@ QByteArray reasonPhrase(int status) {
     case 200: return "OK";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 411: return "Length Required";
     case 413: return "Payload Too Large";
+    case 426: return "Upgrade Required";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -37,30 +39,10 @@ QByteArray reasonPhrase(int status) {
   }
 }
 
-QByteArray json(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
-
-// The parser speaks std::string (it is fuzzed without Qt); the sockets and the log speak QByteArray.
-QByteArray bytes(std::string_view s) { return QByteArray(s.data(), qsizetype(s.size())); }
+using apiserver::bytes;
+using apiserver::json;
 
 }  // namespace
-
-// One generation request in flight: its choices' results as they end, and the connection they go to.
-struct ApiServer::Exchange {
-  QPointer<QTcpSocket> socket;
-  ApiGeneration request;
-  QString id;
-  qint64 created = 0;
-  QByteArray method, path;
-  QElapsedTimer clock;
-  std::vector<engine::GenerationResult> results;
-  std::vector<bool> started;  // stream: a choice's first chunk was sent
-  std::vector<uint64_t> schedulerIds;
-  int remaining = 0;
-  std::atomic<bool> gone{false};  // the client disconnected: read by the scheduler's thread
-  bool answered = false;          // the response was sent (or refused): later ends answer no one
-  QSet<int> filtered;             // choices the content filter stopped
-  double firstTokenMs = -1;
-};
 
 ApiServer::ApiServer(const engine::Model& model, engine::Backend& backend, const Options& options, QObject* parent)
     : QObject(parent), m_model(model), m_options(options), m_scheduler(model, backend, options.batch) {
@@ -78,6 +60,9 @@ void ApiServer::stopServing() {
 bool ApiServer::listen(QString* error) {
   m_server = new QTcpServer(this);
   connect(m_server, &QTcpServer::newConnection, this, &ApiServer::onNewConnection);
+  // Never listens itself: upgrade() hands it connections whose handshake passed this server's checks.
+  m_webSocketServer = new QWebSocketServer(QStringLiteral("llm-workbench"), QWebSocketServer::NonSecureMode, this);
+  connect(m_webSocketServer, &QWebSocketServer::newConnection, this, &ApiServer::onWebSocketConnection);
   if (m_server->listen(m_options.host, m_options.port)) return true;
   if (error)
     *error = QStringLiteral("cannot listen on %1:%2: %3")
@@ -93,8 +78,14 @@ void ApiServer::onNewConnection() {
   while (QTcpSocket* socket = m_server->nextPendingConnection()) {
     auto parser = std::make_shared<HttpRequestParser>();
     ++m_openConnections;
-    connect(socket, &QObject::destroyed, this, [this] { --m_openConnections; });
+    // Counted down by a child rather than by the socket's own destroyed signal: a QWebSocket that took the socket
+    // over disconnects every signal of it when it is deleted.
+    auto* counted = new QObject(socket);
+    connect(counted, &QObject::destroyed, this, [this] { --m_openConnections; });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+    // The head is read in a transaction, so that a WebSocket handshake can be put back unread for
+    // QWebSocketServer (upgrade()); it is committed as soon as the request is known to be no handshake.
+    socket->startTransaction();
     auto* deadline = new QTimer(socket);
     deadline->setSingleShot(true);
     connect(deadline, &QTimer::timeout, this, [this, socket, parser] {
@@ -107,11 +98,16 @@ void ApiServer::onNewConnection() {
     deadline->start(m_options.requestTimeoutMs);
     connect(socket, &QTcpSocket::readyRead, this, [this, socket, parser, deadline] {
       if (parser->state() != HttpRequestParser::State::Incomplete || socket->state() != QAbstractSocket::ConnectedState) {
+        if (socket->isTransactionStarted()) socket->commitTransaction();
         socket->readAll();  // one request per connection; after a 408, nothing more is read
         return;
       }
       const QByteArray received = socket->readAll();
-      switch (parser->feed(std::string_view(received.constData(), size_t(received.size())))) {
+      const HttpRequestParser::State state = parser->feed(std::string_view(received.constData(), size_t(received.size())));
+      if (socket->isTransactionStarted() && (state == HttpRequestParser::State::Failed || parser->headComplete()) &&
+          !(state == HttpRequestParser::State::Complete && parser->request().path == "/v1/ws"))
+        socket->commitTransaction();  // a request with a body, or a failed one: no handshake to hand over
+      switch (state) {
         case HttpRequestParser::State::Incomplete: return;
         case HttpRequestParser::State::Failed: {
           deadline->stop();
@@ -199,18 +195,13 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
             "application/json");
     return log(bytes(request.method), bytes(request.path), 200, clock);
   }
+  if (request.path == "/v1/ws") return upgrade(socket, request, clock);
   const bool known = request.path == "/v1/models" || request.path == "/v1/completions" ||
                      request.path == "/v1/chat/completions";
   if (!known) return fail(ApiError(404, QStringLiteral("no route %1").arg(QString::fromLatin1(bytes(request.path)))));
-  if (!m_options.apiKeys.isEmpty() || m_options.keyChecker) {
-    const QByteArray auth = bytes(request.header("authorization"));
-    const QString key = auth.startsWith("Bearer ") ? QString::fromUtf8(auth.mid(7)).trimmed() : QString();
-    const bool accepted =
-        !key.isEmpty() && (m_options.apiKeys.contains(key) || (m_options.keyChecker && m_options.keyChecker(key)));
-    if (!accepted)
-      return fail(ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), {},
-                           QStringLiteral("authentication_error")));
-  }
+  if (!keyAccepted(apiserver::bearerKey(request)))
+    return fail(ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), {},
+                         QStringLiteral("authentication_error")));
   if (request.path == "/v1/models") {
     if (request.method != "GET") return fail(ApiError(405, QStringLiteral("use GET for /v1/models")));
     const QJsonObject model{{QStringLiteral("id"), m_options.modelName},
@@ -227,65 +218,95 @@ void ApiServer::handle(QTcpSocket* socket, const HttpRequest& request) {
   generate(socket, request, request.path == "/v1/chat/completions");
 }
 
+bool ApiServer::keyAccepted(const QString& presented) const {
+  if (m_options.apiKeys.isEmpty() && !m_options.keyChecker) return true;
+  return !presented.isEmpty() &&
+         (m_options.apiKeys.contains(presented) || (m_options.keyChecker && m_options.keyChecker(presented)));
+}
+
+QString apiserver::bearerKey(const HttpRequest& request) {
+  const QByteArray auth = bytes(request.header("authorization"));
+  return auth.startsWith("Bearer ") ? QString::fromUtf8(auth.mid(7)).trimmed() : QString();
+}
+
 void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat) {
   auto ex = std::make_shared<Exchange>();
   ex->clock.start();
   ex->socket = socket;
   ex->method = bytes(http.method);
   ex->path = bytes(http.path);
+  ex->id = (chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + QString::number(m_nextId++);
+  const Refusal refused = submit(ex, bytes(http.body), chat);
+  if (refused.error) {
+    const ApiError& e = *refused.error;
+    respond(socket, e.status, json(apiErrorBody(e)), "application/json",
+            e.status == 503 ? QList<QPair<QByteArray, QByteArray>>{{"Retry-After", "1"}}
+                            : QList<QPair<QByteArray, QByteArray>>{});
+    return log(ex->method, ex->path, e.status, ex->clock, refused.logExtra);
+  }
+  connect(socket, &QTcpSocket::disconnected, this, [this, ex] { cancelExchange(ex, /*clientGone=*/true); });
+  // Tokens reach the socket through queued calls, so none is written before these headers.
+  if (ex->request.stream && socket->state() == QAbstractSocket::ConnectedState)
+    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                  "Connection: close\r\n\r\n");
+}
+
+void ApiServer::cancelExchange(const std::shared_ptr<Exchange>& ex, bool clientGone) {
+  if (clientGone) ex->gone = true;
+  for (const uint64_t id : ex->schedulerIds) m_scheduler.cancel(id);
+}
+
+void ApiServer::finishExchange(const std::shared_ptr<Exchange>& ex) {
+  if (ex->answered) return;
+  ex->answered = true;
+  QVariantMap extra{{QStringLiteral("promptTokens"), qint64(ex->request.prompt.size())},
+                    {QStringLiteral("ttftMs"), ex->firstTokenMs}};
+  qint64 completion = 0;
+  for (const auto& r : ex->results) completion += r.stats.generated_tokens;
+  extra.insert(QStringLiteral("completionTokens"), completion);
+  if (ex->viaWebSocket) {
+    // The WebSocket's "data: [DONE]".
+    if (ex->listening())
+      ex->webSocket->sendTextMessage(
+          QString::fromUtf8(json({{QStringLiteral("id"), ex->id}, {QStringLiteral("done"), true}})));
+    if (const std::shared_ptr<WebSocketClient> client = ex->client.lock()) client->inFlight.remove(ex->id);
+  } else if (ex->request.stream) {
+    if (ex->listening()) {
+      ex->socket->write(streamDone());
+      ex->socket->disconnectFromHost();
+    }
+  } else {
+    respond(ex->socket, 200,
+            json(generationResponse(ex->request, ex->id, m_options.modelName, ex->created, ex->results,
+                                    m_model.tokenizer(), ex->filtered)),
+            "application/json");
+  }
+  log(ex->method, ex->path, ex->gone ? 499 : 200, ex->clock, extra);  // 499: the client closed first
+}
+
+ApiServer::Refusal ApiServer::submit(const std::shared_ptr<Exchange>& ex, const QByteArray& body, bool chat) {
   try {
-    ex->request = parseGenerationRequest(bytes(http.body), chat, m_model, m_scheduler.slot_capacity(),
+    ex->request = parseGenerationRequest(body, chat, m_model, m_scheduler.slot_capacity(),
                                          QRandomGenerator::global()->generate64());
   } catch (const ApiError& e) {
-    respond(socket, e.status, json(apiErrorBody(e)), "application/json");
-    return log(ex->method, ex->path, e.status, ex->clock);
+    return {e, {}};
   }
   // Content filter, input side: the rendered prompt as the model would read it.
   if (!m_options.blockedPhrases.isEmpty()) {
     const QString promptText = QString::fromStdString(m_model.tokenizer()->decode(ex->request.prompt));
     for (const QString& phrase : m_options.blockedPhrases)
-      if (promptText.contains(phrase)) {
-        const ApiError e(400, QStringLiteral("the request was refused by the server's content filter"), {},
-                         QStringLiteral("content_filter"));
-        respond(socket, e.status, json(apiErrorBody(e)), "application/json");
-        return log(ex->method, ex->path, e.status, ex->clock, {{QStringLiteral("filtered"), phrase}});
-      }
+      if (promptText.contains(phrase))
+        return {ApiError(400, QStringLiteral("the request was refused by the server's content filter"), {},
+                         QStringLiteral("content_filter")),
+                {{QStringLiteral("filtered"), phrase}}};
     // Output side: as stop strings, so a blocked phrase is held back and never sent.
     for (const QString& phrase : m_options.blockedPhrases) ex->request.params.stop.push_back(phrase.toStdString());
   }
-  ex->id = (chat ? QStringLiteral("chatcmpl-") : QStringLiteral("cmpl-")) + QString::number(m_nextId++);
   ex->created = QDateTime::currentSecsSinceEpoch();
   const int n = ex->request.n;
   ex->results.resize(size_t(n));
   ex->started.assign(size_t(n), false);
   ex->remaining = n;
-
-  const auto finishExchange = [this, ex] {
-    if (ex->answered) return;
-    ex->answered = true;
-    QVariantMap extra{{QStringLiteral("promptTokens"), qint64(ex->request.prompt.size())},
-                      {QStringLiteral("ttftMs"), ex->firstTokenMs}};
-    qint64 completion = 0;
-    for (const auto& r : ex->results) completion += r.stats.generated_tokens;
-    extra.insert(QStringLiteral("completionTokens"), completion);
-    if (ex->request.stream) {
-      if (ex->socket && ex->socket->state() == QAbstractSocket::ConnectedState) {
-        ex->socket->write(streamDone());
-        ex->socket->disconnectFromHost();
-      }
-    } else {
-      respond(ex->socket, 200,
-              json(generationResponse(ex->request, ex->id, m_options.modelName, ex->created, ex->results,
-                                      m_model.tokenizer(), ex->filtered)),
-              "application/json");
-    }
-    log(ex->method, ex->path, ex->gone ? 499 : 200, ex->clock, extra);  // 499: the client closed first
-  };
-
-  connect(socket, &QTcpSocket::disconnected, this, [this, ex] {
-    ex->gone = true;
-    for (const uint64_t id : ex->schedulerIds) m_scheduler.cancel(id);
-  });
 
   for (int i = 0; i < n; ++i) {
     engine::GenerateParams params = ex->request.params;
@@ -297,47 +318,41 @@ void ApiServer::generate(QTcpSocket* socket, const HttpRequest& http, bool chat)
             this,
             [this, ex, i, text = QString::fromUtf8(text.data(), qsizetype(text.size()))] {
               if (ex->firstTokenMs < 0) ex->firstTokenMs = double(ex->clock.nsecsElapsed()) / 1e6;
-              if (!ex->socket || ex->socket->state() != QAbstractSocket::ConnectedState) return;
+              if (!ex->listening()) return;
               if (text.isEmpty() && ex->started[size_t(i)]) return;
-              ex->socket->write(streamEvent(ex->request, ex->id, m_options.modelName, ex->created, i, text, {},
-                                            !ex->started[size_t(i)]));
+              ex->sendChunk(streamChunk(ex->request, ex->id, m_options.modelName, ex->created, i, text, {},
+                                        !ex->started[size_t(i)]));
               ex->started[size_t(i)] = true;
             },
             Qt::QueuedConnection);
         return !ex->gone;
       };
     const uint64_t sid = m_scheduler.submit(
-        ex->request.prompt, params, std::move(onToken), [this, ex, i, finishExchange](const engine::GenerationResult& r) {
+        ex->request.prompt, params, std::move(onToken), [this, ex, i](const engine::GenerationResult& r) {
           QMetaObject::invokeMethod(
               this,
-              [this, ex, i, r, finishExchange] {
+              [this, ex, i, r] {
                 ex->results[size_t(i)] = r;
                 if (stoppedByFilter(r)) ex->filtered.insert(i);
                 if (ex->firstTokenMs < 0 && !r.tokens.empty()) ex->firstTokenMs = r.stats.time_to_first_token_ms;
-                if (ex->request.stream && ex->socket && ex->socket->state() == QAbstractSocket::ConnectedState)
-                  ex->socket->write(streamEvent(ex->request, ex->id, m_options.modelName, ex->created, i, {},
-                                                ex->filtered.contains(i) ? QStringLiteral("content_filter")
-                                                                         : apiFinishReason(r.finish),
-                                                !ex->started[size_t(i)]));
-                if (--ex->remaining == 0) finishExchange();
+                if (ex->request.stream)
+                  ex->sendChunk(streamChunk(ex->request, ex->id, m_options.modelName, ex->created, i, {},
+                                            ex->filtered.contains(i) ? QStringLiteral("content_filter")
+                                                                     : apiFinishReason(r.finish),
+                                            !ex->started[size_t(i)]));
+                if (--ex->remaining == 0) finishExchange(ex);
               },
               Qt::QueuedConnection);
         });
     if (sid == 0) {
-      // Busy: the choices already queued are cancelled; the client is told to come back.
-      ex->gone = true;
-      for (const uint64_t id : ex->schedulerIds) m_scheduler.cancel(id);
-      const ApiError busy(503, QStringLiteral("the server is busy (every slot and the queue are full); retry shortly"),
-                          {}, QStringLiteral("server_busy"));
-      respond(socket, 503, json(apiErrorBody(busy)), "application/json", {{"Retry-After", "1"}});
+      // Busy: the choices already queued are cancelled (their ends answer no one); the client is told to come back.
+      cancelExchange(ex, /*clientGone=*/true);
       ex->answered = true;
-      log(ex->method, ex->path, 503, ex->clock);
-      return;
+      return {ApiError(503, QStringLiteral("the server is busy (every slot and the queue are full); retry shortly"), {},
+                       QStringLiteral("server_busy")),
+              {}};
     }
     ex->schedulerIds.push_back(sid);
   }
-  // Tokens reach the socket through queued calls, so none is written before these headers.
-  if (ex->request.stream && socket->state() == QAbstractSocket::ConnectedState)
-    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                  "Connection: close\r\n\r\n");
+  return {};
 }

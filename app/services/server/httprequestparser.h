@@ -42,6 +42,8 @@ class HttpRequestParser {
   State feed(std::string_view bytes);
   State state() const { return m_state; }
   const HttpRequest& request() const { return m_request; }
+  // The head (request line and headers) has arrived and passed; request() holds all but the body.
+  bool headComplete() const { return m_headDone; }
   // Bytes of everything fed so far that belong to this request: all of them while Incomplete; the head and exactly
   // Content-Length body bytes once Complete (bytes after it, e.g. a pipelined second request, are not read); the
   // bytes looked at when Failed.

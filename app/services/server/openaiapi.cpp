@@ -278,8 +278,8 @@ QJsonObject generationResponse(const ApiGeneration& request, const QString& id, 
                                                 {QStringLiteral("total_tokens"), promptTokens + completionTokens}}}};
 }
 
-QByteArray streamEvent(const ApiGeneration& request, const QString& id, const QString& modelName, qint64 created,
-                       int index, const QString& text, const QString& finishReason, bool first) {
+QJsonObject streamChunk(const ApiGeneration& request, const QString& id, const QString& modelName, qint64 created,
+                        int index, const QString& text, const QString& finishReason, bool first) {
   QJsonObject choice{{QStringLiteral("index"), index},
                      {QStringLiteral("finish_reason"), finishReason.isEmpty() ? QJsonValue() : QJsonValue(finishReason)}};
   if (request.chat) {
@@ -296,7 +296,15 @@ QByteArray streamEvent(const ApiGeneration& request, const QString& id, const QS
       {QStringLiteral("created"), created},
       {QStringLiteral("model"), modelName},
       {QStringLiteral("choices"), QJsonArray{choice}}};
-  return "data: " + QJsonDocument(chunk).toJson(QJsonDocument::Compact) + "\n\n";
+  return chunk;
+}
+
+QByteArray streamEvent(const ApiGeneration& request, const QString& id, const QString& modelName, qint64 created,
+                       int index, const QString& text, const QString& finishReason, bool first) {
+  return "data: " +
+         QJsonDocument(streamChunk(request, id, modelName, created, index, text, finishReason, first))
+             .toJson(QJsonDocument::Compact) +
+         "\n\n";
 }
 
 QByteArray streamDone() { return "data: [DONE]\n\n"; }

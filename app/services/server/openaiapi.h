@@ -56,8 +56,11 @@ QJsonObject generationResponse(const ApiGeneration& request, const QString& id, 
                                qint64 created, const std::vector<engine::GenerationResult>& results,
                                const engine::Tokenizer* tokenizer, const QSet<int>& filtered = {});
 
-// One server-sent event ("data: {...}\n\n") of a stream: `text` new for choice `index`, and its finish reason when
+// One chunk of a stream (the JSON object both the server-sent events and the WebSocket messages carry): `text` new for choice `index`, and its finish reason when
 // the choice has ended ("" otherwise). For chat, the first chunk of a choice carries role "assistant".
+QJsonObject streamChunk(const ApiGeneration& request, const QString& id, const QString& modelName, qint64 created,
+                        int index, const QString& text, const QString& finishReason, bool first);
+// The chunk as one server-sent event: "data: {...}\n\n".
 QByteArray streamEvent(const ApiGeneration& request, const QString& id, const QString& modelName, qint64 created,
                        int index, const QString& text, const QString& finishReason, bool first);
 // The stream's last event.

@@ -178,6 +178,22 @@ const QList<SchemaStep>& schemaSteps() {
            " created_ms INTEGER NOT NULL,"
            " last_used_ms INTEGER)",
        }},
+      {9,
+       "the local server's request log",
+       {
+           // One row per answered request (ApiServer::requestFinished), oldest first by id; ServerRequestStore keeps
+           // the newest few thousand, deleting older rows as it adds one. ttft_ms NULL: no token came.
+           "CREATE TABLE server_requests ("
+           " id INTEGER PRIMARY KEY,"
+           " when_ms INTEGER NOT NULL,"
+           " method TEXT NOT NULL,"
+           " path TEXT NOT NULL,"
+           " status INTEGER NOT NULL,"
+           " prompt_tokens INTEGER NOT NULL DEFAULT 0,"
+           " completion_tokens INTEGER NOT NULL DEFAULT 0,"
+           " ms REAL NOT NULL DEFAULT 0,"
+           " ttft_ms REAL)",
+       }},
   };
   return steps;
 }
