@@ -256,10 +256,16 @@ void ChatController::openSearchHit(qint64 chatId, qint64 messageId) {
       requestTokenCount();
     }
   }
+  // The words found may lie in the part of a long message that is not shown.
+  if (messageId) m_messages.setExpanded(messageId, true);
   if (messageId != m_highlightId) {
     m_highlightId = messageId;
     Q_EMIT highlightChanged();
   }
+}
+
+void ChatController::setMessageExpanded(qint64 messageId, bool expanded) {
+  m_messages.setExpanded(messageId, expanded);
 }
 
 void ChatController::clearHighlight() {
