@@ -288,6 +288,7 @@ class ChatController : public QObject {
 
  private:
   void reloadChats();
+  void appendMessageRow(qint64 messageId);
   void reloadMessages();
   void setCurrentChat(qint64 chatId);
   // A new message ends the undo of a deleted one: its id may be given to the new message.
