@@ -57,7 +57,9 @@ qsizetype tailStart(QStringView text, int chars, int lines) {
   return start;
 }
 
+// A cut block keeps its whole text beside the part shown: a code block's Copy copies all of it.
 QVariantMap withText(QVariantMap block, const QString& text) {
+  block.insert(QStringLiteral("whole"), block.value(QStringLiteral("text")));
   block.insert(QStringLiteral("text"), text);
   return block;
 }

@@ -27,7 +27,7 @@ QString tail(const QString& text, int chars = kShownChars, int lines = kShownLin
 
 // The same over display blocks ([{kind, text, language}], ChatMessageModel::markdownBlocks): whole
 // blocks from the start (or the end) while they fit, and the one that does not fit cut, so a code
-// block stays a code block.
+// block stays a code block. The cut block keeps its whole text as "whole" (its Copy button copies that).
 QVariantList headBlocks(const QVariantList& blocks, int chars = kShownChars, int lines = kShownLines);
 QVariantList tailBlocks(const QVariantList& blocks, int chars = kShownChars, int lines = kShownLines);
 

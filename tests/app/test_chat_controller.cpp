@@ -904,6 +904,7 @@ void TestChatController::longMessageBlocksKeepTheirKind() {
   QCOMPARE(headCode.value(QStringLiteral("language")).toString(), QStringLiteral("cpp"));
   QVERIFY(headCode.value(QStringLiteral("text")).toString().startsWith(QStringLiteral("line 0\nline 1\n")));
   QVERIFY(headCode.value(QStringLiteral("text")).toString().size() <= 200 - 6);
+  QCOMPARE(headCode.value(QStringLiteral("whole")).toString(), blocks[1].toMap().value(QStringLiteral("text")).toString());
   const QVariantList tail = longmessage::tailBlocks(blocks, 200, 30);
   QCOMPARE(tail.size(), 2);
   QCOMPARE(tail[0].toMap().value(QStringLiteral("kind")).toString(), QStringLiteral("code"));

@@ -180,7 +180,8 @@ Item {
                             CodeBlock {
                                 code: blockLoader.block.text
                                 language: blockLoader.block.language
-                                onCopyRequested: text => root.copyRequested(text)
+                                // A block cut short (a long message collapsed) copies all of itself.
+                                onCopyRequested: text => root.copyRequested(blockLoader.block.whole ?? text)
                             }
                         }
                     }

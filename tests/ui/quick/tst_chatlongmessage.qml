@@ -122,6 +122,22 @@ Item {
                     story.split(/\s+/).filter(w => w.length > 0).length)
         }
 
+        // A long code block cut short stays a code block, and its own Copy button copies all of it.
+        function test_collapsedCodeBlockCopiesAllOfIt() {
+            verify(App.chat.send("Print hello many times"))
+            let lines = []
+            for (let i = 0; i < 400; ++i) lines.push("print('hello " + i + "')")
+            const code = lines.join("\n")
+            FakeEngine.finish("Here:\n\n```python\n" + code + "\n```\n\nDone.")
+            const item = delegateFor(1)
+            const copy = findChild(item, "codeCopyButton")
+            verify(copy)
+            verify(findChild(item, "expandButton").visible)
+            verify(item.height < 900, item.height)
+            copy.clicked()  // the block's top may be scrolled out of the view: the button's own click
+            compare(clipboardText().replace(/\r\n/g, "\n"), code)
+        }
+
         function test_shortMessagesHaveNoButton() {
             verify(App.chat.send("A short question"))
             FakeEngine.finish("A short answer.")
