@@ -287,8 +287,9 @@ void TestUiSoak::fixedSequences_data() {
                      QStringLiteral("pickA"),        QStringLiteral("compare"),       QStringLiteral("pickB"),
                      QStringLiteral("compare"),      QStringLiteral("sendShort"),     QStringLiteral("regenerate"),
                      QStringLiteral("cancelCompare"), QStringLiteral("compare"),      QStringLiteral("cancelCompare")};
-  // A 6000-word message with forty chats in the sidebar stalled the GUI thread ~420 ms: the message's
-  // text laid out whole, twice per send (now shown collapsed, longmessage.h).
+  // A 6000-word message with forty chats in the sidebar stalled the GUI thread ~420 ms: the sidebar and
+  // the messages were reset on each send (twice for the messages), laying the message out whole each time
+  // (now: row-by-row updates, appended rows, long messages collapsed; docs/reliability.md).
   QTest::newRow("a very long message with many chats in the sidebar")
       << QStringList{QStringLiteral("showChatPage"), QStringLiteral("importManyChats"), QStringLiteral("sendVeryLong"),
                      QStringLiteral("sendShort"),    QStringLiteral("newChat"),         QStringLiteral("sendVeryLong"),
