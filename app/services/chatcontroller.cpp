@@ -109,6 +109,23 @@ void ChatController::reloadMessages() {
   requestTokenCount();
 }
 
+// A message added below the last one shown: one row appended. Reloading the chat instead resets the
+// view, which rebuilds every visible message (twice per message sent: the message, then its reply).
+void ChatController::appendMessageRow(qint64 messageId) {
+  ChatMessageModel::Row row;
+  row.message = m_store->message(messageId);
+  const QList<qint64> siblings = m_store->siblings(messageId);
+  row.siblingCount = qMax(1, int(siblings.size()));
+  row.siblingIndex = qMax(0, int(siblings.indexOf(messageId)));
+  if (m_generating && messageId == m_replyId) {
+    row.streaming = true;
+    row.message.content = m_replyText;
+  }
+  m_messages.append(row);
+  refreshScores();
+  requestTokenCount();
+}
+
 qint64 ChatController::newChat() {
   // An untouched new chat is reused rather than piling up empty ones.
   if (m_chatId && m_messages.rowCount() == 0 && m_chat.title == kNewChatTitle) return m_chatId;
@@ -256,10 +273,16 @@ void ChatController::openSearchHit(qint64 chatId, qint64 messageId) {
       requestTokenCount();
     }
   }
+  // The words found may lie in the part of a long message that is not shown.
+  if (messageId) m_messages.setExpanded(messageId, true);
   if (messageId != m_highlightId) {
     m_highlightId = messageId;
     Q_EMIT highlightChanged();
   }
+}
+
+void ChatController::setMessageExpanded(qint64 messageId, bool expanded) {
+  m_messages.setExpanded(messageId, expanded);
 }
 
 void ChatController::clearHighlight() {
@@ -297,7 +320,7 @@ bool ChatController::send(const QString& text) {
     Q_EMIT currentChatChanged();
   }
   reloadChats();
-  reloadMessages();
+  appendMessageRow(id);
   return startReply(id, 0);
 }
 
@@ -333,7 +356,10 @@ bool ChatController::startReply(qint64 parentId, qint64 continueId) {
   m_replySettings = settingsForReply(settings);
   m_replyTurnsLeftOut = 0;
   setGenerating(true);
-  reloadMessages();
+  // A reply to the last message shown (a message just sent) is one more row; a reply anywhere else
+  // (regenerate, edit) changes the path below its parent, and a continued one its own row.
+  if (!continueId && parentRow == m_messages.rowCount() - 1) appendMessageRow(m_replyId);
+  else reloadMessages();
   m_sinceFlush.start();
   clearError();
   Q_EMIT generateRequested(turns, continuation, settings);

@@ -183,6 +183,9 @@ class ChatController : public QObject {
   // (messageId 0: a title hit, the chat just opens).
   Q_INVOKABLE void openSearchHit(qint64 chatId, qint64 messageId);
   Q_INVOKABLE void clearHighlight();
+  // A long message shown whole, or cut again (ChatMessageModel, longmessage.h): the chat view's
+  // "Show all" / "Show less".
+  Q_INVOKABLE void setMessageExpanded(qint64 messageId, bool expanded);
 
   // Conversation. Each returns false (and sets lastError) when it cannot start.
   Q_INVOKABLE bool send(const QString& text);
@@ -285,6 +288,7 @@ class ChatController : public QObject {
 
  private:
   void reloadChats();
+  void appendMessageRow(qint64 messageId);
   void reloadMessages();
   void setCurrentChat(qint64 chatId);
   // A new message ends the undo of a deleted one: its id may be given to the new message.

@@ -4,27 +4,70 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include <algorithm>
+
 ChatListModel::ChatListModel(QObject* parent) : QAbstractListModel(parent) {}
 
 void ChatListModel::setChats(const QList<StoredChat>& chats) {
-  beginResetModel();
-  m_rows.clear();
-  for (const StoredChat& c : chats) m_rows << Row{c, {}, 0};
-  endResetModel();
-  Q_EMIT countChanged();
+  QList<Row> rows;
+  for (const StoredChat& c : chats) rows << Row{c, {}, 0};
+  update(rows);
 }
 
 void ChatListModel::setSearchHits(const QList<SearchHit>& hits) {
-  beginResetModel();
-  m_rows.clear();
+  QList<Row> rows;
   for (const SearchHit& h : hits) {
     StoredChat c;
     c.id = h.chatId;
     c.title = h.chatTitle;
-    m_rows << Row{c, h.messageId ? h.snippet : QString(), h.messageId};
+    rows << Row{c, h.messageId ? h.snippet : QString(), h.messageId};
   }
-  endResetModel();
-  Q_EMIT countChanged();
+  update(rows);
+}
+
+bool ChatListModel::sameRow(const Row& a, const Row& b) {
+  return a.chat.id == b.chat.id && a.messageId == b.messageId;
+}
+
+// Row by row: a row that stays keeps its delegate (moved when its place changed, its roles signalled
+// when its data did); only rows that come or go make or drop one. A message sent moves its chat to the
+// top and changes its time: one move and one dataChanged, not forty delegates rebuilt.
+void ChatListModel::update(const QList<Row>& rows) {
+  const int before = int(m_rows.size());
+  // Rows no longer there go first (from the end, so that the rows before keep their numbers).
+  for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
+    const bool kept = std::any_of(rows.cbegin(), rows.cend(), [&](const Row& r) { return sameRow(r, m_rows[i]); });
+    if (kept) continue;
+    beginRemoveRows({}, i, i);
+    m_rows.removeAt(i);
+    endRemoveRows();
+  }
+  for (int i = 0; i < rows.size(); ++i) {
+    int from = -1;
+    for (int j = i; j < m_rows.size(); ++j)
+      if (sameRow(m_rows[j], rows[i])) {
+        from = j;
+        break;
+      }
+    if (from < 0) {
+      beginInsertRows({}, i, i);
+      m_rows.insert(i, rows[i]);
+      endInsertRows();
+      continue;
+    }
+    if (from != i) {
+      beginMoveRows({}, from, from, {}, i);
+      m_rows.move(from, i);
+      endMoveRows();
+    }
+    const Row& old = m_rows[i];
+    const bool changed = old.chat.title != rows[i].chat.title || old.chat.folder != rows[i].chat.folder ||
+                         old.chat.tags != rows[i].chat.tags || old.chat.updatedMs != rows[i].chat.updatedMs ||
+                         old.snippet != rows[i].snippet;
+    m_rows[i] = rows[i];
+    if (changed) Q_EMIT dataChanged(index(i), index(i));
+  }
+  if (m_rows.size() != before) Q_EMIT countChanged();
 }
 
 qint64 ChatListModel::chatIdAt(int row) const { return row >= 0 && row < m_rows.size() ? m_rows[row].chat.id : 0; }

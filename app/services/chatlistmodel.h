@@ -1,6 +1,7 @@
 // ChatListModel: the sidebar's rows: every chat (or the chats of one folder), or, while a search is
-// active, one row per hit with its snippet. Rebuilt from the ChatStore on every change: a
-// sidebar holds hundreds of rows, not millions, and a reset keeps it trivially consistent.
+// active, one row per hit with its snippet. Read from the ChatStore on every change and brought up to
+// date row by row (moves, inserts, removals, dataChanged), never reset: a reset rebuilt every visible
+// row of the sidebar, menus and all, for each message sent (tens of milliseconds with forty chats).
 #pragma once
 
 #include <QAbstractListModel>
@@ -43,5 +44,9 @@ class ChatListModel : public QAbstractListModel {
     QString snippet;
     qint64 messageId = 0;
   };
+  // The same chat (and, for a search hit, the same message).
+  static bool sameRow(const Row& a, const Row& b);
+  void update(const QList<Row>& rows);
+
   QList<Row> m_rows;
 };

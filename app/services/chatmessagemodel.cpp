@@ -4,11 +4,18 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include "longmessage.h"
+
 ChatMessageModel::ChatMessageModel(QObject* parent) : QAbstractListModel(parent) {}
 
 void ChatMessageModel::setRows(const QList<Row>& rows) {
   beginResetModel();
   m_rows = rows;
+  // Another chat's messages: what was expanded there is forgotten, as a reader expects of a page left.
+  QSet<qint64> shown;
+  for (const Row& r : m_rows)
+    if (m_expanded.contains(r.message.id)) shown.insert(r.message.id);
+  m_expanded = shown;
   endResetModel();
   Q_EMIT countChanged();
 }
@@ -25,7 +32,7 @@ void ChatMessageModel::appendTo(int row, const QString& text) {
   if (row < 0 || row >= m_rows.size() || text.isEmpty()) return;
   m_rows[row].message.content += text;
   const QModelIndex i = index(row);
-  Q_EMIT dataChanged(i, i, {ContentRole, BlocksRole});
+  Q_EMIT dataChanged(i, i, {ContentRole, BlocksRole, ShownTextRole, CutRole, LongRole, LengthRole});
 }
 
 void ChatMessageModel::updateRow(int row, const StoredMessage& message, bool streaming) {
@@ -40,6 +47,22 @@ int ChatMessageModel::rowOf(qint64 messageId) const {
   for (int i = 0; i < m_rows.size(); ++i)
     if (m_rows[i].message.id == messageId) return i;
   return -1;
+}
+
+void ChatMessageModel::setExpanded(qint64 messageId, bool expanded) {
+  const int row = rowOf(messageId);
+  if (row < 0 || expanded == m_expanded.contains(messageId)) return;
+  if (expanded) m_expanded.insert(messageId);
+  else m_expanded.remove(messageId);
+  const QModelIndex i = index(row);
+  Q_EMIT dataChanged(i, i, {BlocksRole, ShownTextRole, CutRole});
+}
+
+// A long reply being written shows its end (where the words arrive); any other long message its
+// beginning. Expanded: all of it.
+ChatMessageModel::Cut ChatMessageModel::cutOf(const Row& row) const {
+  if (m_expanded.contains(row.message.id) || !longmessage::isLong(row.message.content)) return Cut::None;
+  return row.streaming ? Cut::Tail : Cut::Head;
 }
 
 int ChatMessageModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
@@ -59,7 +82,25 @@ QVariant ChatMessageModel::data(const QModelIndex& index, int role) const {
     case SettingsTextRole: return settingsText(r.message.settings);
     case SiblingIndexRole: return r.siblingIndex;
     case SiblingCountRole: return r.siblingCount;
-    case BlocksRole: return markdownBlocks(r.message.content);
+    case BlocksRole: {
+      // Split first, then cut: a cut through a code fence would turn the rest into code (or the end
+      // of a code block into prose).
+      const Cut cut = cutOf(r);
+      const QVariantList blocks = markdownBlocks(r.message.content);
+      return cut == Cut::None ? blocks : cut == Cut::Head ? longmessage::headBlocks(blocks) : longmessage::tailBlocks(blocks);
+    }
+    case ShownTextRole: {
+      const Cut cut = cutOf(r);
+      return cut == Cut::None ? r.message.content
+             : cut == Cut::Head ? longmessage::head(r.message.content)
+                                : longmessage::tail(r.message.content);
+    }
+    case CutRole: {
+      const Cut cut = cutOf(r);
+      return cut == Cut::None ? QString() : cut == Cut::Head ? QStringLiteral("head") : QStringLiteral("tail");
+    }
+    case LongRole: return longmessage::isLong(r.message.content);
+    case LengthRole: return int(r.message.content.size());
     case CreatedRole:
       return r.message.createdMs ? QLocale().toString(QDateTime::fromMSecsSinceEpoch(r.message.createdMs).time(),
                                                       QStringLiteral("HH:mm"))
@@ -74,7 +115,9 @@ QHash<int, QByteArray> ChatMessageModel::roleNames() const {
           {StreamingRole, "streaming"},       {StatsRole, "stats"},
           {StatsTextRole, "statsText"},       {SettingsTextRole, "settingsText"},
           {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"},
-          {CreatedRole, "created"},           {BlocksRole, "blocks"}};
+          {CreatedRole, "created"},           {BlocksRole, "blocks"},
+          {ShownTextRole, "shownText"},       {CutRole, "cut"},
+          {LongRole, "collapsible"},                 {LengthRole, "length"}};
 }
 
 QVariantList ChatMessageModel::markdownBlocks(const QString& content) {

@@ -1,10 +1,12 @@
 // ChatMessageModel: the active path of the current chat's message tree, one row per message, as the
 // chat view shows it. The reply being generated grows with appendTo(), which emits dataChanged for
-// that one row only (never a reset while streaming).
+// that one row only (never a reset while streaming). A long message is shown cut (longmessage.h)
+// unless the reader expanded it; the rows remember that across reloads.
 #pragma once
 
 #include <QAbstractListModel>
 #include <QList>
+#include <QSet>
 
 #include "store/chatstore.h"
 
@@ -25,7 +27,11 @@ class ChatMessageModel : public QAbstractListModel {
     SiblingIndexRole,  // 0-based position among the alternatives at this point of the tree
     SiblingCountRole,  // how many alternatives (1: no arrows)
     CreatedRole,       // "14:05"
-    BlocksRole,        // the content split for display: see markdownBlocks()
+    BlocksRole,        // the shown text split for display: see markdownBlocks()
+    ShownTextRole,     // what the view shows of the content: all of it, or its cut part
+    CutRole,           // "" (all shown), "head" (a long message, collapsed) or "tail" (a long reply being written)
+    LongRole,          // "collapsible": the content is long enough to be cut (longmessage::isLong)
+    LengthRole,        // the content's length in characters, for "Show all (12,345 characters)"
   };
 
   struct Row {
@@ -48,6 +54,9 @@ class ChatMessageModel : public QAbstractListModel {
   const Row& rowAt(int row) const { return m_rows[row]; }
   const QList<Row>& rows() const { return m_rows; }
   int rowOf(qint64 messageId) const;
+  // A long message shown whole (true) or cut again (false). Kept by id, so a reload keeps it.
+  void setExpanded(qint64 messageId, bool expanded);
+  bool isExpanded(qint64 messageId) const { return m_expanded.contains(messageId); }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
@@ -64,5 +73,9 @@ class ChatMessageModel : public QAbstractListModel {
   void countChanged();
 
  private:
+  enum class Cut { None, Head, Tail };
+  Cut cutOf(const Row& row) const;
+
   QList<Row> m_rows;
+  QSet<qint64> m_expanded;  // long messages the reader chose to see whole (those of the shown rows)
 };

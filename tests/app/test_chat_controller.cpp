@@ -16,6 +16,7 @@
 #include "services/chatcontroller.h"
 #include "support/fake_chat_engine.h"
 #include "services/chatexport.h"
+#include "services/longmessage.h"
 #include "services/store/chatstore.h"
 #include "services/store/database.h"
 #include "services/store/inspectionstore.h"
@@ -74,6 +75,10 @@ class TestChatController : public QObject {
   void changedSettingsRoundTrip();
   void turnsLeftOutAreNotedOnTheReply();
   void markdownBlocksSplitCode();
+  void longMessageCutsAtABreak_data();
+  void longMessageCutsAtABreak();
+  void longMessageBlocksKeepTheirKind();
+  void longMessagesShowCutUntilExpanded();
 
  private:
   Database::OpenState openStores(const QString& path);
@@ -852,6 +857,104 @@ void TestChatController::saveInFlightWritesAtOnce() {
   m_chat->saveInFlight();
   QCOMPARE(m_store->message(reply).content, QStringLiteral("first second"));
   QVERIFY(!m_store->message(reply).complete);
+}
+
+void TestChatController::longMessageCutsAtABreak_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<int>("chars");
+  QTest::addColumn<int>("lines");
+  QTest::addColumn<QString>("head");
+  QTest::addColumn<QString>("tail");
+  QTest::newRow("fits") << QStringLiteral("short text") << 20 << 5 << QStringLiteral("short text")
+                        << QStringLiteral("short text");
+  QTest::newRow("at a space") << QStringLiteral("alpha beta gamma delta") << 13 << 5 << QStringLiteral("alpha beta")
+                              << QStringLiteral("gamma delta");
+  QTest::newRow("a line end before a space") << QStringLiteral("one two\nthree four five") << 10 << 5
+                                             << QStringLiteral("one two") << QStringLiteral("four five");
+  QTest::newRow("by lines") << QStringLiteral("a\nb\nc\nd\ne") << 100 << 2 << QStringLiteral("a\nb")
+                            << QStringLiteral("d\ne");
+  // No break near: cut where it must be, but a surrogate pair (🙂 is two UTF-16 units) stays whole.
+  QTest::newRow("no break, surrogate pairs") << QStringLiteral("ab🙂cd🙂ef") << 3 << 5 << QStringLiteral("ab")
+                                             << QStringLiteral("ef");
+}
+
+void TestChatController::longMessageCutsAtABreak() {
+  QFETCH(QString, text);
+  QFETCH(int, chars);
+  QFETCH(int, lines);
+  QFETCH(QString, head);
+  QFETCH(QString, tail);
+  QCOMPARE(longmessage::head(text, chars, lines), head);
+  QCOMPARE(longmessage::tail(text, chars, lines), tail);
+}
+
+void TestChatController::longMessageBlocksKeepTheirKind() {
+  // Prose, a long code block, prose: the head keeps the first text block whole and cuts the code block
+  // (still code); the tail keeps the last text block and cuts the code block from its end.
+  QString code;
+  for (int i = 0; i < 200; ++i) code += QStringLiteral("line %1\n").arg(i);
+  const QString content = QStringLiteral("Intro.\n\n```cpp\n") + code + QStringLiteral("```\n\nOutro.");
+  const QVariantList blocks = ChatMessageModel::markdownBlocks(content);
+  QCOMPARE(blocks.size(), 3);
+  const QVariantList head = longmessage::headBlocks(blocks, 200, 30);
+  QCOMPARE(head.size(), 2);
+  QCOMPARE(head[0].toMap().value(QStringLiteral("text")).toString(), QStringLiteral("Intro."));
+  const QVariantMap headCode = head[1].toMap();
+  QCOMPARE(headCode.value(QStringLiteral("kind")).toString(), QStringLiteral("code"));
+  QCOMPARE(headCode.value(QStringLiteral("language")).toString(), QStringLiteral("cpp"));
+  QVERIFY(headCode.value(QStringLiteral("text")).toString().startsWith(QStringLiteral("line 0\nline 1\n")));
+  QVERIFY(headCode.value(QStringLiteral("text")).toString().size() <= 200 - 6);
+  QCOMPARE(headCode.value(QStringLiteral("whole")).toString(), blocks[1].toMap().value(QStringLiteral("text")).toString());
+  const QVariantList tail = longmessage::tailBlocks(blocks, 200, 30);
+  QCOMPARE(tail.size(), 2);
+  QCOMPARE(tail[0].toMap().value(QStringLiteral("kind")).toString(), QStringLiteral("code"));
+  QVERIFY(tail[0].toMap().value(QStringLiteral("text")).toString().endsWith(QStringLiteral("line 199")));
+  QCOMPARE(tail[1].toMap().value(QStringLiteral("text")).toString(), QStringLiteral("Outro."));
+}
+
+// A long reply shows its end while it is written, its beginning once finished, all of it once expanded
+// (also after the chat reloads for the next message); the content role is always the whole text.
+void TestChatController::longMessagesShowCutUntilExpanded() {
+  ChatMessageModel* messages = m_chat->messages();
+  QString longText;
+  for (int i = 0; i < 800; ++i) longText += QStringLiteral("word%1 ").arg(i);
+  QVERIFY(longmessage::isLong(longText));
+  QVERIFY(m_chat->send(QStringLiteral("Tell me everything")));
+  QCOMPARE(roleValue(*messages, 0, "cut").toString(), QString());
+  QVERIFY(!roleValue(*messages, 0, "collapsible").toBool());
+  m_engine->piece(longText);
+  QCOMPARE(roleValue(*messages, 1, "cut").toString(), QStringLiteral("tail"));
+  QVERIFY(roleValue(*messages, 1, "shownText").toString().size() <= longmessage::kShownChars);
+  QVERIFY(longText.trimmed().endsWith(roleValue(*messages, 1, "shownText").toString().trimmed()));
+  m_engine->finish();
+  QCOMPARE(roleValue(*messages, 1, "cut").toString(), QStringLiteral("head"));
+  const QString shown = roleValue(*messages, 1, "shownText").toString();
+  QVERIFY(shown.size() <= longmessage::kShownChars && shown.size() > longmessage::kShownChars / 2);
+  QVERIFY(longText.startsWith(shown));
+  QCOMPARE(roleValue(*messages, 1, "content").toString(), longText);
+  QCOMPARE(roleValue(*messages, 1, "length").toInt(), longText.size());
+  const QVariantList blocks = roleValue(*messages, 1, "blocks").toList();
+  QCOMPARE(blocks.size(), 1);
+  QCOMPARE(blocks[0].toMap().value(QStringLiteral("text")).toString(), shown);
+
+  const qint64 reply = messages->rowAt(1).message.id;
+  m_chat->setMessageExpanded(reply, true);
+  QCOMPARE(roleValue(*messages, 1, "cut").toString(), QString());
+  QCOMPARE(roleValue(*messages, 1, "shownText").toString(), longText);
+  QVERIFY(roleValue(*messages, 1, "collapsible").toBool());  // so the view offers "Show less"
+  // The next message reloads the chat: the reply stays expanded; the long question is cut.
+  QVERIFY(m_chat->send(longText));
+  QCOMPARE(messages->rowAt(1).message.id, reply);
+  QCOMPARE(roleValue(*messages, 1, "cut").toString(), QString());
+  QCOMPARE(roleValue(*messages, 2, "cut").toString(), QStringLiteral("head"));
+  m_engine->reply(QStringLiteral("ok"));
+  m_chat->setMessageExpanded(reply, false);
+  QCOMPARE(roleValue(*messages, 1, "cut").toString(), QStringLiteral("head"));
+  // A search hit inside a long message shows it whole: the words found may be past the cut.
+  const qint64 chatId = m_store->message(reply).chatId;
+  m_chat->newChat();
+  m_chat->openSearchHit(chatId, reply);
+  QCOMPARE(roleValue(*messages, messages->rowOf(reply), "cut").toString(), QString());
 }
 
 QTEST_GUILESS_MAIN(TestChatController)

@@ -23,7 +23,8 @@
 //   WB_SOAK_SECONDS=N    how long the walk runs (default 100; e.g. 3600 for an hour locally)
 //   WB_SOAK_SEED=N       reproduces a walk (every run prints its seed; a failure prints the action log)
 //   WB_SOAK_KILL_SEED=N  reproduces the kill test's walk and kill moment
-//   WB_SOAK_MAX_LATENESS_MS=N   the heartbeat bound (default 250)
+//   WB_SOAK_MAX_LATENESS_MS=N   the heartbeat bound of the random walks (default 250)
+//   WB_SOAK_FIXED_MAX_LATENESS_MS=N   the heartbeat bound of fixedSequences (default 250)
 //   WB_SOAK_VERBOSE=1    prints the action log also when the walk passes
 //   WB_SOAK_ACTIONS=a,b  fixedSequences replays this list of action names instead of its own
 //   WB_SOAK_SKIP_FULL_CONTEXT_FOLLOWUP=1   never sends into a chat whose last reply filled the whole
@@ -286,6 +287,13 @@ void TestUiSoak::fixedSequences_data() {
                      QStringLiteral("pickA"),        QStringLiteral("compare"),       QStringLiteral("pickB"),
                      QStringLiteral("compare"),      QStringLiteral("sendShort"),     QStringLiteral("regenerate"),
                      QStringLiteral("cancelCompare"), QStringLiteral("compare"),      QStringLiteral("cancelCompare")};
+  // A 6000-word message with forty chats in the sidebar stalled the GUI thread ~420 ms: the sidebar and
+  // the messages were reset on each send (twice for the messages), laying the message out whole each time
+  // (now: row-by-row updates, appended rows, long messages collapsed; docs/reliability.md).
+  QTest::newRow("a very long message with many chats in the sidebar")
+      << QStringList{QStringLiteral("showChatPage"), QStringLiteral("importManyChats"), QStringLiteral("sendVeryLong"),
+                     QStringLiteral("sendShort"),    QStringLiteral("newChat"),         QStringLiteral("sendVeryLong"),
+                     QStringLiteral("selectOtherChat")};
 }
 
 void TestUiSoak::fixedSequences() {
@@ -302,17 +310,23 @@ void TestUiSoak::fixedSequences() {
   config.dir = dir.path();
   ActionLog log;
   log.start();
-  Heartbeat heartbeat(log, config.seed, envInt("WB_SOAK_MAX_LATENESS_MS", 250));
+  // Each of these once stalled or froze the app; CI holds them to the 250 ms goal even while the random
+  // walk's bound is looser (WB_SOAK_MAX_LATENESS_MS, tests/CMakeLists.txt).
+  const int maxLateness = envInt("WB_SOAK_FIXED_MAX_LATENESS_MS", 250);
+  Heartbeat heartbeat(log, config.seed, maxLateness);
   Walker walker(config, log);
   heartbeat.start();
   const bool ran = walker.replay(actions, &heartbeat);
   walker.closeApp();
   heartbeat.stop();
   reportFailure(config.seed, walker.result(), log);
-  qInfo("%d actions, %d replies, %d comparisons (%d picked)", walker.result().actions, walker.result().replies,
-        walker.result().comparisons, walker.result().picks);
+  qInfo("%d actions, %d replies, %d comparisons (%d picked); worst heartbeat lateness %lld ms (during: %s; %lld ms "
+        "with run-queue waits)",
+        walker.result().actions, walker.result().replies, walker.result().comparisons, walker.result().picks,
+        qlonglong(heartbeat.worstLatenessMs()), qPrintable(heartbeat.worstAction()),
+        qlonglong(heartbeat.worstRawLatenessMs()));
   QVERIFY2(ran && walker.result().failures.isEmpty(), qPrintable(walker.result().failures.join('\n')));
-  QVERIFY2(heartbeat.worstLatenessMs() <= envInt("WB_SOAK_MAX_LATENESS_MS", 250),
+  QVERIFY2(heartbeat.worstLatenessMs() <= maxLateness,
            qPrintable(QStringLiteral("the GUI thread stalled %1 ms during %2")
                           .arg(heartbeat.worstLatenessMs())
                           .arg(heartbeat.worstAction())));

@@ -89,6 +89,18 @@ ColumnLayout {
         return out
     }
 
+    // The completions as one JS array per change (reading the C++ list converts all of it), and the
+    // table's cell `index` of it: four per completion (step, prompt, completion, score).
+    readonly property var completionRows: metrics ? metrics.completions : []
+    function completionCell(index) {
+        const r = completionRows[Math.floor(index / 4)]
+        const kind = ["step", "prompt", "completion", "score"][index % 4]
+        if (!r) return { kind: kind, text: "" }
+        const text = kind === "step" ? String(r.step) : kind === "prompt" ? r.prompt : kind === "completion" ? r.completion
+                     : isFinite(r.score) ? Number(r.score).toPrecision(3) : "—"
+        return { kind: kind, text: text }
+    }
+
     function bandText(band) {
         if (!band || band.low === undefined) return ""
         const f = v => Number(v).toPrecision(3).replace(/\.?0+$/, "")
@@ -200,20 +212,14 @@ ColumnLayout {
             }
 
             Repeater {
-                // Four cells per completion, in the grid's row order.
-                model: {
-                    const rows = dash.metrics ? dash.metrics.completions.slice(0, 12) : []
-                    const cells = []
-                    for (const r of rows) {
-                        cells.push({ kind: "step", text: String(r.step) })
-                        cells.push({ kind: "prompt", text: r.prompt })
-                        cells.push({ kind: "completion", text: r.completion })
-                        cells.push({ kind: "score", text: isFinite(r.score) ? Number(r.score).toPrecision(3) : "—" })
-                    }
-                    return cells
-                }
+                // Four cells per completion, in the grid's row order. A count, each cell reading its own
+                // text: every step of an online run brings new completions, and a model made of a fresh
+                // array would re-create all the cells (and re-lay out the grid) each time; this way the
+                // cells stay and only their texts change.
+                model: Math.min(dash.completionRows.length, 12) * 4
                 delegate: Label {
-                    required property var modelData
+                    required property int index
+                    readonly property var modelData: dash.completionCell(index)
                     objectName: "completionCell_" + modelData.kind
                     text: modelData.text
                     textFormat: Text.PlainText

@@ -2,6 +2,8 @@
 // (code blocks boxed, with a copy button) for the assistant; under it the reply's stats and the
 // actions (copy, edit, regenerate, continue, compare, score) and the ‹ n/m › arrows between alternative
 // branches. A reply scored by the chosen reward model shows its score as a badge beside the stats.
+// A long message (longmessage.h) shows its beginning and "Show all"; a long reply being written, its
+// end. Laying out tens of thousands of characters stalls the window; copy and edit use the whole text.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -21,6 +23,10 @@ Item {
     required property int siblingIndex
     required property int siblingCount
     required property var blocks
+    required property string shownText  // the content, or the part of a long message shown
+    required property string cut        // "", "head" (collapsed) or "tail" (being written)
+    required property bool collapsible  // long enough to be cut: a "Show all" or "Show less" button
+    required property int length
 
     property bool isLast: false
     property bool busy: false      // a reply is being generated somewhere
@@ -43,6 +49,7 @@ Item {
     signal siblingRequested(var messageId, int delta)
     signal deleteRequested(var messageId)
     signal inspectRequested(var messageId)
+    signal expandRequested(var messageId, bool expanded)
 
     implicitHeight: column.implicitHeight + 10
     width: ListView.view ? ListView.view.width : 600
@@ -121,12 +128,13 @@ Item {
 
             TextEdit {
                 id: userText
+                objectName: "userText"
                 visible: root.isUser
                 anchors.fill: parent
                 anchors.margins: 10
                 anchors.leftMargin: 14
                 anchors.rightMargin: 14
-                text: root.content
+                text: root.cut === "head" ? root.shownText + " …" : root.shownText
                 readOnly: true
                 selectByMouse: true
                 wrapMode: TextEdit.Wrap
@@ -172,7 +180,8 @@ Item {
                             CodeBlock {
                                 code: blockLoader.block.text
                                 language: blockLoader.block.language
-                                onCopyRequested: text => root.copyRequested(text)
+                                // A block cut short (a long message collapsed) copies all of itself.
+                                onCopyRequested: text => root.copyRequested(blockLoader.block.whole ?? text)
                             }
                         }
                     }
@@ -183,6 +192,38 @@ Item {
                     color: Style.textFaint
                     font.pixelSize: Style.fontSmall
                 }
+            }
+        }
+
+        // A long message: how much is shown, and the button for the rest (or for less). A button, so
+        // Tab reaches it and Space or Enter presses it.
+        RowLayout {
+            objectName: "longMessageBar"
+            visible: !root.editing && root.collapsible
+            spacing: Style.gap
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.leftMargin: root.isUser ? 80 : 28
+            Layout.rightMargin: root.isUser ? 28 : 16
+            layoutDirection: root.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Button {
+                id: expandButton
+                objectName: "expandButton"
+                flat: true
+                text: root.cut.length > 0 ? qsTr("Show all (%1 characters)").arg(root.length.toLocaleString(Qt.locale(), 'f', 0))
+                                          : qsTr("Show less")
+                icon.source: root.cut.length > 0 ? "icons/chevron-down.svg" : "icons/chevron-up.svg"
+                icon.width: 16
+                icon.height: 16
+                onClicked: root.expandRequested(root.messageId, root.cut.length > 0)
+                Keys.onReturnPressed: clicked()
+                Keys.onEnterPressed: clicked()
+            }
+            Label {
+                objectName: "longMessageNote"
+                visible: root.cut === "tail"
+                text: qsTr("showing the end while it is written")
+                color: Style.textMuted
+                font.pixelSize: Style.fontSmall
             }
         }
 

@@ -504,6 +504,7 @@ Item {
                         onSiblingRequested: (id, delta) => App.chat.switchSibling(id, delta)
                         onDeleteRequested: id => App.chat.deleteMessage(id)
                         onInspectRequested: id => { if (App.chat.inspectMessage(id)) page.goToInspectRequested() }
+                        onExpandRequested: (id, expanded) => App.chat.setMessageExpanded(id, expanded)
                     }
                 }
 

@@ -44,6 +44,32 @@ Rectangle {
         renameDialog.open()
     }
 
+    // One menu for all rows, told which chat it is for as it opens: a Menu and its items in every row
+    // made each row costly to create, and the rows are made again as the list changes and scrolls.
+    function openRowMenu(row) {
+        rowMenu.chatId = row.chatId
+        rowMenu.chatTitle = row.title
+        rowMenu.folder = row.folder
+        rowMenu.tags = row.tags
+        rowMenu.popup()
+    }
+    Menu {
+        id: rowMenu
+        objectName: "chatRowMenu"
+        property var chatId: 0
+        property string chatTitle
+        property string folder
+        property var tags: []
+        MenuItem { text: qsTr("Rename…"); onTriggered: sidebar.startRename(rowMenu.chatId, rowMenu.chatTitle) }
+        MenuItem { text: qsTr("Move to folder…"); onTriggered: sidebar.startFolder(rowMenu.chatId, rowMenu.folder) }
+        MenuItem { text: qsTr("Tags…"); onTriggered: sidebar.startTags(rowMenu.chatId, rowMenu.tags) }
+        MenuSeparator {}
+        MenuItem { text: qsTr("Export as Markdown…"); onTriggered: sidebar.exportRequested(rowMenu.chatId, "md") }
+        MenuItem { text: qsTr("Export as JSON (OpenAI messages)…"); onTriggered: sidebar.exportRequested(rowMenu.chatId, "json") }
+        MenuSeparator {}
+        MenuItem { text: qsTr("Delete"); onTriggered: App.chat.deleteChat(rowMenu.chatId) }
+    }
+
     Rectangle {
         anchors.right: parent.right
         width: 1
@@ -200,7 +226,7 @@ Rectangle {
                 }
                 TapHandler {
                     acceptedButtons: Qt.RightButton
-                    onTapped: rowMenu.popup()
+                    onTapped: sidebar.openRowMenu(row)
                 }
                 contentItem: RowLayout {
                     spacing: 6
@@ -253,19 +279,8 @@ Rectangle {
                         implicitHeight: 26
                         padding: 0
                         opacity: row.hovered || row.current ? 1 : 0
-                        onClicked: rowMenu.popup()
+                        onClicked: sidebar.openRowMenu(row)
                     }
-                }
-                Menu {
-                    id: rowMenu
-                    MenuItem { text: qsTr("Rename…"); onTriggered: sidebar.startRename(row.chatId, row.title) }
-                    MenuItem { text: qsTr("Move to folder…"); onTriggered: sidebar.startFolder(row.chatId, row.folder) }
-                    MenuItem { text: qsTr("Tags…"); onTriggered: sidebar.startTags(row.chatId, row.tags) }
-                    MenuSeparator {}
-                    MenuItem { text: qsTr("Export as Markdown…"); onTriggered: sidebar.exportRequested(row.chatId, "md") }
-                    MenuItem { text: qsTr("Export as JSON (OpenAI messages)…"); onTriggered: sidebar.exportRequested(row.chatId, "json") }
-                    MenuSeparator {}
-                    MenuItem { text: qsTr("Delete"); onTriggered: App.chat.deleteChat(row.chatId) }
                 }
             }
 

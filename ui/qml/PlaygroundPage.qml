@@ -49,31 +49,36 @@ Item {
     property var runSettings: ({ A: null, B: null })
     property bool pendingB: false
     readonly property int maxPromptChips: 1000
+    // App.promptTokens as one JS array per tokenization (reading the C++ list converts all of it).
+    readonly property var promptTokens: App.promptTokens
     property var stats: ({ A: "", B: "" })
     property var errors: ({ A: "", B: "" })
 
     // One prompt token as a chip: its text (spaces and line breaks made visible) and its id. A control
-    // token (only ever from the chat template's markup) stands out.
+    // token (only ever from the chat template's markup) stands out. The chips' Repeaters count tokens
+    // and each chip reads its own: a new tokenization (each pause in typing) changes the chips' texts
+    // and adds or removes chips at the end, instead of re-creating up to a thousand chips from a fresh
+    // array.
     component PromptChip: Rectangle {
-        required property var modelData
+        property var token: ({ text: "", id: "", special: false })
         width: chipRow.implicitWidth + 8
         height: chipRow.implicitHeight + 2
         radius: 3
-        color: modelData.special ? Style.findSoft : Style.accentSoft
-        border.color: modelData.special ? Style.findBorder : "transparent"
+        color: token.special ? Style.findSoft : Style.accentSoft
+        border.color: token.special ? Style.findBorder : "transparent"
         RowLayout {
             id: chipRow
             anchors.centerIn: parent
             spacing: 3
             Label {
-                text: modelData.text.replace(/\n/g, "↵").replace(/ /g, "␣")
+                text: token.text.replace(/\n/g, "↵").replace(/ /g, "␣")
                 color: Style.text
                 font.family: Style.monoFont
                 font.pixelSize: Style.fontSmall
                 Layout.alignment: Qt.AlignBaseline
             }
             Label {
-                text: modelData.id
+                text: token.id
                 color: Style.textFaint
                 font.pixelSize: 10
                 Layout.alignment: Qt.AlignBaseline
@@ -427,8 +432,12 @@ Item {
                                 spacing: 3
                                 Layout.fillWidth: true
                                 Repeater {
-                                    model: chatChips.visible ? App.promptTokens.slice(0, page.maxPromptChips) : []
-                                    delegate: PromptChip {}
+                                    // The chips' own condition, not `visible`: that turns false whenever the page is hidden.
+                                    model: page.chatMode && page.hasUserMessage ? Math.min(page.promptTokens.length, page.maxPromptChips) : 0
+                                    delegate: PromptChip {
+                                        required property int index
+                                        token: page.promptTokens[index] ?? ({ text: "", id: "", special: false })
+                                    }
                                 }
                             }
                         }
@@ -447,8 +456,11 @@ Item {
                             spacing: 3
                             Repeater {
                                 // A chip per token gets slow for book-length prompts; the count below is exact.
-                                model: App.promptTokens.slice(0, page.maxPromptChips)
-                                delegate: PromptChip {}
+                                model: !page.chatMode && promptArea.text.length > 0 ? Math.min(page.promptTokens.length, page.maxPromptChips) : 0
+                                delegate: PromptChip {
+                                    required property int index
+                                    token: page.promptTokens[index] ?? ({ text: "", id: "", special: false })
+                                }
                             }
                         }
                     }

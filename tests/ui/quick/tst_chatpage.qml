@@ -129,6 +129,8 @@ Item {
             // The question and the reply below it go; the banner says so and Undo brings them back.
             // The view lists the newest message first: the question is the last of its items.
             const messageList = findChild(chatPage, "messageList")
+            // A message sent adds its rows; the view makes their items when it next lays out.
+            tryVerify(() => messageList.itemAtIndex(1) !== null)
             App.chat.deleteMessage(messageList.itemAtIndex(1).messageId)
             compare(App.chat.messages.count, 0)
             verify(banner.visible)

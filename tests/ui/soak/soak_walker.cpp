@@ -2,6 +2,7 @@
 #include "soak_walker.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJSEngine>
@@ -205,8 +206,25 @@ bool Walker::send(const QString& text) {
   }
   m_filledChats.remove(chat->currentChatId());
   const int before = chat->messages()->rowCount();
-  // ChatPage.send(): what the composer's Enter and send button call.
+  // ChatPage.send(): what the composer's Enter and send button call. Its own time (the controller, the
+  // store, the models' signals and what the views do at once) and the next frame's (the views' polish:
+  // delegates made and laid out) are noted when long, to tell the two apart in a stall.
+  bool rendered = false;
+  const QMetaObject::Connection frame =
+      QObject::connect(m_app.window(), &QQuickWindow::afterRendering, m_app.window(), [&] { rendered = true; },
+                       Qt::DirectConnection);
+  QElapsedTimer call;
+  call.start();
   QMetaObject::invokeMethod(m_app.page(QStringLiteral("chat")), "send", Q_ARG(QVariant, text));
+  const qint64 callMs = call.restart();
+  waitUntil([&] { return rendered; }, 3000);
+  const qint64 frameMs = call.elapsed();
+  QObject::disconnect(frame);
+  if (callMs + frameMs > 50)
+    m_log.add(QStringLiteral("  send of %1 characters: %2 ms in ChatPage.send(), %3 ms to the next frame")
+                  .arg(text.size())
+                  .arg(callMs)
+                  .arg(frameMs));
   return chat->messages()->rowCount() > before;
 }
 
@@ -238,6 +256,9 @@ void Walker::defineActions() {
       {QStringLiteral("loadModelMidGeneration"), 2, [this] { loadModelMidGeneration(); }},
       {QStringLiteral("selectOtherChat"), 4, [this] { selectOtherChat(); }},
       {QStringLiteral("reopenDatabase"), 1, [this] { reopenDatabase(); }},
+      // Weight 0: only fixed sequences name them (sendLong already reaches 6000 words in the walk).
+      {QStringLiteral("sendVeryLong"), 0, [this] { sendVeryLong(); }},
+      {QStringLiteral("importManyChats"), 0, [this] { importManyChats(); }},
   };
 }
 
@@ -263,6 +284,33 @@ void Walker::sendLong() {
   // From a paragraph to far past any context: the app must refuse or trim, not stall.
   send(words(uniform(200, chance(0.3) ? 6000 : 1200)));
   waitForReply(QStringLiteral("sendLong"));
+}
+
+void Walker::sendVeryLong() {
+  if (!waitIdle(QStringLiteral("sendVeryLong"))) return;
+  setMaxTokens(uniform(1, 24));
+  send(words(6000));
+  waitForReply(QStringLiteral("sendVeryLong"));
+}
+
+// Forty chats through the sidebar's Import, each a question and a long answer: a sidebar that
+// scrolls, and a database that is not empty.
+void Walker::importManyChats() {
+  const QString path = QDir(m_config.dir).filePath(QStringLiteral("import.json"));
+  for (int i = 0; i < 40; ++i) {
+    const QString json =
+        QStringLiteral(R"({"title": "Imported %1", "messages": [{"role": "user", "content": "%2"},)"
+                       R"( {"role": "assistant", "content": "%3"}]})")
+            .arg(i)
+            .arg(words(uniform(3, 20)).remove(QLatin1Char('\n')), words(uniform(100, 600)).remove(QLatin1Char('\n')));
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return fail(QStringLiteral("importManyChats: ") + path);
+    file.write(json.toUtf8());
+    file.close();
+    const QString error = m_app.chat()->importJson(path);
+    if (!error.isEmpty()) return fail(QStringLiteral("importManyChats: ") + error);
+    QTest::qWait(30);  // one import after another, as a user would: each is its own stall if any
+  }
 }
 
 void Walker::sendFillingContext() {

@@ -139,6 +139,9 @@ class Walker {
   void sendShort();
   void sendLong();
   void sendFillingContext();
+  // Fixed sequences only (weight 0 in the walk): the heaviest send, and a sidebar with many chats.
+  void sendVeryLong();
+  void importManyChats();
   void regenerate();
   void edit();
   void switchBranch();
