@@ -24,10 +24,13 @@ float term_q4_0(const block_q4_0x8& w, int r, const int8_t* x, int64_t i, const 
   return float(s) * (half_to_f32(w.d[r]) * X.d[i]);
 }
 
-// q4_K's values for row_dot_K: the two nibbles of one byte.
-KPair q4_K_values(const block_q4_Kx8& b, int c, int r, int l) {
-  const uint8_t byte = b.qs[c][32 * (l / 4) + 4 * r + l % 4];
-  return {byte & 15, byte >> 4};
+// q4_K's values for row_dot_K: the two nibbles of chunk c's bytes.
+void q4_K_values(const block_q4_Kx8& b, int c, int r, uint8_t lo[32], uint8_t hi[32]) {
+  for (int l = 0; l < 32; ++l) {
+    const uint8_t byte = b.qs[c][32 * (l / 4) + 4 * r + l % 4];
+    lo[l] = byte & 15;
+    hi[l] = byte >> 4;
+  }
 }
 
 // q6_K's 6-bit value at position p (0..31) of activation block `blk` (0..7) of row r's super-block.

@@ -31,11 +31,14 @@ float term_32(const BlockX8& w, int r, const int8_t* x, int64_t i, const ActRows
   else return float(dot) * (dw * dx) + half_to_f32(w.m[r]) * (dx * float(X.sum[i]));
 }
 
-// q5_K's values for row_dot_K: the two nibbles of one byte, each with its fifth bit from qh.
-KPair q5_K_values(const block_q5_Kx8& b, int c, int r, int l) {
-  const int at = 32 * (l / 4) + 4 * r + l % 4;
-  const uint8_t byte = b.qs[c][at], high = b.qh[at];
-  return {(byte & 15) | ((high >> (2 * c)) & 1) << 4, (byte >> 4) | ((high >> (2 * c + 1)) & 1) << 4};
+// q5_K's values for row_dot_K: the two nibbles of chunk c's bytes, each with its fifth bit from qh.
+void q5_K_values(const block_q5_Kx8& b, int c, int r, uint8_t lo[32], uint8_t hi[32]) {
+  for (int l = 0; l < 32; ++l) {
+    const int at = 32 * (l / 4) + 4 * r + l % 4;
+    const uint8_t byte = b.qs[c][at], high = b.qh[at];
+    lo[l] = static_cast<uint8_t>((byte & 15) | ((high >> (2 * c)) & 1) << 4);
+    hi[l] = static_cast<uint8_t>((byte >> 4) | ((high >> (2 * c + 1)) & 1) << 4);
+  }
 }
 
 }  // namespace

@@ -46,26 +46,25 @@ float row_blocks_32(const BlockX8* wg, int r, const ActRows& X, int64_t n) {
 }
 
 // A portable row over a K group (q4_K, q5_K): per sub-block j, dx_j * (d*sc_j*sum(q*xq) -
-// dmin*m_j*sum(xq)), as matvec_q4_K.cpp computes from the file layout. Values(b, c, r, l) gives row
-// r's values at position l of sub-blocks 2c and 2c + 1 (the low and the high nibble of one byte, plus
-// q5_K's fifth bits).
-struct KPair {
-  int lo, hi;
-};
-template <typename BlockKx8, auto Values>
+// dmin*m_j*sum(xq)), as matvec_q4_K.cpp computes from the file layout. Unpack(b, c, r, lo, hi) writes
+// row r's 32 values of sub-blocks 2c (lo) and 2c + 1 (hi): the low and the high nibbles of chunk c, plus
+// q5_K's fifth bits. Unpacking to bytes first keeps the dot products plain loops over arrays (reading
+// the bits inside them cost the compiler its registers: 3x slower for q5_K).
+template <typename BlockKx8, auto Unpack>
 float row_dot_K(const BlockKx8* w, int r, const ActRows& X, int64_t n) {
   float acc = 0.f;
+  uint8_t lo[32], hi[32];
   for (int64_t s = 0; s < X.nb / 8; ++s) {
     const BlockKx8& b = w[s];
     const float d = half_to_f32(b.d[r]), dmin = half_to_f32(b.dmin[r]);
     for (int c = 0; c < 4; ++c) {
+      Unpack(b, c, r, lo, hi);
       const int64_t i0 = X.at(n, 8 * s + 2 * c);
       const int8_t* x0 = X.q + i0 * k_qblock;
       int32_t s0 = 0, s1 = 0;
       for (int l = 0; l < 32; ++l) {
-        const KPair v = Values(b, c, r, l);
-        s0 += v.lo * x0[l];
-        s1 += v.hi * x0[32 + l];
+        s0 += int32_t{lo[l]} * x0[l];
+        s1 += int32_t{hi[l]} * x0[32 + l];
       }
       acc += X.d[i0] * (d * float(b.sc[2 * c][r] * s0) - dmin * float(b.m[2 * c][r] * X.sum[i0]));
       acc += X.d[i0 + 1] * (d * float(b.sc[2 * c + 1][r] * s1) - dmin * float(b.m[2 * c + 1][r] * X.sum[i0 + 1]));
