@@ -5,8 +5,13 @@
 //     g++ -O3 -march=native -std=c++20 -Iengine/include -Iengine/src -c $Q/$f.cpp -o /tmp/$f.o; done
 //   g++ -O3 -march=native -std=c++20 -Iengine/include -Iengine/src -I$Q tests/tools/bench_x8_kernels.cc \
 //     /tmp/matmul_x8_avx2.o /tmp/matmul_x8_q5_avx2.o -o /tmp/bench_x8 && /tmp/bench_x8
-// (-march=haswell -mtune=generic for the AVX2 set without VNNI). Run two builds alternately.
+// (-march=haswell -mtune=generic for the AVX2 set without VNNI; for the portable set, matmul_x8_portable and
+// matmul_x8_q5_portable built with -march=x86-64 and -DX8_SET=x8_portable). Run two builds alternately.
 #include "x8_kernels.h"
+
+#ifndef X8_SET
+#define X8_SET x8_avx2
+#endif
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,8 +43,8 @@ int main() {
     struct K {
       const char* name;
       X8GroupsFn f;
-    } ks[] = {{"q4_1", x8_avx2::matmul_q4_1}, {"q5_0", x8_avx2::matmul_q5_0}, {"q5_1", x8_avx2::matmul_q5_1},
-              {"q5_K", x8_avx2::matmul_q5_K}, {"q4_0", x8_avx2::matmul_q4_0}, {"q4_K", x8_avx2::matmul_q4_K}};
+    } ks[] = {{"q4_1", X8_SET::matmul_q4_1}, {"q5_0", X8_SET::matmul_q5_0}, {"q5_1", X8_SET::matmul_q5_1},
+              {"q5_K", X8_SET::matmul_q5_K}, {"q4_0", X8_SET::matmul_q4_0}, {"q4_K", X8_SET::matmul_q4_K}};
     for (auto& k : ks) {
       const double t = best([&] { k.f(out.data(), W.data(), X, N, OC, 0, OC / 8); }, N == 1 ? 400 : 60);
       std::printf("N=%d %s %.1f us\n", N, k.name, t * 1e6);
