@@ -19,7 +19,7 @@ engine::io::ExportType parse_type(const std::string& flag, const std::string& va
   const bool is_float = t && (*t == engine::io::ExportType::F32 || *t == engine::io::ExportType::F16);
   if (!t || (!allow_float && is_float))
     throw UsageError("--" + flag + " must be one of " + std::string(allow_float ? "f32, f16, " : "") +
-                     "q8_0, q4_0; got '" + value + "'");
+                     "q8_0, q4_0, q4_1, q5_0, q5_1, q5_K; got '" + value + "'");
   return *t;
 }
 
@@ -34,8 +34,9 @@ int run_convert(const std::string& command, const std::string& in, const std::st
   const engine::io::ConvertReport r = engine::io::convert_model(in, out, opts, progress);
   if (!r.warning.empty()) std::cerr << "llm-workbench-cli " << command << ": warning: " << r.warning << "\n";
   std::cerr << "wrote " << out << " ("
-            << (opts.target == engine::io::ConvertTarget::Gguf ? "GGUF " + engine::io::export_type_name(opts.type)
-                                                               : "HF directory, " + engine::io::export_type_name(opts.type))
+            << (opts.target == engine::io::ConvertTarget::Gguf
+                    ? "GGUF " + engine::io::export_type_name(opts.type)
+                    : "HF directory, " + engine::io::export_type_name(opts.type))
             << ", from " << r.source_format << ")\n";
   return 0;
 }
@@ -47,7 +48,7 @@ int cmd_convert(int argc, char** argv) {
       {"in", true, false, "source: HF directory, .gguf file or llm.c .bin"},
       {"out", true, false, "destination: a .gguf file or a new HF directory"},
       {"to", true, false, "gguf or hf (default: gguf when --out ends in .gguf, else hf)"},
-      {"dtype", true, false, "weight type: f32 (default), f16, and for GGUF also q8_0, q4_0"},
+      {"dtype", true, false, "weight type: f32 (default), f16, and for GGUF also q8_0, q4_0, q4_1, q5_0, q5_1, q5_K"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string in = a.required("in");
@@ -73,7 +74,7 @@ int cmd_quantize(int argc, char** argv) {
   static const std::vector<FlagSpec> flags = {
       {"in", true, false, "source model (HF directory, .gguf or llm.c .bin)"},
       {"out", true, false, "destination .gguf file"},
-      {"type", true, false, "q8_0 or q4_0"},
+      {"type", true, false, "q8_0, q4_0, q4_1, q5_0, q5_1 or q5_K"},
   };
   const Args a(flags, argc, argv, 2);
   const std::string in = a.required("in");

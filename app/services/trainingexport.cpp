@@ -63,7 +63,9 @@ QString exportTrainedModel(const QString& runDir, const QString& kind, const QSt
   } else if (kind == QLatin1String("gguf")) {
     o.target = engine::io::ConvertTarget::Gguf;
     const auto type = engine::io::parse_export_type(ggufType.toStdString());
-    if (!type) throw engine::Error("unknown GGUF type '" + ggufType.toStdString() + "' (f32, f16, q8_0, q4_0)");
+    if (!type)
+      throw engine::Error("unknown GGUF type '" + ggufType.toStdString() +
+                          "' (f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q5_K)");
     o.type = *type;
   } else {
     throw engine::Error("unknown export kind '" + kind.toStdString() + "' (hf, adapter or gguf)");

@@ -33,30 +33,6 @@ namespace {
 
 const std::string kDir = std::string(WB_TEST_DATA_DIR) + "/gguf/llamacpp-quant/";
 
-std::vector<float> decode_logits(const Model& m, Backend& be, const std::vector<int32_t>& ids) {
-  Runner r(m, be);
-  KVCache cache(m.config(), static_cast<int>(ids.size()));
-  std::vector<float> out;
-  for (int32_t id : ids) {
-    const int32_t tok[1] = {id};
-    auto s = r.forward(tok, cache);
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  return out;
-}
-
-// max |a - b| / max |b|, infinite when a has a non-finite value or the sizes differ.
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size() || b.empty()) return INFINITY;
-  double d = 0, m = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return INFINITY;
-    d = std::max(d, double(std::abs(a[i] - b[i])));
-    m = std::max(m, double(std::abs(b[i])));
-  }
-  return d / m;
-}
-
 }  // namespace
 
 class TestGgufLlamacppQuant : public QObject {

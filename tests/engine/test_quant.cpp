@@ -1,10 +1,13 @@
 // Quantized formats and kernels (engine/quant.h):
 //  - hand-computed blocks pin the q8_0 / q4_0 layouts and rounding (0..31, zeros, an outlier, a
 //    negative max), so a silent layout change cannot pass;
-//  - quantize -> dequantize stays within the rounding bound of each format;
+//  - quantize -> dequantize stays within the rounding bound of each format; our q4_1 / q5_0 / q5_1 /
+//    q5_K quantizers put every value on the nearest point of a grid that covers its block, checked in
+//    double precision from the block bytes;
 //  - gguf-py fixtures (tests/tools/make_quant_fixture.py) are an independent reference: our
 //    quantizers must match it byte for byte, our q4_K / q6_K / q4_1 / q5_0 / q5_1 / q5_K dequantizers
-//    value for value;
+//    value for value, and gguf-py reads the GGUF our q4_1 / q5 quantizers write as our dequantizers do
+//    (tests/tools/make_quant_writer_fixture.py);
 //  - every matvec / matmul kernel (q8_0, q4_0, q4_K, q6_K, f16) agrees with a double-precision product of the
 //  dequantized
 //    weights, over shapes with C a multiple of 32 but not of 256, odd OC and partial row ranges.
@@ -20,6 +23,7 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "engine/io/gguf.h"
 #include "engine/quant.h"
 
 namespace {
@@ -276,6 +280,144 @@ class TestQuant : public QObject {
     }
   }
 
+  // Our q4_1 / q5_0 / q5_1 / q5_K quantizers, against a double-precision reading of the blocks they
+  // write: every value takes the nearest point of its block's grid (value = step*q + offset, q in
+  // 0..top), the grid covers the block's values (q4_1 / q5_1: its minimum and maximum; q5_K: each
+  // sub-block's maximum and its minimum or 0; q5_0: its value of largest magnitude), and the step is
+  // no wider than the fit needs. So every value is within half a step (q5_0: a full step for values
+  // beyond the grid's short side). Inputs: Gaussian blocks with outliers, and blocks where a rounding
+  // rule shows (zeros, constants of either sign, all positive, all negative, a ramp, one outlier).
+  void new_quantizers_round_trip_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* t : {"q4_1", "q5_0", "q5_1", "q5_K"}) QTest::newRow(t) << t;
+  }
+  void new_quantizers_round_trip() {
+    QFETCH(QString, name);
+    const int n = 256 * 24;
+    std::vector<float> x = random_floats(n, 11, 0.05f);
+    for (int i = 0; i < n; i += 131) x[i] *= 30.f;
+    const auto fill = [&](int block, auto f) {
+      for (int j = 0; j < 32; ++j) x[32 * block + j] = f(j);
+    };
+    fill(0, [](int) { return 0.f; });
+    fill(1, [](int) { return 0.75f; });
+    fill(2, [](int) { return -0.3f; });
+    fill(3, [](int j) { return 0.1f + 0.01f * float(j); });
+    fill(4, [](int j) { return -0.1f - 0.013f * float(j); });
+    fill(5, [](int j) { return float(j); });
+    fill(6, [](int j) { return j == 9 ? -5.f : 0.001f * float(j); });
+    fill(9, [](int j) { return 1e-6f * float(j - 16); });            // f16-subnormal scales
+    for (int b = 16; b < 24; ++b) fill(b, [](int) { return 0.f; });  // a q5_K super-block of zeros
+    const bool k = name == "q5_K";
+    const size_t bytes = name == "q4_1"   ? engine::k_q4_1_bytes
+                         : name == "q5_0" ? engine::k_q5_0_bytes
+                         : name == "q5_1" ? engine::k_q5_1_bytes
+                                          : engine::k_q5_K_bytes;
+    std::vector<uint8_t> q((size_t)n / (k ? 256 : 32) * bytes);
+    std::vector<float> y(n);
+    if (name == "q4_1")
+      engine::quantize_row_q4_1(x.data(), q.data(), n), engine::dequantize_row_q4_1(q.data(), y.data(), n);
+    if (name == "q5_0")
+      engine::quantize_row_q5_0(x.data(), q.data(), n), engine::dequantize_row_q5_0(q.data(), y.data(), n);
+    if (name == "q5_1")
+      engine::quantize_row_q5_1(x.data(), q.data(), n), engine::dequantize_row_q5_1(q.data(), y.data(), n);
+    if (k) engine::quantize_row_q5_K(x.data(), q.data(), n), engine::dequantize_row_q5_K(q.data(), y.data(), n);
+    const auto half = [](const uint8_t* p) {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return double(engine::fp16_to_f32(h));
+    };
+    const int top = name == "q4_1" ? 15 : 31;
+    for (int g = 0; g < n / 32; ++g) {
+      // The group's grid, from the block bytes as engine/quant.h lays them out.
+      double step = 0, offset = 0;
+      if (!k) {
+        const uint8_t* blk = q.data() + (size_t)g * bytes;
+        step = half(blk);
+        offset = name == "q5_0" ? -16 * step : half(blk + 2);
+      } else {
+        const uint8_t* blk = q.data() + (size_t)(g / 8) * bytes;
+        const int j = g % 8;
+        const uint8_t* s = blk + 4;
+        const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
+        const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+        step = half(blk) * sc;
+        offset = -half(blk + 2) * m;
+      }
+      const double grid_lo = std::min(offset, offset + top * step), grid_hi = std::max(offset, offset + top * step);
+      double lo = x[32 * g], hi = lo, big = 0;  // big: the value of largest magnitude, with its sign
+      for (int j = 0; j < 32; ++j) {
+        const double v = x[32 * g + j];
+        lo = std::min(lo, v), hi = std::max(hi, v);
+        if (std::fabs(v) > std::fabs(big)) big = v;
+      }
+      const double eps =
+          1e-6 * std::max({std::fabs(grid_lo), std::fabs(grid_hi), std::fabs(lo), std::fabs(hi)}) + 1e-12;
+      const QString where = QString("%1 group %2").arg(name).arg(g);
+      // Coverage, and a step no wider than needed.
+      // An f16 is within 2^-11 of its value, or 2^-25 where it is subnormal (below 2^-14).
+      const auto f16_err = [](double v) { return std::max(std::fabs(v) / 2048, std::ldexp(1.0, -25)); };
+      if (name == "q5_0") {
+        const double slack = 16 * f16_err(big / 16);
+        QVERIFY2(big >= grid_lo - slack && big <= grid_hi + slack, qPrintable(where));
+        QVERIFY2(std::fabs(step) <= std::fabs(big) / 16 + f16_err(big / 16), qPrintable(where));
+      } else if (!k) {
+        QVERIFY2(grid_lo <= lo + eps && grid_hi >= hi - eps, qPrintable(where));
+        // m rounded down and d up to an f16: the step grows by at most those two roundings.
+        QVERIFY2(step <= (hi - lo + f16_err(lo)) / top + 2 * f16_err((hi - lo) / top), qPrintable(where));
+      } else {
+        QVERIFY2(grid_lo <= std::min(0.0, lo) + eps && grid_hi >= hi - eps, qPrintable(where));
+      }
+      for (int j = 0; j < 32; ++j) {
+        const double v = x[32 * g + j], got = y[32 * g + j];
+        double nearest = INFINITY;
+        for (int c = 0; c <= top; ++c) nearest = std::min(nearest, std::fabs(v - (step * c + offset)));
+        if (std::fabs(v - got) > nearest + eps)
+          QFAIL(qPrintable(QString("%1 value %2: %3 -> %4, the grid has a point %5 away")
+                               .arg(where)
+                               .arg(j)
+                               .arg(v)
+                               .arg(got)
+                               .arg(nearest)));
+        const bool inside = v >= grid_lo - eps && v <= grid_hi + eps;
+        QVERIFY2(inside || name == "q5_0", qPrintable(where));
+        const double bound = (inside ? 0.5 : 1.0) * std::fabs(step) + eps;
+        if (std::fabs(v - got) > bound)
+          QFAIL(qPrintable(QString("%1 value %2: error %3 > %4").arg(where).arg(j).arg(std::fabs(v - got)).arg(bound)));
+      }
+    }
+    // The zero blocks come back as zeros.
+    for (int i = 0; i < 32; ++i) QCOMPARE(y[i], 0.f);
+    for (int i = 16 * 32; i < 24 * 32; ++i) QCOMPARE(y[i], 0.f);
+  }
+
+  // On the same Gaussian weights the 5-bit formats are markedly closer than the 4-bit one (a step
+  // half as wide: about half the RMS error), and q5_K, whose sub-block scales are 6-bit fractions of
+  // one f16, stays within a few percent of q5_1's per-block f16 scales.
+  void five_bits_beat_four() {
+    const int n = 256 * 64;
+    const std::vector<float> x = random_floats(n, 3, 0.02f);
+    const auto rms = [&](void (*quant)(const float*, void*, int64_t), void (*deq)(const void*, float*, int64_t),
+                         size_t block_bytes, int block = 32) {
+      std::vector<uint8_t> q((size_t)n / block * block_bytes);
+      std::vector<float> y(n);
+      quant(x.data(), q.data(), n);
+      deq(q.data(), y.data(), n);
+      double e = 0;
+      for (int i = 0; i < n; ++i) e += double(x[i] - y[i]) * (x[i] - y[i]);
+      return std::sqrt(e / n);
+    };
+    const double q41 = rms(engine::quantize_row_q4_1, engine::dequantize_row_q4_1, engine::k_q4_1_bytes);
+    const double q50 = rms(engine::quantize_row_q5_0, engine::dequantize_row_q5_0, engine::k_q5_0_bytes);
+    const double q51 = rms(engine::quantize_row_q5_1, engine::dequantize_row_q5_1, engine::k_q5_1_bytes);
+    const double q5k = rms(engine::quantize_row_q5_K, engine::dequantize_row_q5_K, engine::k_q5_K_bytes, 256);
+    qInfo("RMS error of N(0, 0.02) weights: q4_1 %.3g, q5_0 %.3g, q5_1 %.3g, q5_K %.3g", q41, q50, q51, q5k);
+    QVERIFY(q51 < 0.55 * q41);
+    QVERIFY(q50 < 0.6 * q41);
+    QVERIFY(q5k < 0.6 * q41);
+    QVERIFY(q5k < 1.15 * q51);
+  }
+
   // --- gguf-py fixtures ---
   void quantizers_match_gguf_py_data() {
     QTest::addColumn<QString>("name");
@@ -313,10 +455,12 @@ class TestQuant : public QObject {
     QVERIFY2(!blocks.isEmpty() && !values.isEmpty(), "fixture missing: run tests/tools/make_quant_fixture.py");
     const std::vector<float> expected = as_floats(values);
     using Dequantize = void (*)(const void*, float*, int64_t);
-    const std::pair<const char*, Dequantize> by_name[] = {
-        {"q4_K", engine::dequantize_row_q4_K}, {"q6_K", engine::dequantize_row_q6_K},
-        {"q4_1", engine::dequantize_row_q4_1}, {"q5_0", engine::dequantize_row_q5_0},
-        {"q5_1", engine::dequantize_row_q5_1}, {"q5_K", engine::dequantize_row_q5_K}};
+    const std::pair<const char*, Dequantize> by_name[] = {{"q4_K", engine::dequantize_row_q4_K},
+                                                          {"q6_K", engine::dequantize_row_q6_K},
+                                                          {"q4_1", engine::dequantize_row_q4_1},
+                                                          {"q5_0", engine::dequantize_row_q5_0},
+                                                          {"q5_1", engine::dequantize_row_q5_1},
+                                                          {"q5_K", engine::dequantize_row_q5_K}};
     const auto it = std::find_if(std::begin(by_name), std::end(by_name), [&](auto& e) { return name == e.first; });
     const size_t block = name.endsWith("_K") ? 256 : 32;
     const size_t block_bytes = name == "q4_K"   ? engine::k_q4_K_bytes
@@ -338,6 +482,61 @@ class TestQuant : public QObject {
                              .arg(i % block)
                              .arg(got[i], 0, 'g', 9)
                              .arg(expected[i], 0, 'g', 9)));
+    }
+  }
+
+  // Our q4_1 / q5_0 / q5_1 / q5_K quantizers' GGUF output as gguf-py reads it
+  // (tests/tools/make_quant_writer_fixture.py, which runs this function with
+  // WB_WRITE_QUANT_WRITER_FIXTURE set to have the file written): writer.gguf holds exactly the blocks our
+  // quantizers make of writer_input.f32 today, and gguf-py's dequantization of them
+  // (writer_gguf_py.f32) is value for value ours.
+  void written_gguf_reads_the_same_in_gguf_py() {
+    const std::vector<float> x = as_floats(read_fixture("writer_input.f32"));
+    QCOMPARE(x.size(), size_t(1024));
+    struct Type {
+      const char* name;
+      engine::io::GgmlType type;
+      void (*quantize)(const float*, void*, int64_t);
+      void (*dequantize)(const void*, float*, int64_t);
+      size_t bytes;
+    };
+    const Type types[] =
+        {{"q4_1", engine::io::GgmlType::Q4_1, engine::quantize_row_q4_1, engine::dequantize_row_q4_1, 32 * 20},
+         {"q5_0", engine::io::GgmlType::Q5_0, engine::quantize_row_q5_0, engine::dequantize_row_q5_0, 32 * 22},
+         {"q5_1", engine::io::GgmlType::Q5_1, engine::quantize_row_q5_1, engine::dequantize_row_q5_1, 32 * 24},
+         {"q5_K", engine::io::GgmlType::Q5_K, engine::quantize_row_q5_K, engine::dequantize_row_q5_K, 4 * 176}};
+    std::vector<std::vector<uint8_t>> blocks;
+    for (const Type& t : types) {
+      blocks.emplace_back(t.bytes);
+      t.quantize(x.data(), blocks.back().data(), 1024);
+    }
+    const QByteArray out = qgetenv("WB_WRITE_QUANT_WRITER_FIXTURE");
+    if (!out.isEmpty()) {
+      std::vector<engine::io::GgufTensorToWrite> ts;
+      for (size_t i = 0; i < std::size(types); ++i)
+        ts.push_back({types[i].name, types[i].type, {256, 4}, blocks[i].data()});
+      engine::io::write_gguf(out.toStdString(), {}, ts);
+      return;
+    }
+    const std::vector<float> gguf_py = as_floats(read_fixture("writer_gguf_py.f32"));
+    QVERIFY2(gguf_py.size() == 4 * 1024, "fixture missing: run tests/tools/make_quant_writer_fixture.py");
+    auto f = engine::io::GgufFile::open(WB_TEST_DATA_DIR "/quant/writer.gguf");
+    for (size_t i = 0; i < std::size(types); ++i) {
+      const Type& t = types[i];
+      const auto it = std::find_if(f->tensors().begin(), f->tensors().end(), [&](auto& e) { return e.name == t.name; });
+      QVERIFY2(it != f->tensors().end(), t.name);
+      QCOMPARE(it->type, t.type);
+      QVERIFY2(std::memcmp(it->data, blocks[i].data(), t.bytes) == 0,
+               qPrintable(QString("%1: our quantizer no longer writes writer.gguf's blocks").arg(t.name)));
+      std::vector<float> ours(1024);
+      t.dequantize(blocks[i].data(), ours.data(), 1024);
+      for (int j = 0; j < 1024; ++j)
+        if (ours[j] != gguf_py[i * 1024 + j])
+          QFAIL(qPrintable(QString("%1 value %2: ours %3, gguf-py %4")
+                               .arg(t.name)
+                               .arg(j)
+                               .arg(ours[j], 0, 'g', 9)
+                               .arg(gguf_py[i * 1024 + j], 0, 'g', 9)));
     }
   }
 

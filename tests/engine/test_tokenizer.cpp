@@ -558,6 +558,13 @@ class TestTokenizer : public QObject {
                                       {{"type", "ByteLevel"}, {"use_regex", false}}})}};
         }),
         "pattern.Regex \"x\" is not a supported split pattern");
+    row("Digits not individual", with([](json& j) {
+          j["pre_tokenizer"] = {{"type", "Sequence"},
+                                {"pretokenizers",
+                                 json::array({{{"type", "Digits"}, {"individual_digits", false}},
+                                              {{"type", "ByteLevel"}, {"add_prefix_space", false}}})}};
+        }),
+        "Digits with individual_digits = false is not supported");
     row("pre_tokenizer no type", with([](json& j) { j["pre_tokenizer"].erase("type"); }),
         "pre_tokenizer: missing \"type\"");
     row("add_prefix_space string", with([](json& j) { j["pre_tokenizer"]["add_prefix_space"] = "no"; }),
@@ -589,6 +596,19 @@ class TestTokenizer : public QObject {
     QFETCH(std::string, expected);
     const std::string msg = expect_error([&] { Tokenizer::from_tokenizer_json_string(text); });
     QVERIFY2(msg.find(expected) != std::string::npos, ("message was: " + msg).c_str());
+  }
+
+  // StarCoder's tokenizer.json layout, [Digits(individual_digits), ByteLevel], is its GGUF "starcoder"
+  // pre-tokenizer (whose splits test_tokenizer_llama checks against HF tokenizers).
+  void starcoder_layout_loads() {
+    json j = small_tokenizer_json();
+    j["pre_tokenizer"] = {{"type", "Sequence"},
+                          {"pretokenizers",
+                           json::array({{{"type", "Digits"}, {"individual_digits", true}},
+                                        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}})}};
+    const auto tok = Tokenizer::from_tokenizer_json_string(j.dump());
+    QCOMPARE(tok->export_vocab().pre_tokenizer, std::string("starcoder"));
+    QCOMPARE(tok->encode("ab a<|endoftext|>", true), (std::vector<int32_t>{2, 5, 6}));
   }
 
   void small_tokenizer_json_loads() {

@@ -4,7 +4,9 @@
 //   * the two split scanners agree piece for piece with HF tokenizers' regex on the fixture texts,
 //     and tiny tokenizer.json files with the real Llama-3 / Qwen2 layout encode exactly like HF;
 //   * Tokenizer::from_spm_vocab on a tiny sentencepiece BPE model (byte fallback) encodes exactly
-//     like sentencepiece (tests/tools/make_llama_tokenizer_fixture.py makes all fixtures);
+//     like sentencepiece (tests/tools/make_llama_tokenizer_fixture.py makes these fixtures);
+//   * GGUF's "starcoder" pre-tokenizer splits as HF tokenizers does with StarCoder's pre-tokenizer
+//     (tests/tools/make_starcoder_pretok_fixture.py);
 //   * totality: any bytes, including invalid UTF-8, encode without throwing and decode back;
 //   * control tokens are matched only with allow_special;
 //   * 1 MB inputs of one repeated character stay far under a second (linear scanners, heap merging);
@@ -131,6 +133,22 @@ std::vector<std::string> random_byte_strings(uint32_t seed, int count) {
 // A tokenizer.json with the Llama-3 layout, for the corrupt-file table.
 json llama3_json() { return json::parse(read_file(k_dir + "tiny_llama3.json")); }
 
+// How many fixture rows ({"text", "pieces"}) `pre` splits differently; the first few are printed.
+int split_mismatches(const engine::tokenizer::PreTokenizer& pre, const json& rows) {
+  int failures = 0;
+  for (const json& r : rows) {
+    const std::string text = r.at("text");
+    std::vector<std::string_view> got;
+    pre.split(text, got);
+    const auto want = r.at("pieces").get<std::vector<std::string>>();
+    const std::vector<std::string> got_s(got.begin(), got.end());
+    if (got_s != want && ++failures <= 5)
+      qWarning("split mismatch for %s:\n  got  %s\n  want %s", printable(text).c_str(), json(got_s).dump().c_str(),
+               json(want).dump().c_str());
+  }
+  return failures;
+}
+
 }  // namespace
 
 class TestTokenizerLlama : public QObject {
@@ -146,20 +164,20 @@ class TestTokenizerLlama : public QObject {
     QFETCH(std::string, name);
     const auto pre = name == "llama3" ? engine::tokenizer::make_llama3_pre_tokenizer()
                                       : engine::tokenizer::make_qwen2_pre_tokenizer();
-    int failures = 0;
     const json& rows = fixture().at(name + "_splits");
     QVERIFY(rows.size() > 100);
-    for (const json& r : rows) {
-      const std::string text = r.at("text");
-      std::vector<std::string_view> got;
-      pre->split(text, got);
-      const auto want = r.at("pieces").get<std::vector<std::string>>();
-      const std::vector<std::string> got_s(got.begin(), got.end());
-      if (got_s != want && ++failures <= 5)
-        qWarning("split mismatch for %s:\n  got  %s\n  want %s", printable(text).c_str(), json(got_s).dump().c_str(),
-                 json(want).dump().c_str());
-    }
-    QCOMPARE(failures, 0);
+    QCOMPARE(split_mismatches(*pre, rows), 0);
+  }
+
+  // GGUF "starcoder" (StarCoder's tokenizer.json: Digits(individual_digits) then ByteLevel's GPT-2
+  // pattern) against HF tokenizers' pre_tokenize_str (tests/tools/make_starcoder_pretok_fixture.py).
+  void starcoder_split_matches_hf() {
+    const auto pre = engine::tokenizer::make_pre_tokenizer_by_gguf_name("starcoder");
+    QVERIFY(pre);
+    QCOMPARE(pre->gguf_name(), std::string_view("starcoder"));
+    const json rows = json::parse(read_file(k_dir + "starcoder_splits.json")).at("splits");
+    QVERIFY(rows.size() > 300);
+    QCOMPARE(split_mismatches(*pre, rows), 0);
   }
 
   void families_match_reference_data() { split_scanners_match_reference_data(); }

@@ -19,6 +19,33 @@ inline std::vector<float> full_logits(const engine::Model& m, engine::Backend& b
   return {s.begin(), s.end()};
 }
 
+// Logits of one token at a time from an empty cache (every matmul has N = 1: the decode kernels), position
+// after position.
+inline std::vector<float> decode_logits(const engine::Model& m, engine::Backend& be, const std::vector<int32_t>& ids) {
+  engine::Runner r(m, be);
+  engine::KVCache cache(m.config(), static_cast<int>(ids.size()));
+  std::vector<float> out;
+  for (int32_t id : ids) {
+    const int32_t tok[1] = {id};
+    auto s = r.forward(tok, cache);
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  return out;
+}
+
+// max |a - b| / max |b|, the measure the quantized-model tests bound: infinite when a has a non-finite
+// value or the sizes differ.
+inline double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size() || b.empty()) return INFINITY;
+  double d = 0, m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    d = std::max(d, double(std::abs(a[i] - b[i])));
+    m = std::max(m, double(std::abs(b[i])));
+  }
+  return d / m;
+}
+
 inline double max_abs_diff(std::span<const float> a, std::span<const float> b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::abs(a[i] - b[i])));

@@ -975,7 +975,7 @@ Card {
                 ComboBox {
                     id: ggufType
                     visible: exportKind.currentIndex === 2
-                    model: ["f32", "f16", "q8_0", "q4_0"]
+                    model: ["f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q5_K"]
                 }
             }
             WizardField {

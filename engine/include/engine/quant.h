@@ -49,6 +49,12 @@ inline constexpr size_t k_q5_K_bytes = 176;
 // n must be a multiple of 32. dst receives n/32 blocks.
 void quantize_row_q8_0(const float* src, void* dst, int64_t n);
 void quantize_row_q4_0(const float* src, void* dst, int64_t n);
+// Our own rounding (quantize_q4_1_q5.cpp: each block's grid covers its values, each value takes the
+// nearest grid point); n a multiple of 32, or of 256 for q5_K.
+void quantize_row_q4_1(const float* src, void* dst, int64_t n);
+void quantize_row_q5_0(const float* src, void* dst, int64_t n);
+void quantize_row_q5_1(const float* src, void* dst, int64_t n);
+void quantize_row_q5_K(const float* src, void* dst, int64_t n);
 
 // --- dequantize (blocks -> f32) ---
 void dequantize_row_q8_0(const void* src, float* dst, int64_t n);  // n % 32 == 0

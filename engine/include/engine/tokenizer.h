@@ -6,7 +6,8 @@
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // or, for a tokenizer.json with a Split pre-tokenizer, the Llama-3 or Qwen2 pattern (recognised by
 // its exact text; any other pattern is refused) -- each a hand-written scanner over Unicode
-// categories, no regex engine: linear time on any input --
+// categories, no regex engine: linear time on any input -- or, for StarCoder's [Digits, ByteLevel]
+// (GGUF "starcoder"), every number character alone and the GPT-2 pattern between them --
 // map each byte through GPT-2's byte->unicode table, then apply merges by rank.
 // Special tokens (e.g. <|endoftext|>) are recognised in the text ONLY when the caller passes
 // allow_special = true (chat-template markup); user text containing "<|endoftext|>" is otherwise
@@ -80,7 +81,8 @@ class Tokenizer {
   // merges "a b" in rank order, token types as in GGUF (empty = all normal; 3 control tokens are
   // special added tokens, matched only with allow_special; 4 user-defined ones always matched).
   // pre_tokenizer: tokenizer.ggml.pre -- "gpt-2" / "default" (GPT-2 pattern), "llama-bpe" / "llama3"
-  // (Llama-3), "qwen2" (Qwen2); anything else is refused. bos / eos override the family defaults.
+  // (Llama-3), "qwen2" (Qwen2), "starcoder" (digits alone, then the GPT-2 pattern); anything else is
+  // refused. bos / eos override the family defaults.
   // Throws engine::Error for inconsistent input (lengths, duplicate tokens, merges not in the vocabulary).
   static std::unique_ptr<Tokenizer> from_bpe_vocab(std::vector<std::string> tokens,
                                                    const std::vector<std::string>& merges,

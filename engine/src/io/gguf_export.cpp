@@ -5,6 +5,7 @@
 // All sizes go through checked arithmetic; the file itself is written by write_gguf, atomically.
 #include "engine/io/gguf_export.h"
 
+#include <cctype>
 #include <cstring>
 
 #include "engine/checked.h"
@@ -20,13 +21,23 @@ std::string export_type_name(ExportType t) {
     case ExportType::F16: return "f16";
     case ExportType::Q8_0: return "q8_0";
     case ExportType::Q4_0: return "q4_0";
+    case ExportType::Q4_1: return "q4_1";
+    case ExportType::Q5_0: return "q5_0";
+    case ExportType::Q5_1: return "q5_1";
+    case ExportType::Q5_K: return "q5_K";
   }
   return "?";
 }
 
 std::optional<ExportType> parse_export_type(const std::string& name) {
-  for (ExportType t : {ExportType::F32, ExportType::F16, ExportType::Q8_0, ExportType::Q4_0})
-    if (export_type_name(t) == name) return t;
+  // Case-insensitive: "q5_k" as well as "q5_K" (llama.cpp's spelling, as in its file type Q5_K_S).
+  const auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  for (ExportType t : {ExportType::F32, ExportType::F16, ExportType::Q8_0, ExportType::Q4_0, ExportType::Q4_1,
+                       ExportType::Q5_0, ExportType::Q5_1, ExportType::Q5_K})
+    if (lower(export_type_name(t)) == lower(name)) return t;
   return std::nullopt;
 }
 
@@ -39,6 +50,10 @@ uint32_t file_type_of(ExportType t) {
     case ExportType::F16: return 1;
     case ExportType::Q4_0: return 2;
     case ExportType::Q8_0: return 7;
+    case ExportType::Q4_1: return 3;
+    case ExportType::Q5_0: return 8;
+    case ExportType::Q5_1: return 9;
+    case ExportType::Q5_K: return 16;  // Q5_K_S: q5_K throughout, bar the embedding, head and fallbacks
   }
   return 0;
 }
@@ -49,6 +64,10 @@ GgmlType ggml_of(ExportType t) {
     case ExportType::F16: return GgmlType::F16;
     case ExportType::Q8_0: return GgmlType::Q8_0;
     case ExportType::Q4_0: return GgmlType::Q4_0;
+    case ExportType::Q4_1: return GgmlType::Q4_1;
+    case ExportType::Q5_0: return GgmlType::Q5_0;
+    case ExportType::Q5_1: return GgmlType::Q5_1;
+    case ExportType::Q5_K: return GgmlType::Q5_K;
   }
   return GgmlType::F32;
 }
@@ -99,6 +118,10 @@ std::vector<uint8_t> encode_values(const float* src, uint64_t n, GgmlType type) 
       break;
     case GgmlType::Q8_0: quantize_row_q8_0(src, out.data(), static_cast<int64_t>(n)); break;
     case GgmlType::Q4_0: quantize_row_q4_0(src, out.data(), static_cast<int64_t>(n)); break;
+    case GgmlType::Q4_1: quantize_row_q4_1(src, out.data(), static_cast<int64_t>(n)); break;
+    case GgmlType::Q5_0: quantize_row_q5_0(src, out.data(), static_cast<int64_t>(n)); break;
+    case GgmlType::Q5_1: quantize_row_q5_1(src, out.data(), static_cast<int64_t>(n)); break;
+    case GgmlType::Q5_K: quantize_row_q5_K(src, out.data(), static_cast<int64_t>(n)); break;
     default: throw Error("gguf export: unsupported tensor type " + std::string(ggml_type_name(type)));
   }
   return out;
@@ -112,11 +135,12 @@ class TensorBuilder {
   void vec(const std::string& name, const float* data, uint64_t n) { add(name, GgmlType::F32, {n}, data); }
 
   // A 2-D matrix, row-major (rows, cols) = (out, in); ne = [cols, rows]. `embedding`: token_embd,
-  // position_embd or output (q4_0 requests give q8_0 there, see the header).
+  // position_embd or output (4- and 5-bit requests give q8_0 there, see the header).
   void mat(const std::string& name, const float* data, uint64_t rows, uint64_t cols, bool embedding = false) {
     ExportType want = m_opts.type;
-    if (embedding && want == ExportType::Q4_0) want = ExportType::Q8_0;
+    if (embedding && want != ExportType::F32 && want != ExportType::F16) want = ExportType::Q8_0;
     GgmlType type = ggml_of(want);
+    if (type == GgmlType::Q5_K && cols % ggml_block_elems(type) != 0) type = GgmlType::Q5_1;  // as llama.cpp
     if (ggml_block_elems(type) > 1 && cols % ggml_block_elems(type) != 0)
       type = m_opts.type == ExportType::F32 ? GgmlType::F32 : GgmlType::F16;  // rows that are not whole blocks
     add(name, type, {cols, rows}, data);
@@ -207,7 +231,7 @@ GgufMetadata gguf_export_metadata(const Model& model, const GgufExportOptions& o
   md.emplace_back("general.architecture", GgufValue(arch));
   if (!opts.name.empty()) md.emplace_back("general.name", GgufValue(opts.name));
   md.emplace_back("general.file_type", GgufValue(file_type_of(opts.type)));
-  if (opts.type == ExportType::Q8_0 || opts.type == ExportType::Q4_0)
+  if (opts.type != ExportType::F32 && opts.type != ExportType::F16)
     md.emplace_back("general.quantization_version", GgufValue(uint32_t(2)));  // ggml's current block layouts
   md.emplace_back(a + "context_length", u32(c.max_seq_len));
   md.emplace_back(a + "embedding_length", u32(c.n_embd));

@@ -120,6 +120,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer_by_gguf_name(std::string_view n
   if (name == "gpt-2" || name == "gpt2" || name == "default") return make_gpt2_pre_tokenizer();
   if (name == "llama-bpe" || name == "llama3") return make_llama3_pre_tokenizer();
   if (name == "qwen2") return make_qwen2_pre_tokenizer();
+  if (name == "starcoder") return make_starcoder_pre_tokenizer();
   return nullptr;
 }
 

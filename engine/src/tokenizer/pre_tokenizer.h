@@ -30,11 +30,13 @@ std::unique_ptr<PreTokenizer> make_gpt2_pre_tokenizer();
 std::unique_ptr<PreTokenizer> make_llama3_pre_tokenizer();
 // Qwen2: the Llama-3 pattern with \p{N} (single numbers) instead of \p{N}{1,3}.
 std::unique_ptr<PreTokenizer> make_qwen2_pre_tokenizer();
+// StarCoder: every \p{N} character alone (HF Digits, individual_digits), the GPT-2 pattern between them.
+std::unique_ptr<PreTokenizer> make_starcoder_pre_tokenizer();
 // ByteLevel with use_regex = false: the whole segment is one piece.
 std::unique_ptr<PreTokenizer> make_whole_text_pre_tokenizer();
 
 // The pre-tokenizer GGUF's tokenizer.ggml.pre names: "gpt-2" / "gpt2" / "default", "llama-bpe" /
-// "llama3", "qwen2"; nullptr for any other name.
+// "llama3", "qwen2", "starcoder"; nullptr for any other name.
 std::unique_ptr<PreTokenizer> make_pre_tokenizer_by_gguf_name(std::string_view name);
 
 }  // namespace engine::tokenizer

@@ -219,11 +219,23 @@ PreTokenizerChoice parse_pre_tokenizer(const json* pt, const std::string& source
         c.pre_tokenizer = std::move(split);
         return c;
       }
+      // StarCoder's: every digit alone, then ByteLevel's GPT-2 pattern (GGUF "starcoder").
+      if (type_of((*list)[0], source, p0) == "Digits" && type_of((*list)[1], source, p1) == "ByteLevel") {
+        if (!bool_member((*list)[0], "individual_digits", false, source, p0))
+          fail(source, p0 + ": Digits with individual_digits = false is not supported");
+        PreTokenizerChoice c = byte_level_pre_tokenizer((*list)[1], source, p1);
+        if (!bool_member((*list)[1], "use_regex", true, source, p1))
+          fail(source, p1 + ": use_regex must be true after Digits (StarCoder's layout)");
+        if (c.options.add_prefix_space) fail(source, p1 + ": add_prefix_space = true after Digits is not supported");
+        c.pre_tokenizer = tokenizer::make_starcoder_pre_tokenizer();
+        return c;
+      }
     }
     std::string types;
     for (std::size_t i = 0; i < list->size(); ++i)
       types += (i ? ", " : "") + type_of((*list)[i], source, "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]");
-    fail(source, "pre_tokenizer Sequence [" + types + "] is not supported (only [ByteLevel] or [Split, ByteLevel])");
+    fail(source, "pre_tokenizer Sequence [" + types +
+                     "] is not supported (only [ByteLevel], [Split, ByteLevel] or [Digits, ByteLevel])");
   }
   fail(source, "pre_tokenizer type " + quote_for_message(type) + " is not supported (only ByteLevel)");
 }

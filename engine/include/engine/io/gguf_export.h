@@ -9,10 +9,12 @@
 //
 // Tensor types (--dtype): 2-D weight matrices take the requested type; 1-D tensors (norms, biases)
 // stay f32, as llama.cpp keeps them. token_embd / position_embd / output take the requested type for
-// f32, f16 and q8_0, and q8_0 when q4_0 is requested: llama.cpp's own quantizer keeps the embedding
-// and head at higher precision than the block weights (it uses q6_K there, which we do not write), and
-// the head dominates the quality cost of 4-bit rounding. A matrix whose rows (ne[0]) are not a multiple
-// of 32 cannot be block-quantized and falls back to f16 (f32 when f32 was asked).
+// f32, f16 and q8_0, and q8_0 when a 4- or 5-bit type (q4_0, q4_1, q5_0, q5_1, q5_K) is requested:
+// llama.cpp's own quantizer keeps the embedding and head at higher precision than the block weights
+// (it uses q6_K there, which we do not write), and the head dominates the quality cost of the
+// rounding. q5_K needs rows (ne[0]) of whole 256-weight blocks; other rows take q5_1, as llama.cpp's
+// Q5_K_M does. A matrix whose rows are not a multiple of 32 cannot be block-quantized and falls back
+// to f16 (f32 when f32 was asked).
 // The tokenizer goes to tokenizer.ggml.* (model "gpt2" with merges, or "llama" with scores and types);
 // ids past the tokenizer's vocabulary up to the model's (padded) vocabulary become "[PAD<id>]" tokens of
 // type unused, because llama.cpp requires one token per embedding row. A model without a tokenizer is
@@ -30,8 +32,9 @@
 
 namespace engine::io {
 
-enum class ExportType { F32, F16, Q8_0, Q4_0 };
-std::string export_type_name(ExportType t);                            // "f32", "f16", "q8_0", "q4_0"
+enum class ExportType { F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q5_K };
+// "f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q5_K"
+std::string export_type_name(ExportType t);
 std::optional<ExportType> parse_export_type(const std::string& name);  // nullopt for anything else
 
 struct GgufExportOptions {

@@ -25,28 +25,16 @@
 //         token. A group with int8 scale sc then adds dx * d*sc * (sum - 128*sum(w)). Without VNNI
 //         maddubs is safe: a lane's pair reaches 2*255*32 = 16320. Its weights take several ops
 //         each to rebuild, so prefill rebuilds each super-block once per call, not once per tile.
-#include "x8_kernels.h"
+#include "x8_avx2_ops.h"
+#include "x8_groups.h"
 
 #if defined(WB_QUANT_AVX2)
-
-#include <cstring>
 
 namespace engine::quant_detail {
 
 namespace {
 
-// 4 activation bytes broadcast to all 8 lanes.
-inline __m256i bcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
-inline __m256 row_scales(const uint16_t* d) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
-}
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+using namespace x8_avx2_ops;
 
 // A q4_0x8 block's nibbles: lo[c] holds positions 4c..4c+3 of each row, hi[c] positions 16+4c...
 struct Q4Nibbles {
@@ -212,9 +200,6 @@ WB_KERNEL_INLINE void tile_q4_K(float* og, const block_q4_Kx8* wg, const ActRows
 #endif
         }
       }
-      const auto bytes8 = [](const uint8_t* b) {
-        return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
-      };
       const __m256 sc0 = _mm256_mul_ps(d, bytes8(w.sc[2 * c])), sc1 = _mm256_mul_ps(d, bytes8(w.sc[2 * c + 1]));
       const __m256 mn0 = _mm256_mul_ps(dmin, bytes8(w.m[2 * c])), mn1 = _mm256_mul_ps(dmin, bytes8(w.m[2 * c + 1]));
 #pragma GCC unroll 4
@@ -248,9 +233,6 @@ WB_KERNEL_INLINE void single_q4_K(float* og, const block_q4_Kx8* wg, const ActRo
   const auto scale_pairs = [](const uint8_t* b) {  // 8 bytes -> 8 lanes of (b, b) int16 pairs
     const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
     return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
-  };
-  const auto bytes8 = [](const uint8_t* b) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
   };
   __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
   for (int64_t s = 0; s < X.nb / 8; ++s) {
@@ -524,38 +506,20 @@ void prefill_group_q6_K(float* og, const block_q6_Kx8* wg, const ActRows& X, int
   }
 }
 
-// Every group in [g0, g1): whole k_tile_tokens tiles, then single tokens. A group holds X.nb
-// blocks of 32, or X.nb / 8 super-blocks for q4_K.
-template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
-          void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
-WB_KERNEL_INLINE void matmul_groups(float* out, const BlockX8* P, const ActRows& X, int N, int64_t OC, int64_t g0,
-                                    int64_t g1, int64_t per_group) {
-  for (int64_t g = g0; g < g1; ++g) {
-    const BlockX8* wg = P + g * per_group;
-    float* og = out + g * k_x8_rows;
-    int64_t n = 0;
-    for (; n + k_tile_tokens <= N; n += k_tile_tokens) Tile(og, wg, X, n, OC);
-    for (; n < N; ++n) One(og, wg, X, n, OC);
-  }
-}
-
 }  // namespace
 
 namespace x8_avx2 {
 
 void matmul_q8_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  matmul_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, static_cast<const block_q8_0x8*>(P), X, N, OC,
-                                                                  g0, g1, X.nb);
+  tile_groups<block_q8_0x8, tile_q8<k_tile_tokens>, tile_q8<1>>(out, P, X, N, OC, g0, g1, X.nb);
 }
 
 void matmul_q4_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  matmul_groups<block_q4_0x8, tile_q4<k_tile_tokens>, single_q4>(out, static_cast<const block_q4_0x8*>(P), X, N, OC, g0,
-                                                                 g1, X.nb);
+  tile_groups<block_q4_0x8, tile_q4<k_tile_tokens>, single_q4>(out, P, X, N, OC, g0, g1, X.nb);
 }
 
 void matmul_q4_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  matmul_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, single_q4_K>(out, static_cast<const block_q4_Kx8*>(P), X, N, OC,
-                                                                     g0, g1, X.nb / 8);
+  tile_groups<block_q4_Kx8, tile_q4_K<k_tile_tokens>, single_q4_K>(out, P, X, N, OC, g0, g1, X.nb / 8);
 }
 
 // One token through the decode functions, more through the prefill ones.

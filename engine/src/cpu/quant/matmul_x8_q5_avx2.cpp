@@ -12,30 +12,18 @@
 // Without VNNI the products go through maddubs (u8 x s8 pairs to int16): a value of up to 31 times
 // |x| <= 127 gives |pair| <= 7874, so four maddubs results add in int16 (31496 < 32767) before each
 // madd widens them. Prefill takes k_tile_tokens tokens per weight unpack; decode is the one-token tile.
-#include "x8_kernels.h"
+#include "x8_avx2_ops.h"
+#include "x8_groups.h"
 
 #if defined(WB_QUANT_AVX2)
 
-#include <cstring>
 #include <type_traits>
 
 namespace engine::quant_detail {
 
 namespace {
 
-inline __m256i bcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
-inline __m256 row_scales(const uint16_t* d) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
-}
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-inline __m256i widen_pairs(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
+using namespace x8_avx2_ops;
 
 template <typename BlockX8>
 inline constexpr bool k_has_min = !std::is_same_v<BlockX8, block_q5_0x8>;
@@ -83,11 +71,10 @@ struct Values32 {
 #pragma GCC unroll 2
     for (int p = 0; p < 2; ++p) {
       const int c = 2 * p;
-      s[p] = _mm256_add_epi16(
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo[c], bcast4(x + 4 * c)),
-                           _mm256_maddubs_epi16(hi[c], bcast4(x + 16 + 4 * c))),
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo[c + 1], bcast4(x + 4 * c + 4)),
-                           _mm256_maddubs_epi16(hi[c + 1], bcast4(x + 20 + 4 * c))));
+      s[p] = _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo[c], bcast4(x + 4 * c)),
+                                               _mm256_maddubs_epi16(hi[c], bcast4(x + 16 + 4 * c))),
+                              _mm256_add_epi16(_mm256_maddubs_epi16(lo[c + 1], bcast4(x + 4 * c + 4)),
+                                               _mm256_maddubs_epi16(hi[c + 1], bcast4(x + 20 + 4 * c))));
     }
     return _mm256_add_epi32(widen_pairs(s[0]), widen_pairs(s[1]));
 #endif
@@ -123,9 +110,6 @@ WB_KERNEL_INLINE void tile_32(float* og, const BlockX8* wg, const ActRows& X, in
 template <int T>
 WB_KERNEL_INLINE void tile_q5_K(float* og, const block_q5_Kx8* wg, const ActRows& X, int64_t n, int64_t OC) {
   const __m256i m4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
-  const auto bytes8 = [](const uint8_t* b) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
-  };
   __m256 acc[T];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -193,42 +177,27 @@ WB_KERNEL_INLINE void tile_q5_K(float* og, const block_q5_Kx8* wg, const ActRows
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(og + (n + t) * OC, acc[t]);
 }
 
-// Every group in [g0, g1): whole k_tile_tokens tiles, then single tokens. per_group: x8 blocks per group.
-template <typename BlockX8, void (*Tile)(float*, const BlockX8*, const ActRows&, int64_t, int64_t),
-          void (*One)(float*, const BlockX8*, const ActRows&, int64_t, int64_t)>
-void groups(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1,
-            int64_t per_group) {
-  const auto* W = static_cast<const BlockX8*>(P);
-  for (int64_t g = g0; g < g1; ++g) {
-    const BlockX8* wg = W + g * per_group;
-    float* og = out + g * k_x8_rows;
-    int64_t n = 0;
-    for (; n + k_tile_tokens <= N; n += k_tile_tokens) Tile(og, wg, X, n, OC);
-    for (; n < N; ++n) One(og, wg, X, n, OC);
-  }
-}
-
 }  // namespace
 
 namespace x8_avx2 {
 
 void matmul_q4_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  groups<block_q4_1x8, tile_32<block_q4_1x8, k_tile_tokens>, tile_32<block_q4_1x8, 1>>(out, P, X, N, OC, g0, g1,
-                                                                                        X.nb);
+  tile_groups<block_q4_1x8, tile_32<block_q4_1x8, k_tile_tokens>, tile_32<block_q4_1x8, 1>>(out, P, X, N, OC, g0, g1,
+                                                                                            X.nb);
 }
 
 void matmul_q5_0(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  groups<block_q5_0x8, tile_32<block_q5_0x8, k_tile_tokens>, tile_32<block_q5_0x8, 1>>(out, P, X, N, OC, g0, g1,
-                                                                                        X.nb);
+  tile_groups<block_q5_0x8, tile_32<block_q5_0x8, k_tile_tokens>, tile_32<block_q5_0x8, 1>>(out, P, X, N, OC, g0, g1,
+                                                                                            X.nb);
 }
 
 void matmul_q5_1(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  groups<block_q5_1x8, tile_32<block_q5_1x8, k_tile_tokens>, tile_32<block_q5_1x8, 1>>(out, P, X, N, OC, g0, g1,
-                                                                                        X.nb);
+  tile_groups<block_q5_1x8, tile_32<block_q5_1x8, k_tile_tokens>, tile_32<block_q5_1x8, 1>>(out, P, X, N, OC, g0, g1,
+                                                                                            X.nb);
 }
 
 void matmul_q5_K(float* out, const void* P, const ActRows& X, int N, int64_t OC, int64_t g0, int64_t g1) {
-  groups<block_q5_Kx8, tile_q5_K<k_tile_tokens>, tile_q5_K<1>>(out, P, X, N, OC, g0, g1, X.nb / 8);
+  tile_groups<block_q5_Kx8, tile_q5_K<k_tile_tokens>, tile_q5_K<1>>(out, P, X, N, OC, g0, g1, X.nb / 8);
 }
 
 }  // namespace x8_avx2

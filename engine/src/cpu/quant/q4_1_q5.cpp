@@ -1,6 +1,6 @@
 // q4_1 / q5_0 / q5_1 dequantization (blocks -> f32): the 32-weight formats llama-quantize writes for
 // Q4_1 / Q5_0 / Q5_1 files, and for the tensors of K-quant files whose rows are not whole 256-weight
-// blocks (Q4_K_M falls back to q5_0 there). We read them; we do not quantize to them.
+// blocks (Q4_K_M falls back to q5_0 there). quantize_q4_1_q5.cpp writes them.
 //
 // All three share q4_0's nibble placement (byte j: weight j low, weight j + 16 high). q5_0 / q5_1 add a
 // fifth bit per weight from a 32-bit little-endian word (bit j for weight j). q4_0 and q5_0 are

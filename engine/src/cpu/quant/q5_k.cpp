@@ -1,4 +1,5 @@
-// q5_K dequantization (blocks -> f32), the K type of Q5_K_M / Q5_K_S files. We do not quantize to it.
+// q5_K dequantization (blocks -> f32), the K type of Q5_K_M / Q5_K_S files.
+// quantize_q4_1_q5.cpp writes it.
 //
 // q4_K's super-block (8 sub-blocks of 32, 6-bit scales and mins packed in 12 bytes, read by
 // q4_K_scale_min) with a fifth bit per weight: qh[l] bit j is the top bit of weight l of sub-block j,
