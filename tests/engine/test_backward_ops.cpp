@@ -170,6 +170,23 @@ Vec ref_xent(const Vec& z, const std::vector<int32_t>& tg, int N, int V, double 
   return loss;
 }
 
+// Per row: the entropy of softmax(z), -sum p log p with log p = z - logsumexp(z); 0 where the target is negative.
+Vec ref_entropy(const Vec& z, const std::vector<int32_t>& tg, int N, int V) {
+  Vec H(N, 0.0);
+  for (int n = 0; n < N; ++n) {
+    if (tg[n] < 0) continue;
+    double mx = -1e300, sum = 0;
+    for (int i = 0; i < V; ++i) mx = std::max(mx, z[size_t(n) * V + i]);
+    for (int i = 0; i < V; ++i) sum += std::exp(z[size_t(n) * V + i] - mx);
+    const double lse = mx + std::log(sum);
+    for (int i = 0; i < V; ++i) {
+      const double logp = z[size_t(n) * V + i] - lse;
+      H[n] -= std::exp(logp) * logp;
+    }
+  }
+  return H;
+}
+
 }  // namespace
 
 class TestBackwardOps : public QObject {
@@ -458,7 +475,8 @@ class TestBackwardOps : public QObject {
           m_be->attention_forward(inf.data(), qp + size_t(b) * T * qs, qs, kp + size_t(b) * T * kvs,
                                   vp + size_t(b) * T * kvs, 0, T, NH, KVH, HS, nullptr);
           const std::vector<float> mine(out.begin() + ptrdiff_t(b) * T * C, out.begin() + ptrdiff_t(b + 1) * T * C);
-          QVERIFY2(max_rel_err(mine, to_d(inf)) < 1e-5, qPrintable(QString("vs inference %1").arg(max_rel_err(mine, to_d(inf)))));
+          QVERIFY2(max_rel_err(mine, to_d(inf)) < 1e-5,
+                   qPrintable(QString("vs inference %1").arg(max_rel_err(mine, to_d(inf)))));
         }
       }
 
@@ -502,7 +520,7 @@ class TestBackwardOps : public QObject {
         const auto z = random_vec(size_t(N) * V, seed, 4.0f);
         std::vector<int32_t> tg = {0, 36, -1, 5, 5, -100};
         std::vector<float> probs = z, losses(N, -1.f);
-        m_be->softmax_xent_forward(losses.data(), probs.data(), tg.data(), N, V, e);
+        m_be->softmax_xent_forward(losses.data(), nullptr, probs.data(), tg.data(), N, V, e);
         const Vec want = ref_xent(to_d(z), tg, N, V, e);
         QVERIFY2(max_rel_err(losses, want) < 1e-6, qPrintable(QString::number(max_rel_err(losses, want))));
         for (int n = 0; n < N; ++n) {
@@ -513,7 +531,7 @@ class TestBackwardOps : public QObject {
         // Backward with per-row loss gradients, including rows whose target is negative.
         const auto dl = random_vec(N, seed + 1);
         std::vector<float> dz = probs;
-        m_be->softmax_xent_backward(dz.data(), dz.data(), tg.data(), dl.data(), N, V, e);
+        m_be->softmax_xent_backward(dz.data(), dz.data(), tg.data(), dl.data(), nullptr, nullptr, N, V, e);
         auto f = [&](const std::vector<Vec>& in) { return ref_xent(in[0], tg, N, V, e); };
         const std::vector<float> zero(dz.size(), 0.f);
         CHECK_GRAD("dlogits", dz, zero, finite_diff(f, {to_d(z)}, 0, to_d(dl)), 1e-5);
@@ -522,8 +540,51 @@ class TestBackwardOps : public QObject {
     // Extreme logits: the loss comes from log-sum-exp, finite even when p[target] underflows.
     std::vector<float> z = {0.f, 200.f, -200.f}, l(1);
     std::vector<int32_t> t = {2};
-    m_be->softmax_xent_forward(l.data(), z.data(), t.data(), 1, 3, 0.0f);
+    m_be->softmax_xent_forward(l.data(), nullptr, z.data(), t.data(), 1, 3, 0.0f);
     QVERIFY(std::abs(l[0] - 400.f) < 1e-3);
+  }
+
+  // The per-row entropy beside the loss, and the backward of dlosses * loss + dentropy * entropy, against double
+  // references and central differences; rows whose target is negative get neither. V = 37 and 45 run the
+  // eight-lane loop's tail.
+  void softmax_xent_entropy() {
+    for (int V : {37, 45}) {
+      for (uint32_t seed : {1u, 2u, 3u}) {
+        const int N = 6;
+        const auto z = random_vec(size_t(N) * V, seed, 4.0f);
+        std::vector<int32_t> tg = {0, V - 1, -1, 5, 5, -100};
+        std::vector<float> probs = z, losses(N, -1.f), H(N, -1.f);
+        m_be->softmax_xent_forward(losses.data(), H.data(), probs.data(), tg.data(), N, V, 0.1f);
+        const Vec want = ref_entropy(to_d(z), tg, N, V);
+        QVERIFY2(max_rel_err(H, want) < 1e-6, qPrintable(QString::number(max_rel_err(H, want))));
+        QCOMPARE(H[2], 0.0f);
+        const Vec want_loss = ref_xent(to_d(z), tg, N, V, 0.1);
+        QVERIFY(max_rel_err(losses, want_loss) < 1e-6);  // the loss is unchanged by asking for the entropy
+        const auto dl = random_vec(N, seed + 1), dh = random_vec(N, seed + 2);
+        std::vector<float> dz = probs;
+        m_be->softmax_xent_backward(dz.data(), dz.data(), tg.data(), dl.data(), H.data(), dh.data(), N, V, 0.1f);
+        auto f = [&](const std::vector<Vec>& in) {
+          const Vec loss = ref_xent(in[0], tg, N, V, 0.1), ent = ref_entropy(in[0], tg, N, V);
+          Vec out = loss;
+          out.insert(out.end(), ent.begin(), ent.end());
+          return out;
+        };
+        Vec g = to_d(dl);
+        for (float x : dh) g.push_back(x);
+        const std::vector<float> zero(dz.size(), 0.f);
+        CHECK_GRAD("dlogits", dz, zero, finite_diff(f, {to_d(z)}, 0, g), 1e-5);
+      }
+    }
+    // A row whose distribution is one-hot to float precision: entropy 0 (not negative, not NaN) and a finite
+    // gradient; a flat row: log V and no entropy gradient (the maximum).
+    std::vector<float> z = {0.f, 200.f, -200.f, 1.f, 1.f, 1.f}, l(2), H(2);
+    std::vector<int32_t> t = {2, 0};
+    m_be->softmax_xent_forward(l.data(), H.data(), z.data(), t.data(), 2, 3, 0.0f);
+    QVERIFY(H[0] >= 0.0f && H[0] < 1e-6f);
+    QVERIFY(std::abs(H[1] - std::log(3.0f)) < 1e-6f);
+    const std::vector<float> zero_dl = {0.f, 0.f}, dh = {1.f, 1.f};
+    m_be->softmax_xent_backward(z.data(), z.data(), t.data(), zero_dl.data(), H.data(), dh.data(), 2, 3, 0.0f);
+    for (float d : z) QVERIFY(std::isfinite(d) && std::abs(d) < 1e-6f);
   }
 };
 

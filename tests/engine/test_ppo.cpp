@@ -1,10 +1,13 @@
 // PPO below the CLI:
-//   - the KL estimator, per-token rewards, GAE, whitening, the clipped policy and value losses, the sampled entropy
+//   - the KL estimator, per-token rewards, GAE, whitening, the clipped policy and value losses, the mean entropy
 //     and the adaptive KL controller against hand-computed values; the losses' gradients against finite
 //     differences;
+//   - TrainModel's exact per-token entropy against a double-precision one from its logits, and the gradient of an
+//     objective mixing log-probs and entropies against central differences on the weights;
 //   - the objective on a tiny model: a step's updates and their metrics, nothing learnt yet at the first update
 //     (ratio 1, KL 0 against the starting model), the same rollout from the same step seed, and the adaptive
-//     coefficient through checkpoint_state / restore_state.
+//     coefficient through checkpoint_state / restore_state; objective/entropy and policy/entropy_avg are the exact
+//     entropies of the rollout's completion tokens (summed per completion, and per token).
 #include <QtTest>
 
 #include <cmath>
@@ -17,6 +20,7 @@
 #include "engine/align/preference_objectives.h"
 #include "engine/align/prompt_data.h"
 #include "engine/align/reference_policy.h"
+#include "engine/align/rollouts.h"
 #include "engine/backend.h"
 #include "engine/model_loader.h"
 #include "engine/train/lora_io.h"
@@ -41,12 +45,56 @@ void check_gradient(const std::vector<float>& x, const std::vector<float>& grad,
     up[i] += h;
     down[i] -= h;
     const double fd = (f(up) - f(down)) / (double(up[i]) - double(down[i]));
-    QVERIFY2(std::fabs(fd - grad[i]) < 2e-4, qPrintable(QString("%1[%2]: finite difference %3, gradient %4")
-                                                            .arg(what)
-                                                            .arg(i)
-                                                            .arg(fd)
-                                                            .arg(grad[i])));
+    QVERIFY2(std::fabs(fd - grad[i]) < 2e-4,
+             qPrintable(QString("%1[%2]: finite difference %3, gradient %4").arg(what).arg(i).arg(fd).arg(grad[i])));
   }
+}
+
+float* grad_of(TrainModel& tm, const std::string& name) {
+  for (const TrainableTensor& t : tm.trainable())
+    if (t.name == name) return t.grad;
+  return nullptr;
+}
+
+// Per (B*T) row of logits: the entropy of its softmax in double, H = -sum p log p with log p = z - logsumexp(z).
+std::vector<double> reference_entropy(const std::vector<float>& logits, int N, int V) {
+  std::vector<double> H(size_t(N), 0.0);
+  for (int n = 0; n < N; ++n) {
+    const float* z = logits.data() + size_t(n) * size_t(V);
+    double mx = z[0], sum = 0;
+    for (int v = 0; v < V; ++v) mx = std::max(mx, double(z[v]));
+    for (int v = 0; v < V; ++v) sum += std::exp(double(z[v]) - mx);
+    const double lse = mx + std::log(sum);
+    for (int v = 0; v < V; ++v) {
+      const double logp = double(z[v]) - lse;
+      H[size_t(n)] -= std::exp(logp) * logp;
+    }
+  }
+  return H;
+}
+
+// Two rows of 10 random tokens; positions from 3 on predict the next token, the first three do not count.
+struct TokenBatch {
+  int B = 2, T = 10;
+  std::vector<int32_t> inputs, targets;
+  BatchView view() const { return {inputs.data(), targets.data(), nullptr, B, T}; }
+};
+TokenBatch token_batch(uint64_t seed) {
+  TokenBatch b;
+  std::mt19937_64 rng(seed);
+  b.inputs.resize(size_t(b.B * b.T));
+  b.targets.assign(size_t(b.B * b.T), -1);
+  for (auto& x : b.inputs) x = int32_t(rng() % 512);
+  for (int r = 0; r < b.B; ++r)
+    for (int t = 3; t + 1 < b.T; ++t) b.targets[size_t(r * b.T + t)] = b.inputs[size_t(r * b.T + t + 1)];
+  return b;
+}
+
+// A larger final-norm gain scales the logits up: peaked distributions (low entropy, large entropy gradients) beside
+// the fixture's own broad ones.
+void sharpen(Model& model) {
+  float* g = model.param_data("lnf.weight");
+  for (int i = 0; i < model.config().n_embd; ++i) g[i] *= 12.0f;
 }
 
 }  // namespace
@@ -138,10 +186,12 @@ class TestPpo : public QObject {
   }
 
   void entropy_and_adaptive_kl_hand_values() {
-    const SampledEntropy e = sampled_entropy(std::vector<float>{-1, -3, -7}, std::vector<uint8_t>{1, 1, 0});
+    const MeanEntropy e = mean_entropy(std::vector<float>{1, 3, 7}, std::vector<uint8_t>{1, 1, 0});
     QCOMPARE(e.entropy, 2.0);
-    QCOMPARE(e.dlogp[0], -0.5f);
-    QCOMPARE(e.dlogp[2], 0.0f);
+    QCOMPARE(e.dentropy[0], 0.5f);
+    QCOMPARE(e.dentropy[2], 0.0f);
+    QCOMPARE(mean_entropy(std::vector<float>{1}, std::vector<uint8_t>{0}).entropy, 0.0);  // nothing masked
+    QVERIFY(error_of([] { mean_entropy(std::vector<float>{1, 2}, std::vector<uint8_t>{1}); }).contains("length"));
 
     AdaptiveKlController c(0.1, 6.0, 10000);
     c.update(12.0, 100);  // error 1 clipped to 0.2: x (1 + 0.2 * 100 / 10000)
@@ -177,15 +227,114 @@ class TestPpo : public QObject {
     }
     const PpoPolicyLoss pl = ppo_policy_loss(logp, old, adv, mask, 0.2);
     QVERIFY(pl.clipfrac > 0 && pl.clipfrac < 1);  // both branches are exercised
-    check_gradient(logp, pl.dlogp, [&](const std::vector<float>& x) { return ppo_policy_loss(x, old, adv, mask, 0.2).loss; },
-                   "policy loss");
+    check_gradient(
+        logp, pl.dlogp, [&](const std::vector<float>& x) { return ppo_policy_loss(x, old, adv, mask, 0.2).loss; },
+        "policy loss");
     const PpoValueLoss vl = ppo_value_loss(v, old_v, ret, mask, 0.2);
     QVERIFY(vl.clipfrac > 0 && vl.clipfrac < 1);
-    check_gradient(v, vl.dvalues, [&](const std::vector<float>& x) { return ppo_value_loss(x, old_v, ret, mask, 0.2).loss; },
-                   "value loss");
-    const SampledEntropy en = sampled_entropy(logp, mask);
-    check_gradient(logp, en.dlogp, [&](const std::vector<float>& x) { return sampled_entropy(x, mask).entropy; },
-                   "entropy");
+    check_gradient(
+        v, vl.dvalues, [&](const std::vector<float>& x) { return ppo_value_loss(x, old_v, ret, mask, 0.2).loss; },
+        "value loss");
+    std::vector<float> token_entropy(logp.size());
+    for (size_t i = 0; i < logp.size(); ++i) token_entropy[i] = -logp[i];
+    const MeanEntropy en = mean_entropy(token_entropy, mask);
+    check_gradient(
+        token_entropy, en.dentropy, [&](const std::vector<float>& x) { return mean_entropy(x, mask).entropy; },
+        "entropy");
+  }
+
+  // The entropy the forwards return (with and without kept activations) is the one of TrainModel::logits' softmax,
+  // at the counted positions, and 0 elsewhere.
+  void token_entropy_matches_a_double_reference() {
+    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
+    auto backend = make_cpu_backend(2);
+    TrainModel tm(*model, *backend);
+    const TokenBatch b = token_batch(5);
+    const int N = b.B * b.T, V = model->config().vocab_size;
+    double broad_mean = 0;
+    for (bool sharp : {false, true}) {
+      if (sharp) sharpen(*model);
+      const std::vector<double> want = reference_entropy(tm.logits(b.inputs.data(), b.B, b.T), N, V);
+      std::vector<float> forward_only, kept;
+      const std::vector<float> lp = tm.token_logprobs(b.view(), true, &forward_only);
+      const std::vector<float> lp_kept = tm.forward_token_logprobs(b.view(), {}, &kept);
+      QCOMPARE(lp_kept, lp);  // asking for the entropy leaves the log-probs alone
+      QCOMPARE(lp, tm.token_logprobs(b.view()));
+      QCOMPARE(int(forward_only.size()), N);
+      QCOMPARE(kept, forward_only);
+      double mean = 0;
+      int counted = 0;
+      for (int i = 0; i < N; ++i) {
+        if (b.targets[size_t(i)] < 0) {
+          QCOMPARE(forward_only[size_t(i)], 0.0f);
+          continue;
+        }
+        QVERIFY2(std::fabs(forward_only[size_t(i)] - want[size_t(i)]) < 2e-5 * (1 + want[size_t(i)]),
+                 qPrintable(QString("position %1: %2 vs %3").arg(i).arg(forward_only[size_t(i)]).arg(want[size_t(i)])));
+        QVERIFY(want[size_t(i)] > 0 && want[size_t(i)] < std::log(double(V)));
+        mean += want[size_t(i)];
+        ++counted;
+      }
+      mean /= counted;
+      if (!sharp) broad_mean = mean;
+      else QVERIFY2(mean < 0.5 * broad_mean, qPrintable(QString("mean entropy %1 vs %2").arg(mean).arg(broad_mean)));
+    }
+  }
+
+  // J = sum_i a_i logp_i + sum_i c_i H_i over the counted positions: backward_token_logprobs(dlogp = a,
+  // dentropy = c) against central differences of J on single weights; and the entropy term alone (dlogp = 0).
+  void entropy_gradient_matches_finite_differences() {
+    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
+    sharpen(*model);
+    auto backend = make_cpu_backend(2);
+    TrainModel tm(*model, *backend);
+    const TokenBatch b = token_batch(6);
+    const size_t N = size_t(b.B * b.T);
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> a(N), c(N), zero(N, 0.0f);
+    for (size_t i = 0; i < N; ++i) {
+      a[i] = nd(rng);
+      c[i] = 2.0f * nd(rng);
+    }
+    for (bool with_logp : {true, false}) {
+      const std::vector<float>& dlogp = with_logp ? a : zero;
+      auto J = [&] {
+        std::vector<float> H;
+        const std::vector<float> lp = tm.token_logprobs(b.view(), true, &H);
+        double j = 0;
+        for (size_t i = 0; i < N; ++i) j += double(dlogp[i]) * lp[i] + double(c[i]) * H[i];
+        return j;
+      };
+      tm.zero_grads();
+      std::vector<float> H;
+      tm.forward_token_logprobs(b.view(), {}, &H);
+      tm.backward_token_logprobs(dlogp.data(), c.data());
+      double largest = 0;
+      for (const auto& [name, index] : std::vector<std::pair<std::string, int>>{{"wte", b.inputs[14] * 64 + 5},
+                                                                                {"wte", b.targets[5] * 64 + 17},
+                                                                                {"h.qkv.weight", 777},
+                                                                                {"h.fc.bias", 12},
+                                                                                {"lnf.weight", 9},
+                                                                                {"lnf.bias", 30}}) {
+        float* w = model->param_data(name) + index;
+        const float keep = *w, h = 1e-2f;
+        *w = keep + h;
+        const double up = J();
+        *w = keep - h;
+        const double down = J();
+        *w = keep;
+        const double fd = (up - down) / (2.0 * h);
+        const double g = grad_of(tm, name)[index];
+        largest = std::max(largest, std::fabs(g));
+        QVERIFY2(std::fabs(fd - g) < 2e-3 + 2e-2 * std::fabs(g),
+                 qPrintable(QString::fromStdString(name) + QString(": fd %1 vs backward %2").arg(fd).arg(g)));
+      }
+      QVERIFY2(largest > 0.05, qPrintable(QString("largest gradient %1").arg(largest)));  // not a vacuous check
+    }
+    // An entropy gradient needs a forward that computed the entropy.
+    tm.forward_token_logprobs(b.view(), {});
+    QVERIFY(error_of([&] { tm.backward_token_logprobs(zero.data(), c.data()); }).contains("entropy"));
   }
 
   void objective_step_on_a_tiny_model() {
@@ -212,20 +361,47 @@ class TestPpo : public QObject {
     loader.next(batch);
     TrainStepOptions so;
     so.dropout_seed = 42;
+    // The rollout the step will sample (the same seed), and the exact entropies of its completion tokens: summed
+    // per completion, mean over the completions (objective/entropy), and mean per token.
+    double want_entropy = 0, want_token_entropy = 0;
+    {
+      RolloutOptions ro;
+      ro.max_new_tokens = o.max_new_tokens;
+      ro.seq = o.seq;
+      const Rollouts r = sample_rollouts(*model, *backend, ChatTemplate().stop_strings(), prompts, batch, ro, 42);
+      const std::vector<uint8_t> mask = r.completion_mask();
+      const int N = r.rows.B * r.rows.T;
+      const std::vector<double> H =
+          reference_entropy(policy.logits(r.rows.inputs.data(), r.rows.B, r.rows.T), N, model->config().vocab_size);
+      int n = 0;
+      for (int i = 0; i < N; ++i)
+        if (mask[size_t(i)]) {
+          want_entropy += H[size_t(i)];
+          ++n;
+        }
+      QCOMPARE(n, 12);  // two completions of 6 tokens
+      want_token_entropy = want_entropy / n;
+      want_entropy /= r.rows.B;
+    }
     policy.zero_grads();
     std::vector<ObjectiveResult> step;
     for (int u = 0; u < 4; ++u) step.push_back(objective.forward_backward_update(policy, batch, so, 1.0f, u));
     const ObjectiveResult& first = step[0];
-    for (const char* key : {"objective/kl", "objective/entropy", "objective/non_score_reward", "objective/rlhf_reward",
-                            "objective/scores", "objective/kl_coef", "val/num_eos_tokens", "completion_length",
-                            "policy/clipfrac_avg", "policy/approxkl_avg", "loss/policy_avg", "loss/value_avg",
-                            "val/clipfrac_avg", "val/ratio"})
+    for (const char* key :
+         {"objective/kl", "objective/entropy", "objective/non_score_reward", "objective/rlhf_reward",
+          "objective/scores", "objective/kl_coef", "val/num_eos_tokens", "completion_length", "policy/clipfrac_avg",
+          "policy/approxkl_avg", "loss/policy_avg", "loss/value_avg", "val/clipfrac_avg", "val/ratio"})
       QVERIFY2(first.metrics.count(key) && std::isfinite(first.metrics.at(key)), key);
     QCOMPARE(first.metrics.at("objective/kl"), 0.0);  // the policy is still the reference
     QCOMPARE(first.metrics.at("completion_length"), 6.0);
     QCOMPARE(first.metrics.at("objective/scores"), 0.0);
     QCOMPARE(first.metrics.at("objective/kl_coef"), 0.05);
-    QVERIFY(first.metrics.at("objective/entropy") > 0);
+    QVERIFY2(near(first.metrics.at("objective/entropy"), want_entropy, 1e-5),
+             qPrintable(QString("%1 vs %2").arg(first.metrics.at("objective/entropy")).arg(want_entropy)));
+    // Before any optimizer step the update's policy is the rollout's: policy/entropy_avg is the mean over a
+    // minibatch's completion tokens (here one row of 6), so the two minibatches average to the rollout's.
+    QVERIFY(near((step[0].metrics.at("policy/entropy_avg") + step[1].metrics.at("policy/entropy_avg")) / 2,
+                 want_token_entropy, 1e-5));
     // The weights have not moved (no optimizer here): every update sees ratio 1 and clips nothing.
     for (const ObjectiveResult& r : step) {
       QVERIFY(near(r.metrics.at("val/ratio"), 1.0, 1e-6));
@@ -261,6 +437,71 @@ class TestPpo : public QObject {
     QVERIFY(error_of([&] { objective.forward_backward_update(bare, batch, so, 1.0f, 0); }).contains("value head"));
     const ObjectiveResult v = objective.evaluate(policy, batch);
     QCOMPARE(v.loss, 1.0 - v.metrics.at("accuracy"));
+  }
+
+  // The entropy bonus: a step with entropy_coef c adds to the gradient exactly what backpropagating
+  // -c * (mean exact entropy over the completion tokens) adds, and its loss is the one without minus c times it.
+  void entropy_bonus_adds_the_exact_entropy_gradient() {
+    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
+    sharpen(*model);
+    auto backend = make_cpu_backend(2);
+    TrainModel policy(*model, *backend);
+    policy.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
+    auto ref = ReferencePolicy::copy_of(*model, *backend);
+    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
+                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
+    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    PpoOptions o;
+    o.max_new_tokens = 6;
+    o.seq = 32;
+    o.ppo_epochs = 1;
+    o.num_minibatches = 1;
+    PromptIndexLoader loader(2, 2, false, 0, "p");
+    Batch batch;
+    loader.next(batch);
+    TrainStepOptions so;
+    so.dropout_seed = 5;
+    auto wte_grad = [&] {
+      const float* g = grad_of(policy, "wte");
+      return std::vector<float>(g, g + model->param("wte").numel);
+    };
+    auto step = [&](double coef) {
+      PpoOptions oc = o;
+      oc.entropy_coef = coef;
+      PpoObjective objective(*ref, *backend, ChatTemplate(), prompts, prompts, oc);
+      policy.zero_grads();
+      ObjectiveResult r = objective.forward_backward_update(policy, batch, so, 1.0f, 0);
+      return std::make_pair(r, wte_grad());
+    };
+    const double c = 0.5;
+    const auto [without, g0] = step(0.0);
+    const auto [with, g1] = step(c);
+    const double H = with.metrics.at("policy/entropy_avg");
+    QVERIFY(near(without.metrics.at("policy/entropy_avg"), H, 1e-6));
+    QVERIFY(near(with.loss, without.loss - c * H, 1e-5));
+
+    // The same gradient straight from TrainModel, on the rollout the steps sampled.
+    RolloutOptions ro;
+    ro.max_new_tokens = o.max_new_tokens;
+    ro.seq = o.seq;
+    const Rollouts r = sample_rollouts(*model, *backend, ChatTemplate().stop_strings(), prompts, batch, ro, 5);
+    const std::vector<uint8_t> mask = r.completion_mask();
+    policy.zero_grads();
+    std::vector<float> ent;
+    policy.forward_token_logprobs(r.rows.view(), so, &ent);
+    const MeanEntropy me = mean_entropy(ent, mask);
+    QVERIFY(near(me.entropy, H, 1e-5));
+    std::vector<float> dlogp(ent.size(), 0.0f), dent(ent.size());
+    for (size_t i = 0; i < dent.size(); ++i) dent[i] = static_cast<float>(-c * me.dentropy[i]);
+    policy.backward_token_logprobs(dlogp.data(), dent.data());
+    const std::vector<float> ge = wte_grad();
+    double largest = 0, worst = 0;
+    for (size_t i = 0; i < ge.size(); ++i) {
+      largest = std::max(largest, double(std::fabs(ge[i])));
+      worst = std::max(worst, std::fabs(double(g1[i]) - g0[i] - ge[i]));
+    }
+    QVERIFY2(largest > 1e-3, qPrintable(QString::number(largest)));
+    QVERIFY2(worst < 1e-4 * largest, qPrintable(QString("%1 of %2").arg(worst).arg(largest)));
   }
 
   // PPO with LoRA: the rollout is sampled from the adapted policy against the frozen base as reference. A full

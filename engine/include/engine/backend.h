@@ -183,13 +183,16 @@ class Backend {
 
   // Fused softmax + cross-entropy. logits (N,V) are turned into probabilities in place; losses (N)
   // receives per row (1-e) * -log p[target] + e * mean over v of -log p[v] (e = label_smoothing,
-  // PyTorch's CrossEntropyLoss(label_smoothing=e)), and 0 for rows whose target is negative.
-  virtual void softmax_xent_forward(float* losses, float* logits, const int32_t* targets, int N, int V,
+  // PyTorch's CrossEntropyLoss(label_smoothing=e)), and 0 for rows whose target is negative. entropy (N),
+  // when not null, receives the entropy of each row's distribution, H = logsumexp(z) - sum_v p_v z_v,
+  // computed from the logits (0 for rows whose target is negative).
+  virtual void softmax_xent_forward(float* losses, float* entropy, float* logits, const int32_t* targets, int N, int V,
                                     float label_smoothing);
-  // dlogits (N,V) = dlosses[n] * (probs - ((1-e) onehot(target) + e/V)), 0 for negative targets
-  // (overwrites; dlogits may alias probs).
+  // dlogits (N,V) = dlosses[n] * (probs - ((1-e) onehot(target) + e/V)) + dentropy[n] * dH/dz, with
+  // dH/dz_v = -p_v (log p_v + entropy[n]) (the entropy of the forward); 0 for negative targets. dentropy null
+  // (then entropy is not read): the loss term alone. Overwrites; dlogits may alias probs.
   virtual void softmax_xent_backward(float* dlogits, const float* probs, const int32_t* targets, const float* dlosses,
-                                     int N, int V, float label_smoothing);
+                                     const float* entropy, const float* dentropy, int N, int V, float label_smoothing);
 
  private:
   std::vector<float> m_widened;  // scratch of the default *_typed ops

@@ -147,16 +147,16 @@ PpoValueLoss ppo_value_loss(std::span<const float> values, std::span<const float
   return out;
 }
 
-SampledEntropy sampled_entropy(std::span<const float> logp, std::span<const uint8_t> mask) {
-  check_sizes("entropy", logp.size(), {mask.size()});
-  SampledEntropy out;
-  out.dlogp.assign(logp.size(), 0.0f);
+MeanEntropy mean_entropy(std::span<const float> token_entropy, std::span<const uint8_t> mask) {
+  check_sizes("entropy", token_entropy.size(), {mask.size()});
+  MeanEntropy out;
+  out.dentropy.assign(token_entropy.size(), 0.0f);
   const int64_t n = count_mask(mask);
   if (n == 0) return out;
-  for (size_t i = 0; i < logp.size(); ++i)
+  for (size_t i = 0; i < token_entropy.size(); ++i)
     if (mask[i]) {
-      out.entropy -= double(logp[i]) / double(n);
-      out.dlogp[i] = static_cast<float>(-1.0 / double(n));
+      out.entropy += double(token_entropy[i]) / double(n);
+      out.dentropy[i] = static_cast<float>(1.0 / double(n));
     }
   return out;
 }

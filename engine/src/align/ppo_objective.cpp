@@ -32,7 +32,8 @@ template <class V>
 V gather_rows(const V& src, const std::vector<int>& rows, int T) {
   V out;
   out.reserve(rows.size() * size_t(T));
-  for (int r : rows) out.insert(out.end(), src.begin() + size_t(r) * size_t(T), src.begin() + size_t(r + 1) * size_t(T));
+  for (int r : rows)
+    out.insert(out.end(), src.begin() + size_t(r) * size_t(T), src.begin() + size_t(r + 1) * size_t(T));
   return out;
 }
 
@@ -110,7 +111,8 @@ ObjectiveResult PpoObjective::collect_rollout(TrainModel& model, const Batch& ba
 
   // The reference first, then the policy's log-probs and values, all forward only (nothing kept).
   const std::vector<float> ref = m_ref.token_logprobs(rows.view());
-  ro->old_logp = model.token_logprobs(rows.view());
+  std::vector<float> entropy;  // the policy's exact per-token entropy, for the metric only
+  ro->old_logp = model.token_logprobs(rows.view(), /*use_adapters=*/true, &entropy);
   ro->old_values = model.scalar_head_values(rows.view());
   const size_t N = ro->mask.size();
   std::vector<float> kl(N, 0.0f);
@@ -129,14 +131,15 @@ ObjectiveResult PpoObjective::collect_rollout(TrainModel& model, const Batch& ba
   ro->returns = std::move(g.returns);
   for (int e = 0; e < m_o.ppo_epochs; ++e) ro->order.push_back(epoch_order(R, options.dropout_seed, e));
 
-  // Per completion: sums over its tokens, then means over the completions (TRL's .sum(1).mean()).
+  // Per completion: sums over its tokens, then means over the completions (TRL's .sum(1).mean()). TRL sums the
+  // sampled tokens' -logp for the entropy; the exact entropies summed are its expectation, without the noise.
   double kl_sum = 0, entropy_sum = 0, score_sum = 0, length_sum = 0, eos = 0;
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       const size_t i = size_t(r) * size_t(T) + size_t(t);
       if (!ro->mask[i]) continue;
       kl_sum += kl[i];
-      entropy_sum -= ro->old_logp[i];
+      entropy_sum += entropy[i];
     }
     score_sum += scores[size_t(r)];
     length_sum += ro->samples.completion_tokens[size_t(r)];
@@ -182,14 +185,20 @@ ObjectiveResult PpoObjective::forward_backward_update(TrainModel& model, const B
   const std::vector<float> advantages = gather_rows(ro.advantages, rows, T);
   const std::vector<float> returns = gather_rows(ro.returns, rows, T);
 
-  // The policy: clipped surrogate minus the entropy bonus.
-  const std::vector<float> logp = model.forward_token_logprobs(mb.view(), options);
+  // The policy: clipped surrogate minus the entropy bonus (the exact entropy of its distributions, differentiated
+  // through the logits only when the bonus is on).
+  std::vector<float> entropy;
+  const std::vector<float> logp = model.forward_token_logprobs(mb.view(), options, &entropy);
   PpoPolicyLoss pg = ppo_policy_loss(logp, old_logp, advantages, mask, m_o.cliprange);
-  const SampledEntropy ent = sampled_entropy(logp, mask);
-  std::vector<float> dlogp(logp.size());
-  for (size_t i = 0; i < dlogp.size(); ++i)
-    dlogp[i] = static_cast<float>((pg.dlogp[i] - m_o.entropy_coef * ent.dlogp[i]) * grad_scale);
-  model.backward_token_logprobs(dlogp.data());
+  const MeanEntropy ent = mean_entropy(entropy, mask);
+  std::vector<float> dlogp(logp.size()), dentropy;
+  for (size_t i = 0; i < dlogp.size(); ++i) dlogp[i] = static_cast<float>(pg.dlogp[i] * grad_scale);
+  if (m_o.entropy_coef > 0) {
+    dentropy.resize(entropy.size());
+    for (size_t i = 0; i < dentropy.size(); ++i)
+      dentropy[i] = static_cast<float>(-m_o.entropy_coef * ent.dentropy[i] * grad_scale);
+  }
+  model.backward_token_logprobs(dlogp.data(), dentropy.empty() ? nullptr : dentropy.data());
 
   // The value head: clipped value loss, weighted by vf_coef.
   const std::vector<float> values = model.forward_scalar_head(mb.view(), options);
@@ -239,8 +248,8 @@ void PpoObjective::restore_state(const std::string& state) {
   const std::string key = kStateKey;
   double coef = 0;
   const char* end = state.data() + state.size();
-  const bool ok = state.rfind(key, 0) == 0 &&
-                  std::from_chars(state.data() + key.size(), end, coef).ptr == end && std::isfinite(coef) && coef >= 0;
+  const bool ok = state.rfind(key, 0) == 0 && std::from_chars(state.data() + key.size(), end, coef).ptr == end &&
+                  std::isfinite(coef) && coef >= 0;
   if (!ok) throw Error("PPO: the checkpoint's objective state '" + state.substr(0, 60) + "' is not a KL coefficient");
   m_adaptive->set_coef(coef);
 }

@@ -48,10 +48,11 @@ void Backend::attention_backward(float*, float*, float*, const float*, const flo
                                  const float*, int, int, int, int, int, int, float, uint64_t) {
   no_training_op(*this, "attention_backward");
 }
-void Backend::softmax_xent_forward(float*, float*, const int32_t*, int, int, float) {
+void Backend::softmax_xent_forward(float*, float*, float*, const int32_t*, int, int, float) {
   no_training_op(*this, "softmax_xent_forward");
 }
-void Backend::softmax_xent_backward(float*, const float*, const int32_t*, const float*, int, int, float) {
+void Backend::softmax_xent_backward(float*, const float*, const int32_t*, const float*, const float*, const float*, int,
+                                    int, float) {
   no_training_op(*this, "softmax_xent_backward");
 }
 

@@ -125,13 +125,14 @@ class CpuBackend final : public Backend {
   }
 
   // ---- loss (ops_softmax_xent.cpp) ----
-  void softmax_xent_forward(float* losses, float* logits, const int32_t* targets, int N, int V,
+  void softmax_xent_forward(float* losses, float* entropy, float* logits, const int32_t* targets, int N, int V,
                             float label_smoothing) override {
-    cpu::softmax_xent_forward(m_pool, losses, logits, targets, N, V, label_smoothing);
+    cpu::softmax_xent_forward(m_pool, losses, entropy, logits, targets, N, V, label_smoothing);
   }
-  void softmax_xent_backward(float* dlogits, const float* probs, const int32_t* targets, const float* dlosses, int N,
-                             int V, float label_smoothing) override {
-    cpu::softmax_xent_backward(m_pool, dlogits, probs, targets, dlosses, N, V, label_smoothing);
+  void softmax_xent_backward(float* dlogits, const float* probs, const int32_t* targets, const float* dlosses,
+                             const float* entropy, const float* dentropy, int N, int V,
+                             float label_smoothing) override {
+    cpu::softmax_xent_backward(m_pool, dlogits, probs, targets, dlosses, entropy, dentropy, N, V, label_smoothing);
   }
 
   // ---- memory-bound one-liners: a thread hand-off would cost more than the loop ----

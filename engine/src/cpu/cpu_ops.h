@@ -76,10 +76,11 @@ void swiglu_backward(ThreadPool& pool, float* dgate, float* dup, const float* do
 void dropout_apply(ThreadPool& pool, float* out, const float* inp, int64_t n, float p, uint64_t seed);
 
 // ops_softmax_xent.cpp
-void softmax_xent_forward(ThreadPool& pool, float* losses, float* logits, const int32_t* targets, int N, int V,
-                          float label_smoothing);
+void softmax_xent_forward(ThreadPool& pool, float* losses, float* entropy, float* logits, const int32_t* targets, int N,
+                          int V, float label_smoothing);
 void softmax_xent_backward(ThreadPool& pool, float* dlogits, const float* probs, const int32_t* targets,
-                           const float* dlosses, int N, int V, float label_smoothing);
+                           const float* dlosses, const float* entropy, const float* dentropy, int N, int V,
+                           float label_smoothing);
 
 // ops_optimizer.cpp: whole-buffer ops of the optimizer step (engine/backend.h)
 void adamw_update(ThreadPool& pool, float* params, const float* grads, float* m, float* v, int64_t n,

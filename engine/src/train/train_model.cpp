@@ -17,8 +17,9 @@
 //   - With LoRA the base parameters have no gradient buffers at all (null gradient pointers skip their
 //     work in every backward op); a linear layer with an adapter adds the adapter path (lora_adapters.h).
 //   - Sequence-level objectives (token log-probs, a scalar head) run the same forward and enter the same
-//     backward: at the logits (dlogits from d logp) or at the final-norm output (from the head), so there is
-//     one backward for every recipe.
+//     backward: at the logits (dlogits from d logp, and from d entropy for PPO's entropy bonus, both in the
+//     backend's fused softmax_xent op) or at the final-norm output (from the head), so there is one backward
+//     for every recipe.
 #include "engine/train/train_model.h"
 
 #include <algorithm>
@@ -46,6 +47,7 @@ struct TrainModel::Impl {
   block::Pass pass;  // B, T, dropout and seeds of the current forward (the backward reuses them)
 
   std::vector<float> act_store, resid, lnf, lnf_mean, lnf_rstd, logits, losses, dlosses, branch, dres, dln;
+  std::vector<float> entropies, dentropies;  // (N): per-position entropy of the last forward that asked for it
   block::BackwardScratch scratch;
   std::vector<int32_t> targets;  // the batch's targets with -1 where the weight is 0
   std::vector<float> weights;    // the batch's loss weights (1 when none given)
@@ -63,6 +65,7 @@ struct TrainModel::Impl {
   std::vector<int32_t> kept_inputs;
   int kept_B = 0, kept_T = 0;
   bool kept_all = true;
+  bool kept_entropy = false;  // the kept token log-prob forward also computed `entropies`
 
   Impl(Model& m, Backend& b, const LoraConfig& l)
       : model(m), be(b), c(m.config()), spec(arch_spec(c)), lora(l), pass(m, b) {}
@@ -121,7 +124,7 @@ struct TrainModel::Impl {
     grow(act_store, checked_mul(layer_floats(B, T), static_cast<uint64_t>(slots), "activation size"));
     grow(resid, checked_mul(N * C, static_cast<uint64_t>(c.n_layer) + 1, "residual size"));
     for (auto* v : {&lnf, &branch, &dres, &dln}) grow(*v, N * C);
-    for (auto* v : {&lnf_mean, &lnf_rstd, &losses, &dlosses}) grow(*v, N);
+    for (auto* v : {&lnf_mean, &lnf_rstd, &losses, &dlosses, &entropies, &dentropies}) grow(*v, N);
     grow(logits, checked_mul(N, V, "logits size"));
     scratch.grow(static_cast<int64_t>(N), c);
     if (adapters) adapters->reserve(static_cast<int>(N), c.n_layer);
@@ -130,8 +133,9 @@ struct TrainModel::Impl {
   // needs_targets false: null targets read as "no position counts" (a scalar head uses none).
   void check_batch(const BatchView& batch, bool needs_targets = true) {
     if (adapters_in_weights)
-      throw Error("training forward: the LoRA adapters are merged into the weights for generation (the forward "
-                  "would apply them twice)");
+      throw Error(
+          "training forward: the LoRA adapters are merged into the weights for generation (the forward "
+          "would apply them twice)");
     if (batch.B <= 0 || batch.T <= 0) throw Error("training batch: B and T must be positive");
     if (batch.T > c.max_seq_len)
       throw Error("training batch: T = " + std::to_string(batch.T) + " exceeds the model's context of " +
@@ -213,7 +217,7 @@ struct TrainModel::Impl {
                                     bool keep_all) {
     const int N = batch.B * batch.T;
     forward_logits(batch.inputs, batch.B, batch.T, p, lp, seed, keep_all);
-    be.softmax_xent_forward(losses.data(), logits.data(), targets.data(), N, c.vocab_size, smoothing);
+    be.softmax_xent_forward(losses.data(), nullptr, logits.data(), targets.data(), N, c.vocab_size, smoothing);
     double sum = 0, wsum = 0;
     for (int i = 0; i < N; ++i) {
       sum += static_cast<double>(weights[i]) * losses[i];
@@ -226,7 +230,8 @@ struct TrainModel::Impl {
   void backward(const BatchView& batch, float smoothing, bool keep_all, double wsum, float grad_scale) {
     const int N = batch.B * batch.T;
     for (int i = 0; i < N; ++i) dlosses[i] = static_cast<float>(grad_scale * weights[i] / wsum);
-    be.softmax_xent_backward(logits.data(), logits.data(), targets.data(), dlosses.data(), N, c.vocab_size, smoothing);
+    be.softmax_xent_backward(logits.data(), logits.data(), targets.data(), dlosses.data(), nullptr, nullptr, N,
+                             c.vocab_size, smoothing);
     backward_from_dlogits(batch.inputs, batch.B, batch.T, keep_all);
   }
 
@@ -255,20 +260,24 @@ struct TrainModel::Impl {
     block::embed_backward(pass, w, inputs, dres.data());
   }
 
-  void keep(Kept what, const BatchView& batch, bool keep_all) {
+  void keep(Kept what, const BatchView& batch, bool keep_all, bool with_entropy = false) {
     kept = what;
+    kept_entropy = with_entropy;
     kept_inputs.assign(batch.inputs, batch.inputs + static_cast<int64_t>(batch.B) * batch.T);
     kept_B = batch.B;
     kept_T = batch.T;
     kept_all = keep_all;
   }
 
-  // Per-position log p(target) from the probabilities softmax_xent_forward left in `logits`.
-  std::vector<float> token_logprobs_of_forward(int N) {
-    be.softmax_xent_forward(losses.data(), logits.data(), targets.data(), N, c.vocab_size, 0.0f);
+  // Per-position log p(target) of the logits of the last forward (which become its probabilities, all the
+  // backward needs), and with `entropy` the entropy there too (kept in `entropies` for the backward).
+  std::vector<float> token_logprobs_of_forward(int N, std::vector<float>* entropy) {
+    be.softmax_xent_forward(losses.data(), entropy ? entropies.data() : nullptr, logits.data(), targets.data(), N,
+                            c.vocab_size, 0.0f);
     std::vector<float> out(static_cast<size_t>(N), 0.0f);
     for (int i = 0; i < N; ++i)
       if (targets[i] >= 0) out[i] = -losses[i];
+    if (entropy) entropy->assign(entropies.begin(), entropies.begin() + N);  // 0 where the position does not count
     return out;
   }
 
@@ -396,35 +405,41 @@ std::vector<float> TrainModel::logits(const int32_t* tokens, int B, int T) {
 
 const LoraConfig& TrainModel::lora_config() const { return m->lora; }
 
-std::vector<float> TrainModel::forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options) {
+std::vector<float> TrainModel::forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options,
+                                                      std::vector<float>* entropy) {
   m->require_trainable("forward_token_logprobs");
   if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) throw Error("dropout must be in [0, 1)");
   m->check_batch(batch);
   const bool keep_all = !options.checkpoint_activations;
   m->forward_logits(batch.inputs, batch.B, batch.T, options.dropout, m->lora.dropout, options.dropout_seed, keep_all);
-  std::vector<float> out = m->token_logprobs_of_forward(batch.B * batch.T);
-  m->keep(Impl::Kept::TokenLogprobs, batch, keep_all);
+  std::vector<float> out = m->token_logprobs_of_forward(batch.B * batch.T, entropy);
+  m->keep(Impl::Kept::TokenLogprobs, batch, keep_all, entropy != nullptr);
   return out;
 }
 
-void TrainModel::backward_token_logprobs(const float* dlogp) {
+void TrainModel::backward_token_logprobs(const float* dlogp, const float* dentropy) {
   m->require_trainable("backward_token_logprobs");
   if (m->kept != Impl::Kept::TokenLogprobs)
     throw Error("backward_token_logprobs: the last forward was not forward_token_logprobs");
+  if (dentropy && !m->kept_entropy)
+    throw Error(
+        "backward_token_logprobs: an entropy gradient needs a forward_token_logprobs that returned the entropy");
   m->kept = Impl::Kept::None;
   const int N = m->kept_B * m->kept_T;
   // logp = -xent, so d objective / d xent = -d objective / d logp.
   for (int i = 0; i < N; ++i) m->dlosses[i] = m->targets[i] >= 0 ? -dlogp[i] : 0.0f;
-  m->be.softmax_xent_backward(m->logits.data(), m->logits.data(), m->targets.data(), m->dlosses.data(), N,
-                              m->c.vocab_size, 0.0f);
+  if (dentropy)
+    for (int i = 0; i < N; ++i) m->dentropies[i] = m->targets[i] >= 0 ? dentropy[i] : 0.0f;
+  m->be.softmax_xent_backward(m->logits.data(), m->logits.data(), m->targets.data(), m->dlosses.data(),
+                              m->entropies.data(), dentropy ? m->dentropies.data() : nullptr, N, m->c.vocab_size, 0.0f);
   m->backward_from_dlogits(m->kept_inputs.data(), m->kept_B, m->kept_T, m->kept_all);
 }
 
-std::vector<float> TrainModel::token_logprobs(const BatchView& batch, bool use_adapters) {
+std::vector<float> TrainModel::token_logprobs(const BatchView& batch, bool use_adapters, std::vector<float>* entropy) {
   m->check_batch(batch);
   const block::Weights* wt = use_adapters || !m->adapters ? &m->w : &m->base_weights();
   m->forward_logits(batch.inputs, batch.B, batch.T, 0.0f, 0.0f, 0, /*keep_all=*/false, wt);
-  return m->token_logprobs_of_forward(batch.B * batch.T);
+  return m->token_logprobs_of_forward(batch.B * batch.T, entropy);
 }
 
 void TrainModel::set_scalar_head(const std::string& name, std::vector<float> weights) {

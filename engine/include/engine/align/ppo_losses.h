@@ -25,9 +25,9 @@
 // Value loss (clipped): v_clip = old_v + clamp(v - old_v, -eps_v, eps_v),
 //   l_t = 0.5 max((v - R_t)^2, (v_clip - R_t)^2),  loss = mean over the masked tokens; "clipped" when the
 //   clipped branch is the larger. On a tie the unclipped branch carries the gradient.
-// Entropy (from log-probs of sampled tokens): H = mean over the masked tokens of -logp, the sample estimate of the
-//   policy's per-token entropy (TRL's objective/entropy sums it per completion instead). The entropy bonus
-//   subtracts coef * H from the loss; its gradient lowers the log-probs of the tokens sampled (dH/dlogp = -1/n).
+// Entropy: H = mean over the masked tokens of H_t, the exact entropy of the policy's distribution over the
+//   vocabulary at token t (TrainModel::forward_token_logprobs computes it from the logits and backpropagates
+//   d objective / d H_t). The entropy bonus subtracts coef * H from the loss: dH/dH_t = 1/n on the masked tokens.
 //
 // Adaptive KL controller (Ziegler et al. 2019, TRL's AdaptiveKLController): after each rollout of n_steps
 // completions with mean per-completion KL `kl`,
@@ -79,11 +79,12 @@ struct PpoValueLoss {
 PpoValueLoss ppo_value_loss(std::span<const float> values, std::span<const float> old_values,
                             std::span<const float> returns, std::span<const uint8_t> mask, double clip_value);
 
-struct SampledEntropy {
-  double entropy = 0;        // mean over the masked tokens of -logp
-  std::vector<float> dlogp;  // d entropy / d logp: -1/n on the masked tokens
+struct MeanEntropy {
+  double entropy = 0;           // mean over the masked tokens of the per-token entropies
+  std::vector<float> dentropy;  // d entropy / d per-token entropy: 1/n on the masked tokens, 0 elsewhere
 };
-SampledEntropy sampled_entropy(std::span<const float> logp, std::span<const uint8_t> mask);
+// Throws engine::Error for mismatched sizes.
+MeanEntropy mean_entropy(std::span<const float> token_entropy, std::span<const uint8_t> mask);
 
 class AdaptiveKlController {
  public:

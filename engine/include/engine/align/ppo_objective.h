@@ -20,18 +20,22 @@
 //      returns; advantages whitened over the rollout (engine/align/ppo_losses.h);
 //   4. with a target KL, the adaptive controller updates the coefficient from this rollout's KL (the rollout
 //      itself used the coefficient from before).
-// Each update: the minibatch's rows through the policy (log-probs: clipped policy loss minus the entropy bonus)
+// Each update: the minibatch's rows through the policy (log-probs: clipped policy loss; minus entropy_coef times the
+// mean exact entropy of its distributions over the completion tokens, differentiated through the logits)
 // and the value head (clipped value loss times vf_coef); the minibatches of each epoch are a permutation of the
 // rows drawn from the step seed.
 //
-// Metrics, TRL's names: objective/kl (per-completion KL sum, mean over completions), objective/entropy (per
-// completion sum of -logp of the sampled tokens), objective/non_score_reward, objective/rlhf_reward (score +
-// non-score reward), objective/scores, objective/kl_coef, val/num_eos_tokens (completions that ended -- the
-// end-of-sequence token or a template stop string -- rather than being cut at max_new_tokens), completion_length (rollout, reported once per step); policy/clipfrac_avg,
-// policy/approxkl_avg, policy/entropy_avg (the sampled estimate, per token), loss/policy_avg, loss/value_avg,
-// val/clipfrac_avg, val/ratio (means over the step's updates), val/ratio_var (variance of the updates' mean
-// ratios). The first samples_per_step completions of each rollout come back as CompletionSamples.
-// evaluate(): greedy replies to the validation prompts; loss = share answered wrong, metric "accuracy".
+// Metrics, TRL's names: objective/kl (per-completion KL sum, mean over completions), objective/entropy (the
+// policy's exact entropy at each completion token, logsumexp(z) - sum softmax(z) z, summed per completion, mean
+// over completions: TRL's scale, whose sum of the sampled tokens' -logp has this as its expectation),
+// objective/non_score_reward, objective/rlhf_reward (score + non-score reward), objective/scores, objective/kl_coef,
+// val/num_eos_tokens (completions that ended -- the end-of-sequence token or a template stop string -- rather than
+// being cut at max_new_tokens), completion_length (rollout, reported once per step); policy/clipfrac_avg,
+// policy/approxkl_avg, policy/entropy_avg (the exact entropy per token, mean over the minibatch's completion tokens, as
+// the update's forward computes it), loss/policy_avg, loss/value_avg, val/clipfrac_avg, val/ratio (means over the
+// step's updates), val/ratio_var (variance of the updates' mean ratios). The first samples_per_step completions of each
+// rollout come back as CompletionSamples. evaluate(): greedy replies to the validation prompts; loss = share answered
+// wrong, metric "accuracy".
 //
 // The sampler runs the Model's own weights, so LoRA is not supported (the rollouts would come from the base).
 #pragma once
@@ -61,11 +65,11 @@ enum class KlEstimator { K1, K3 };
 struct PpoOptions {
   float temperature = 1.0f;
   int max_new_tokens = 24;
-  int seq = 128;           // tokens per row: prompt + completion must fit
-  int ppo_epochs = 4;      // passes over each rollout
-  int num_minibatches = 1; // per pass; must divide the prompts per step
-  double kl_coef = 0.05;   // the initial coefficient when target_kl > 0
-  double target_kl = 0;    // > 0: adaptive coefficient towards this per-completion KL
+  int seq = 128;              // tokens per row: prompt + completion must fit
+  int ppo_epochs = 4;         // passes over each rollout
+  int num_minibatches = 1;    // per pass; must divide the prompts per step
+  double kl_coef = 0.05;      // the initial coefficient when target_kl > 0
+  double target_kl = 0;       // > 0: adaptive coefficient towards this per-completion KL
   double kl_horizon = 10000;  // adaptive: completions over which the coefficient may move by at most 20%
   KlEstimator kl_estimator = KlEstimator::K1;
   double gamma = 1.0, lam = 0.95;  // GAE
@@ -112,7 +116,7 @@ class PpoObjective : public TrainObjective {
   PromptSet m_train, m_val;
   PpoOptions m_o;
   std::optional<AdaptiveKlController> m_adaptive;  // with a target KL
-  std::unique_ptr<Rollout> m_rollout;  // the current step's
+  std::unique_ptr<Rollout> m_rollout;              // the current step's
 };
 
 }  // namespace engine

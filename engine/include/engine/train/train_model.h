@@ -114,14 +114,21 @@ class TrainModel {
   // log-prob is the sum of its counted token log-probs (align/preference_losses.h: sequence_logprobs).
 
   // Forward with dropout as in `options`: log p(targets[i] | inputs[..i]) at every position (B*T; 0 where
-  // the position does not count), keeping what backward_token_logprobs needs.
-  std::vector<float> forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options);
-  // Backward of the last forward_token_logprobs: dlogp (B*T) = d objective / d logp[i] (already scaled by
-  // the caller); gradients are added. Throws when the last forward was not forward_token_logprobs.
-  void backward_token_logprobs(const float* dlogp);
-  // Forward only, no dropout, nothing kept. use_adapters = false runs a LoRA model's frozen base weights:
-  // the starting policy, which is a LoRA run's reference model at no extra memory.
-  std::vector<float> token_logprobs(const BatchView& batch, bool use_adapters = true);
+  // the position does not count), keeping what backward_token_logprobs needs. With `entropy`, it also receives
+  // the exact entropy of the model's distribution over the vocabulary at every counted position (B*T; 0
+  // elsewhere), H = logsumexp(z) - sum_v softmax(z)_v z_v of the same logits (PPO's entropy; TRL's
+  // entropy_from_logits).
+  std::vector<float> forward_token_logprobs(const BatchView& batch, const TrainStepOptions& options,
+                                            std::vector<float>* entropy = nullptr);
+  // Backward of the last forward_token_logprobs: dlogp (B*T) = d objective / d logp[i] and, when not null,
+  // dentropy (B*T) = d objective / d H[i] (both already scaled by the caller); gradients are added. Throws when
+  // the last forward was not forward_token_logprobs, or for a dentropy when that forward returned no entropy.
+  void backward_token_logprobs(const float* dlogp, const float* dentropy = nullptr);
+  // Forward only, no dropout, nothing kept (`entropy` as for forward_token_logprobs). use_adapters = false runs
+  // a LoRA model's frozen base weights: the starting policy, which is a LoRA run's reference model at no extra
+  // memory.
+  std::vector<float> token_logprobs(const BatchView& batch, bool use_adapters = true,
+                                    std::vector<float>* entropy = nullptr);
 
   // A scalar head (C -> 1, no bias) on the final-norm output: a reward model's score, a value head. It is
   // trainable with the model -- also in LoRA runs, as PEFT's modules_to_save -- and listed last by
