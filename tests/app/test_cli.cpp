@@ -636,6 +636,15 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(json_of(r)["n"].toInt(), 80);
     QVERIFY2(json_of(r)["accuracy"].toDouble() >= 0.75, r.out.constData());
+    // Broken down by the rows' kinds: data synth's three, their counts adding up to the whole.
+    const QJsonObject kinds = json_of(r)["kinds"].toObject();
+    QCOMPARE(kinds.keys(), (QStringList{"correct", "on_topic", "polite"}));
+    int by_kind = 0;
+    for (const QJsonValue& k : kinds) {
+      by_kind += k.toObject()["n"].toInt();
+      QVERIFY(k.toObject()["accuracy"].toDouble() >= 0 && k.toObject()["accuracy"].toDouble() <= 1);
+    }
+    QCOMPARE(by_kind, 80);
     r = cli({"eval", "--task", "reward", "--model", model, "--data", eval});
     QCOMPARE(r.code, 1);
     QVERIFY(r.err.contains("not a reward model"));
