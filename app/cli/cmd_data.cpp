@@ -2,7 +2,7 @@
 // Kinds: stories (simple English children's stories); world (stories told about the generated world),
 // facts, arith, chat, prefs and prompts (questions, sums, dialogues, preference pairs and checkable
 // prompts about the same world; see engine/train/synth_world.h). --split eval asks what training
-// never shows: held-out facts and sums.
+// never shows: held-out facts and sums (for prefs, --knowledge picks which: see PrefsKnowledge).
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -18,7 +18,7 @@ namespace wb::cli {
 int cmd_data(int argc, char** argv) {
   const char* usage =
       "usage: llm-workbench-cli data synth --kind stories|world|corpus|facts|arith|chat|prefs|prompts --n N --seed S\n"
-      "         [--split train|eval] [--world-seed W] --out FILE\n";
+      "         [--split train|eval] [--knowledge known|unseen|all] [--world-seed W] --out FILE\n";
   if (argc < 3 || std::string(argv[2]) != "synth") {
     if (argc >= 3 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h")) throw HelpRequested(usage);
     throw UsageError(std::string("expected 'data synth' (") + usage + ")");
@@ -30,6 +30,10 @@ int cmd_data(int argc, char** argv) {
       {"n", true, false, "number of items"},
       {"seed", true, false, "sample seed (default 1)"},
       {"split", true, false, "train (default) or eval: eval holds facts and sums training never shows"},
+      {"knowledge", true, false,
+       "prefs --split eval: what the right-vs-wrong pairs ask: known (default: seen facts and 1-2-digit sums, "
+       "with wrong answers training never pairs with them), unseen (only right-vs-wrong pairs over held-out "
+       "facts, 3-digit sums and products) or all (any held-out fact or sum)"},
       {"world-seed", true, false, "which world (default 1): every kind describes the same world for one seed"},
       {"out", true, false, "output file"},
   };
@@ -44,6 +48,14 @@ int cmd_data(int argc, char** argv) {
   const auto split = split_name == "eval" ? engine::world::Split::Eval : engine::world::Split::Train;
   const std::string out = a.required("out");
   namespace w = engine::world;
+  const std::string knowledge_name = a.str("knowledge", "known");
+  if (a.has("knowledge") && (kind != "prefs" || split_name != "eval"))
+    throw UsageError("--knowledge is for --kind prefs --split eval");
+  if (knowledge_name != "known" && knowledge_name != "unseen" && knowledge_name != "all")
+    throw UsageError("--knowledge must be known, unseen or all");
+  const w::PrefsKnowledge knowledge = knowledge_name == "unseen" ? w::PrefsKnowledge::Unseen
+                                      : knowledge_name == "all"  ? w::PrefsKnowledge::All
+                                                                 : w::PrefsKnowledge::Known;
   std::string text;
   if (kind == "stories") {
     text = engine::synth_stories(n, seed);
@@ -58,7 +70,7 @@ int cmd_data(int argc, char** argv) {
     else if (kind == "corpus") text = w::pretraining_corpus(world, n, seed, split);
     else if (kind == "facts") text = w::facts_jsonl(world, n, seed, split);
     else if (kind == "chat") text = w::chat_jsonl(world, n, seed, split);
-    else if (kind == "prefs") text = w::prefs_jsonl(world, n, seed, split);
+    else if (kind == "prefs") text = w::prefs_jsonl(world, n, seed, split, knowledge);
     else text = w::prompts_jsonl(world, n, seed, split);
   }
   engine::io::write_file_atomic(out, text.data(), text.size());

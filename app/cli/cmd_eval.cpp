@@ -8,7 +8,7 @@
 // through the model's chat template and answered greedily.
 //
 // `eval --task reward`: a reward model (train --recipe reward) on JSONL preference pairs: the share of
-// pairs it ranks as the data does, and the mean margin.
+// pairs it ranks as the data does, and the mean margin, overall and per pair "kind" where rows have one.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -115,14 +115,23 @@ int cmd_eval(int argc, char** argv) {
     engine::RewardModel rm(model_path, threads);
     const engine::PairEvaluation e = engine::evaluate_reward_model(rm, pairs);
     if (a.has("json")) {
-      print_json({{"task", "reward"},
-                  {"n", e.n},
-                  {"accuracy", e.accuracy},
-                  {"margin", e.margin},
-                  {"mean_chosen", e.mean_chosen},
-                  {"mean_rejected", e.mean_rejected}});
+      nlohmann::json j = {{"task", "reward"},
+                          {"n", e.n},
+                          {"accuracy", e.accuracy},
+                          {"margin", e.margin},
+                          {"mean_chosen", e.mean_chosen},
+                          {"mean_rejected", e.mean_rejected}};
+      if (!e.by_kind.empty()) {
+        j["kinds"] = nlohmann::json::object();
+        for (const auto& [kind, k] : e.by_kind)
+          j["kinds"][kind] = {{"n", k.n}, {"accuracy", k.accuracy}, {"margin", k.margin}};
+      }
+      print_json(j);
     } else {
       std::cout << "pair accuracy " << e.accuracy << " over " << e.n << " pairs, mean margin " << e.margin << "\n";
+      for (const auto& [kind, k] : e.by_kind)
+        std::cout << "  " << (kind.empty() ? "(no kind)" : kind) << ": " << k.accuracy << " over " << k.n
+                  << " pairs, mean margin " << k.margin << "\n";
     }
     return 0;
   }

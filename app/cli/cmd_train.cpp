@@ -195,6 +195,10 @@ int train(int argc, char** argv, engine::Communicator& comm) {
        "how strongly the policy is held to the starting model: dpo: the DPO beta (default 0.1); grpo: the weight "
        "of the per-token KL to it (default 0.04)"},
       {"group-size", true, false, "grpo: completions sampled per prompt (default 4)"},
+      {"loss-type", true, false,
+       "grpo: how the loss averages over completion tokens: grpo (default: per completion, then over the "
+       "completions, as TRL's loss_type \"grpo\") or bnpo (one mean over all completion tokens of the batch, "
+       "so short replies do not weigh more per token)"},
       {"temperature", true, false, "grpo, ppo: sampling temperature of the completions (default 1.0)"},
       {"max-new-tokens", true, false, "grpo, ppo: tokens per completion at most (default 24)"},
       {"clip", true, false, "grpo, ppo: clipping epsilon of the probability ratio (default 0.2)"},
@@ -235,6 +239,10 @@ int train(int argc, char** argv, engine::Communicator& comm) {
   // GRPO's beta may be 0 (no KL term, as TRL's later default); DPO's must be positive.
   const double beta = grpo ? a.number("beta", 0.04, 0.0, 1e6) : a.number("beta", 0.1, 1e-6, 1e6);
   if (a.has("group-size") && !grpo) throw UsageError("--group-size applies to --recipe grpo only");
+  if (a.has("loss-type") && !grpo) throw UsageError("--loss-type applies to --recipe grpo only");
+  const std::string loss_type_name = a.str("loss-type", "grpo");
+  if (loss_type_name != "grpo" && loss_type_name != "bnpo") throw UsageError("--loss-type must be grpo or bnpo");
+  const engine::GrpoLossType loss_type = engine::grpo_loss_type_from_name(loss_type_name);
   for (const char* f : {"temperature", "max-new-tokens", "clip"})
     if (a.has(f) && !grpo && !ppo) throw UsageError(std::string("--") + f + " applies to --recipe grpo and ppo only");
   for (const char* f : {"kl-coef", "target-kl", "kl-horizon", "kl-estimator", "ppo-epochs", "num-minibatches",
@@ -370,6 +378,7 @@ int train(int argc, char** argv, engine::Communicator& comm) {
   if (grpo) {
     config["beta"] = beta;
     config["group_size"] = group_size;
+    config["loss_type"] = loss_type_name;
     config["temperature"] = temperature;
     config["max_new_tokens"] = max_new_tokens;
     config["clip"] = clip;
@@ -435,6 +444,7 @@ int train(int argc, char** argv, engine::Communicator& comm) {
   spec.grpo.temperature = static_cast<float>(temperature);
   spec.grpo.max_new_tokens = max_new_tokens;
   spec.grpo.clip = clip;
+  spec.grpo.loss_type = loss_type;
   spec.ppo = ppo_options;
   spec.ppo.temperature = static_cast<float>(temperature);
   spec.ppo.max_new_tokens = max_new_tokens;

@@ -665,6 +665,15 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(json_of(r)["n"].toInt(), 80);
     QVERIFY2(json_of(r)["accuracy"].toDouble() >= 0.75, r.out.constData());
+    // Broken down by the rows' kinds: data synth's three, their counts adding up to the whole.
+    const QJsonObject kinds = json_of(r)["kinds"].toObject();
+    QCOMPARE(kinds.keys(), (QStringList{"correct", "on_topic", "polite"}));
+    int by_kind = 0;
+    for (const QJsonValue& k : kinds) {
+      by_kind += k.toObject()["n"].toInt();
+      QVERIFY(k.toObject()["accuracy"].toDouble() >= 0 && k.toObject()["accuracy"].toDouble() <= 1);
+    }
+    QCOMPARE(by_kind, 80);
     r = cli({"eval", "--task", "reward", "--model", model, "--data", eval});
     QCOMPARE(r.code, 1);
     QVERIFY(r.err.contains("not a reward model"));
@@ -808,6 +817,23 @@ class TestCli : public QObject {
     QCOMPARE(lora_lines[0]["kl"].toDouble(), 0.0);
     for (const QJsonObject& line : lora_lines) QVERIFY(std::isfinite(line["loss"].toDouble()));
     QVERIFY(QFileInfo(d + "/lora/adapter/adapter_model.safetensors").size() > 0);
+
+    // The token-mean loss trains; an unknown loss type is a usage error.
+    r = cli(QStringList(four) << "--out" << d + "/bnpo"
+                              << "--steps"
+                              << "1"
+                              << "--loss-type"
+                              << "bnpo");
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(jsonLines(r.out).size(), 1);
+    QVERIFY(std::isfinite(jsonLines(r.out)[0]["loss"].toDouble()));
+    QCOMPARE(cli(QStringList(four) << "--out" << d + "/bad"
+                                   << "--steps"
+                                   << "1"
+                                   << "--loss-type"
+                                   << "dr_grpo")
+                 .code,
+             2);
   }
 
   // PPO end to end on the tiny chat model: TRL's metric names, finite, on every step; KL 0 and ratio-free
@@ -962,6 +988,19 @@ class TestCli : public QObject {
     for (const QByteArray& l : lines(eval))
       if (!l.isEmpty()) QVERIFY(!asked.contains(QJsonDocument::fromJson(l).object()["question"].toString()));
     QCOMPARE(cli({"data", "synth", "--kind", "facts", "--n", "5", "--split", "test", "--out", eval}).code, 2);
+    // --knowledge picks what held-out right-vs-wrong preference pairs ask; unseen: only those pairs, named so.
+    const QString unseen = m_dir.path() + "/prefs-unseen";
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "20", "--split", "eval", "--knowledge", "unseen", "--out",
+                  unseen})
+                 .code,
+             0);
+    for (const QByteArray& l : lines(unseen))
+      if (!l.isEmpty()) QCOMPARE(QJsonDocument::fromJson(l).object()["kind"].toString(), QString("correct_unseen"));
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "5", "--knowledge", "unseen", "--out", unseen}).code, 2);
+    QCOMPARE(cli({"data", "synth", "--kind", "prefs", "--n", "5", "--split", "eval", "--knowledge", "some", "--out",
+                  unseen})
+                 .code,
+             2);
   }
 
   // eval --task arith|facts|chat: the JSON result's shape, counts that add up, items from a file as

@@ -355,6 +355,8 @@ class TestAlign : public QObject {
     QCOMPARE(d.pairs[1].line, uint64_t(3));
     QCOMPARE(d.pairs[1].prompt.size(), size_t(2));
     QCOMPARE(d.pairs[1].chosen, std::string("Hello!"));
+    QCOMPARE(d.pairs[0].kind, std::string("correct"));  // kept for evaluations by kind
+    QVERIFY(d.pairs[1].kind.empty());
     auto tok = load_tokenizer_from_directory(std::string(WB_TEST_DATA_DIR) + "/../../resources/tokenizers/gpt2");
     QVERIFY(tok);
     const ChatTemplate chatml = *ChatTemplate::from_name("chatml");

@@ -128,6 +128,34 @@ class TestGrpo : public QObject {
     QCOMPARE(r.dlogp[4], 0.0f);
   }
 
+  void bnpo_loss_is_one_mean_over_the_batch_tokens() {
+    // The case above under loss type "bnpo": the three completion tokens weigh alike, 1/3 each, where the
+    // per-completion mean gave the single token of the second completion twice the weight of each of the first's.
+    const std::vector<float> logp = {-1.0f, -2.0f, -0.5f, -0.7f, -3.0f, -3.0f};
+    const std::vector<float> ref = {-1.0f, -1.5f, -9.0f, -0.2f, -3.0f, -3.0f};
+    const std::vector<uint8_t> mask = {1, 1, 0, 1, 0, 0};
+    const std::vector<float> adv = {0.8f, -0.4f};
+    const double beta = 0.1;
+    const GrpoLossResult r = grpo_loss(logp, logp, ref, mask, adv, 2, 3, 0.2, beta, GrpoLossType::Bnpo);
+    const double kl1 = k3_kl(-1.5, -2.0), kl3 = k3_kl(-0.2, -0.7);
+    QVERIFY(near(r.loss, (-0.8 * 2 + beta * kl1 + 0.4 + beta * kl3) / 3));
+    QVERIFY(near(r.kl, (kl1 + kl3) / 3));
+    QCOMPARE(r.tokens, int64_t(3));
+    QVERIFY(near(r.dlogp[0], -0.8 / 3));
+    QVERIFY(near(r.dlogp[1], (-0.8 + beta * (1 - std::exp(0.5))) / 3));
+    QCOMPARE(r.dlogp[2], 0.0f);
+    QVERIFY(near(r.dlogp[3], (0.4 + beta * (1 - std::exp(0.5))) / 3));
+    // Equal lengths: the two normalisations agree.
+    const std::vector<uint8_t> even = {1, 1, 0, 1, 1, 0};
+    const GrpoLossResult g = grpo_loss(logp, logp, ref, even, adv, 2, 3, 0.2, beta);
+    const GrpoLossResult t = grpo_loss(logp, logp, ref, even, adv, 2, 3, 0.2, beta, GrpoLossType::Bnpo);
+    QVERIFY(near(g.loss, t.loss));
+    for (size_t i = 0; i < g.dlogp.size(); ++i) QVERIFY(near(g.dlogp[i], t.dlogp[i]));
+    QVERIFY(grpo_loss_type_from_name("bnpo") == GrpoLossType::Bnpo);
+    QCOMPARE(QString(grpo_loss_type_name(grpo_loss_type_from_name("grpo"))), QString("grpo"));
+    QVERIFY(error_of([] { grpo_loss_type_from_name("dr_grpo"); }).contains("unknown loss type"));
+  }
+
   void grpo_loss_clips_the_ratio() {
     // ratio = e^0.5 = 1.65 > 1 + 0.2. With A > 0 the clamped branch is smaller: clipped, no policy gradient.
     // With A < 0 the unclamped branch is smaller: it keeps its gradient.
@@ -143,7 +171,14 @@ class TestGrpo : public QObject {
     QVERIFY(error_of([&] { grpo_loss(logp, old, ref, mask, adv, 2, 2, 0.2, 0.0); }).contains("do not match"));
   }
 
+  void grpo_loss_gradient_matches_finite_differences_data() {
+    QTest::addColumn<int>("type");
+    QTest::newRow("grpo") << int(GrpoLossType::Grpo);
+    QTest::newRow("bnpo") << int(GrpoLossType::Bnpo);
+  }
   void grpo_loss_gradient_matches_finite_differences() {
+    QFETCH(int, type);
+    const auto lt = GrpoLossType(type);
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> lp(-4.0f, -0.1f), shift(-0.6f, 0.6f), a(-2.0f, 2.0f);
     const int B = 3, T = 5;
@@ -157,7 +192,7 @@ class TestGrpo : public QObject {
     }
     for (float& x : adv) x = a(rng);
     const double clip = 0.2, beta = 0.04;
-    const GrpoLossResult r = grpo_loss(logp, old, ref, mask, adv, B, T, clip, beta);
+    const GrpoLossResult r = grpo_loss(logp, old, ref, mask, adv, B, T, clip, beta, lt);
     QVERIFY(r.clip_ratio > 0 && r.clip_ratio < 1);
     for (int i = 0; i < B * T; ++i) {
       // Skip points within h of a clipping boundary, where the objective has a kink.
@@ -167,8 +202,8 @@ class TestGrpo : public QObject {
       std::vector<float> up = logp, down = logp;
       up[size_t(i)] += float(h);
       down[size_t(i)] -= float(h);
-      const double fd = (grpo_loss(up, old, ref, mask, adv, B, T, clip, beta).loss -
-                         grpo_loss(down, old, ref, mask, adv, B, T, clip, beta).loss) /
+      const double fd = (grpo_loss(up, old, ref, mask, adv, B, T, clip, beta, lt).loss -
+                         grpo_loss(down, old, ref, mask, adv, B, T, clip, beta, lt).loss) /
                         (2 * h);
       QVERIFY2(std::fabs(fd - r.dlogp[size_t(i)]) < 2e-3,
                qPrintable(QString("position %1: fd %2, analytic %3").arg(i).arg(fd).arg(r.dlogp[size_t(i)])));

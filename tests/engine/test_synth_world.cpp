@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/train/synth_world.h"
@@ -329,6 +330,79 @@ class TestSynthWorld : public QObject {
     }
     QCOMPARE(kinds.size(), size_t{3});
     for (const auto& [k, n] : kinds) QVERIFY2(n > 350, k.c_str());
+  }
+
+  void held_out_preference_pairs_ask_known_knowledge_in_new_pairings() {
+    const w::World world = w::make_world(1);
+    std::map<std::string, bool> seen_of;
+    for (const w::Fact& f : world.facts) seen_of[f.question] = f.seen;
+    // Every right-vs-wrong pairing any training file could hold (four seeds cover the few per fact).
+    std::set<std::pair<std::string, std::string>> train_pairs;
+    std::set<std::string> train_prompts;
+    for (uint64_t seed : {1, 2, 3, 4})
+      for (const json& r : rows(w::prefs_jsonl(world, 3000, seed, w::Split::Train))) {
+        train_prompts.insert(r["prompt"].get<std::string>());
+        if (r["kind"] == "correct") train_pairs.emplace(r["prompt"].get<std::string>(), r["rejected"].get<std::string>());
+      }
+    const auto operands = [](const std::string& q) {
+      long long a = 0, b = 0;
+      char op = 0;
+      std::sscanf(q.c_str(), "What is %lld %c %lld?", &a, &op, &b);
+      return std::tuple{a, op, b};
+    };
+
+    // Known (the default): seen facts with a wrong answer no training pair uses; held-out sums of up to two
+    // digits, added or subtracted; the other kinds as in training.
+    const std::string known = w::prefs_jsonl(world, 1500, 4, w::Split::Eval);
+    QCOMPARE(known, w::prefs_jsonl(world, 1500, 4, w::Split::Eval, w::PrefsKnowledge::Known));
+    std::map<std::string, int> kinds;
+    int fact_pairs = 0, sum_pairs = 0;
+    for (const json& r : rows(known)) {
+      ++kinds[r["kind"]];
+      if (r["kind"] != "correct") continue;
+      const std::string p = r["prompt"], chosen = r["chosen"], rejected = r["rejected"];
+      QVERIFY2(!train_pairs.count({p, rejected}), rejected.c_str());
+      if (seen_of.count(p)) {
+        QVERIFY2(seen_of[p], p.c_str());
+        ++fact_pairs;
+      } else {
+        const auto [a, op, b] = operands(p);
+        QVERIFY2((op == '+' || op == '-') && a < 100 && b < 100, p.c_str());
+        QVERIFY2(!train_prompts.count(p), p.c_str());
+        QVERIFY(worked_answer_is_right(p, chosen) && !worked_answer_is_right(p, rejected));
+        ++sum_pairs;
+      }
+    }
+    QCOMPARE(kinds.size(), size_t{3});
+    QVERIFY(fact_pairs > 150 && sum_pairs > 150);
+
+    // Unseen: only right-vs-wrong pairs, over held-out facts and the sums the starter does not work out.
+    int unseen_facts = 0, hard_sums = 0;
+    for (const json& r : rows(w::prefs_jsonl(world, 600, 4, w::Split::Eval, w::PrefsKnowledge::Unseen))) {
+      QCOMPARE(r["kind"].get<std::string>(), std::string("correct_unseen"));
+      const std::string p = r["prompt"];
+      QVERIFY(r["chosen"] != r["rejected"]);
+      if (seen_of.count(p)) {
+        QVERIFY2(!seen_of[p], p.c_str());
+        ++unseen_facts;
+      } else {
+        const auto [a, op, b] = operands(p);
+        QVERIFY2(op == '*' || a >= 100 || b >= 100, p.c_str());
+        QVERIFY2(!train_prompts.count(p), p.c_str());
+        ++hard_sums;
+      }
+    }
+    QVERIFY(unseen_facts > 150 && hard_sums > 150);
+
+    // All: the earlier mix, seen and held-out facts alike.
+    std::set<bool> asked;
+    for (const json& r : rows(w::prefs_jsonl(world, 600, 4, w::Split::Eval, w::PrefsKnowledge::All)))
+      if (r["kind"] == "correct" && seen_of.count(r["prompt"].get<std::string>()))
+        asked.insert(seen_of[r["prompt"].get<std::string>()]);
+    QCOMPARE(asked.size(), size_t{2});
+    // The option never changes a training file.
+    QCOMPARE(w::prefs_jsonl(world, 300, 5, w::Split::Train, w::PrefsKnowledge::Unseen),
+             w::prefs_jsonl(world, 300, 5, w::Split::Train));
   }
 
   void prompts_carry_checkable_answers() {

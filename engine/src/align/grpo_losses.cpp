@@ -53,6 +53,14 @@ std::vector<float> group_reward_std(std::span<const float> rewards, int group_si
   return out;
 }
 
+GrpoLossType grpo_loss_type_from_name(const std::string& name) {
+  if (name == "grpo") return GrpoLossType::Grpo;
+  if (name == "bnpo") return GrpoLossType::Bnpo;
+  throw Error("GRPO: unknown loss type '" + name + "' (grpo: mean per completion, bnpo: mean per token)");
+}
+
+const char* grpo_loss_type_name(GrpoLossType t) { return t == GrpoLossType::Bnpo ? "bnpo" : "grpo"; }
+
 double k3_kl(double ref_logp, double logp) {
   const double d = ref_logp - logp;
   // expm1 keeps the value exact (and >= 0) when the two log-probs are close.
@@ -63,7 +71,7 @@ double k3_kl_grad(double ref_logp, double logp) { return -std::expm1(ref_logp - 
 
 GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp, std::span<const float> ref_logp,
                          std::span<const uint8_t> mask, std::span<const float> advantages, int B, int T, double clip,
-                         double beta) {
+                         double beta, GrpoLossType type) {
   const size_t N = size_t(B) * size_t(T);
   if (B < 1 || T < 1 || logp.size() != N || old_logp.size() != N || ref_logp.size() != N || mask.size() != N ||
       advantages.size() != size_t(B))
@@ -72,6 +80,8 @@ GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old
   if (!(clip >= 0) || !(beta >= 0)) throw Error("GRPO loss: clip and beta must be >= 0");
   GrpoLossResult out;
   out.dlogp.assign(N, 0.0f);
+  int64_t batch_tokens = 0;
+  for (size_t i = 0; i < N; ++i) batch_tokens += mask[i] ? 1 : 0;
   double kl_sum = 0, clipped = 0;
   for (int b = 0; b < B; ++b) {
     const size_t row = size_t(b) * size_t(T);
@@ -79,7 +89,8 @@ GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old
     for (int t = 0; t < T; ++t) n += mask[row + size_t(t)] ? 1 : 0;
     if (n == 0) continue;  // counts as a zero loss in the mean over completions, as TRL's clamp(min=1)
     const double A = advantages[size_t(b)];
-    const double per_token = 1.0 / (double(n) * B);
+    // The weight of each of this completion's tokens in the loss (see GrpoLossType).
+    const double per_token = type == GrpoLossType::Bnpo ? 1.0 / double(batch_tokens) : 1.0 / (double(n) * B);
     double seq = 0;
     for (int t = 0; t < T; ++t) {
       const size_t i = row + size_t(t);
@@ -91,7 +102,7 @@ GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old
       clipped += policy.cut ? 1 : 0;
       out.dlogp[i] = static_cast<float>((policy.dlogp + beta * k3_kl_grad(ref_logp[i], logp[i])) * per_token);
     }
-    out.loss += seq / n / B;
+    out.loss += seq * per_token;
     out.tokens += n;
   }
   if (out.tokens > 0) {

@@ -59,7 +59,7 @@ ObjectiveResult GrpoObjective::forward_backward(TrainModel& model, const Batch& 
   const std::vector<float> ref = m_ref.token_logprobs(rows.view());
   const std::vector<float> logp = model.forward_token_logprobs(rows.view(), options);
   const std::vector<uint8_t> mask = rollouts.completion_mask();
-  GrpoLossResult loss = grpo_loss(logp, logp, ref, mask, advantages, R, T, m_o.clip, m_o.beta);
+  GrpoLossResult loss = grpo_loss(logp, logp, ref, mask, advantages, R, T, m_o.clip, m_o.beta, m_o.loss_type);
   for (float& d : loss.dlogp) d *= grad_scale;
   model.backward_token_logprobs(loss.dlogp.data());
 

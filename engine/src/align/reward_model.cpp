@@ -126,16 +126,27 @@ float RewardModel::score(const std::vector<ChatMessage>& prompt, const std::stri
 
 PairEvaluation evaluate_reward_model(RewardModel& model, const PreferenceDataset& pairs) {
   PairEvaluation e;
+  bool kinds = false;
+  const auto add = [](PairScores& to, double c, double r) {
+    to.accuracy += c > r ? 1 : 0;
+    to.margin += c - r;
+    to.mean_chosen += c;
+    to.mean_rejected += r;
+    ++to.n;
+  };
+  const auto finish = [](PairScores& to) {
+    if (to.n > 0)
+      for (double* v : {&to.accuracy, &to.margin, &to.mean_chosen, &to.mean_rejected}) *v /= double(to.n);
+  };
   for (const PreferencePair& p : pairs.pairs) {
     const double c = model.score(p.prompt, p.chosen), r = model.score(p.prompt, p.rejected);
-    e.accuracy += c > r ? 1 : 0;
-    e.margin += c - r;
-    e.mean_chosen += c;
-    e.mean_rejected += r;
-    ++e.n;
+    add(e, c, r);
+    add(e.by_kind[p.kind], c, r);
+    kinds = kinds || !p.kind.empty();
   }
-  if (e.n > 0)
-    for (double* v : {&e.accuracy, &e.margin, &e.mean_chosen, &e.mean_rejected}) *v /= double(e.n);
+  finish(e);
+  if (!kinds) e.by_kind.clear();
+  for (auto& [kind, k] : e.by_kind) finish(k);
   return e;
 }
 

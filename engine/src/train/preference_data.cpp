@@ -75,6 +75,7 @@ PreferencePair parse_preference_row(std::string_view line, uint64_t line_no, con
   p.chosen = parse_reply(*io::json_find(row, "chosen", where), where, "chosen");
   p.rejected = parse_reply(*io::json_find(row, "rejected", where), where, "rejected");
   if (p.chosen == p.rejected) throw Error(where + ": \"chosen\" and \"rejected\" are the same reply");
+  if (const json* kind = io::json_find(row, "kind", where); kind && kind->is_string()) p.kind = kind->get<std::string>();
   p.line = line_no;
   return p;
 }

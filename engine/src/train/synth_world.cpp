@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
@@ -245,6 +246,32 @@ Sum draw_sum(Rng& r, Split split) {
     if (is_eval_pair(s) == (split == Split::Eval)) return s;
   }
 }
+
+// Which split may pair a fact with a wrong answer in a right-vs-wrong preference pair: a fixed half of all
+// (question, wrong key) pairings, by a hash, is only used by Split::Eval, so its pairs are new to a reward
+// model trained on Split::Train.
+bool is_eval_pairing(const Fact& f, const std::string& wrong_key) {
+  uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a over "question|key", then mixed
+  for (const char c : f.question + "|" + wrong_key) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  return splitmix64_next(h) % 2 == 0;
+}
+
+// The keys of the same relation of other characters that differ from the fact's own: the fluent wrong
+// answers to its question, in world order without repeats; only those of `side`'s pairings when given.
+std::vector<std::string> wrong_keys(const World& w, const Fact& f, std::optional<Split> side) {
+  std::vector<std::string> out;
+  for (const Fact& g : w.facts) {
+    if (g.relation != f.relation || g.key == f.key || std::find(out.begin(), out.end(), g.key) != out.end()) continue;
+    if (side && is_eval_pairing(f, g.key) != (*side == Split::Eval)) continue;
+    out.push_back(g.key);
+  }
+  return out;
+}
+
+// Sums the starter works out right (> 90 % of held-out ones): addition and subtraction of operands up to two
+// digits. Three-digit sums and products it gets wrong too often for a preference between a right and a wrong
+// result to be about anything it knows.
+bool is_known_sum(const Sum& s) { return s.op != '*' && s.digits() <= 2; }
 
 // --- telling about characters -----------------------------------------------------------------------
 
@@ -491,38 +518,60 @@ std::string chat_jsonl(const World& w, int64_t n, uint64_t seed, Split split) {
   return to_lines(rows);
 }
 
-std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split) {
+std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split, PrefsKnowledge knowledge) {
   check_n(n);
   Rng r{seed ^ 0x9EF5ull};
+  const bool eval = split == Split::Eval;
+  const PrefsKnowledge k = eval ? knowledge : PrefsKnowledge::Known;
+  // Evasion and rudeness pairs ask anything of the split; the right-vs-wrong pairs ask what `k` allows, with
+  // the wrong answers of their side.
   const std::vector<const Fact*> facts = facts_of_split(w, split);
+  std::vector<const Fact*> right_wrong_facts;
+  std::vector<std::vector<std::string>> wrong_of;  // parallel to right_wrong_facts
+  for (const Fact& f : w.facts) {
+    const bool fits = k == PrefsKnowledge::All ? eval || f.seen : k == PrefsKnowledge::Unseen ? !f.seen : f.seen;
+    if (!fits) continue;
+    std::vector<std::string> wrong = wrong_keys(w, f, k == PrefsKnowledge::Known ? std::optional<Split>(split)
+                                                                                  : std::nullopt);
+    if (wrong.empty()) continue;
+    right_wrong_facts.push_back(&f);
+    wrong_of.push_back(std::move(wrong));
+  }
+  const auto right_wrong_sum = [&]() {
+    for (;;) {
+      const Sum s = draw_sum(r, split);
+      if (k == PrefsKnowledge::All || !eval || is_known_sum(s) == (k == PrefsKnowledge::Known)) return s;
+    }
+  };
   std::vector<json> rows;
   for (int64_t i = 0; i < n; ++i) {
-    const uint64_t kind = r.below(3);
+    const uint64_t drawn = r.below(3);  // drawn in every mode, so the modes share the rest of the stream
+    const uint64_t kind = k == PrefsKnowledge::Unseen ? 0 : drawn;
     const bool ask_sum = r.chance(50);
     std::string prompt, answer, wrong;
     if (ask_sum) {
-      const Sum s = draw_sum(r, split);
+      const Sum s = kind == 0 ? right_wrong_sum() : draw_sum(r, split);
       prompt = s.question();
       answer = s.worked();
       const int64_t delta = static_cast<int64_t>(1 + r.below(9));
       wrong = s.worked_with(s.result() + (r.below(2) || s.result() < delta ? delta : -delta));
+    } else if (kind == 0) {
+      // The same relation of another character: a fluent, wrong answer.
+      const size_t at = r.below(right_wrong_facts.size());
+      const Fact& f = *right_wrong_facts[at];
+      prompt = f.question;
+      answer = f.answer;
+      wrong = answer_with_key(w, f, wrong_of[at][r.below(wrong_of[at].size())]);
     } else {
       const Fact& f = *facts[r.below(facts.size())];
       prompt = f.question;
       answer = f.answer;
-      // The same relation of another character: a fluent, wrong answer.
-      const Fact* other = nullptr;
-      for (int tries = 0; tries < 64 && !other; ++tries) {
-        const Fact& g = w.facts[r.below(w.facts.size())];
-        if (g.relation == f.relation && g.key != f.key) other = &g;
-      }
-      wrong = other ? answer_with_key(w, f, other->key) : std::string("I think it is something else.");
     }
     json row = {{"prompt", prompt}};
     if (kind == 0) {
       row["chosen"] = answer;
       row["rejected"] = wrong;
-      row["kind"] = "correct";
+      row["kind"] = k == PrefsKnowledge::Unseen ? "correct_unseen" : "correct";
     } else if (kind == 1) {
       row["chosen"] = answer;
       row["rejected"] = r.below(2) ? "I do not want to talk about that." : "Let us talk about something else.";

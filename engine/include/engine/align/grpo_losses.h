@@ -11,7 +11,12 @@
 //
 // The per-token objective (TRL's loss_type "grpo"): ratio = exp(logp - old_logp),
 //   loss_t = -min(ratio A, clamp(ratio, 1 - eps, 1 + eps) A) + beta kl_t,
-// averaged over each completion's tokens, then over the completions. With a single update per rollout the
+// averaged over each completion's tokens, then over the completions (GrpoLossType::Grpo, the default), or
+// summed over every completion token of the batch and divided by their count (GrpoLossType::Bnpo, TRL's
+// "bnpo"; its "dapo" is the same on one process). The per-sequence mean gives each token of a completion of n
+// tokens the weight 1 / (n B): a 8-token reply "7 - 3 = 4." moves each of its tokens about seven times as far
+// as a worked 3-digit sum moves each of its 60, which biases updates towards short replies; the token mean
+// weights every completion token alike. With a single update per rollout the
 // ratio is 1 (old_logp is the policy's own log-prob, detached) and the gradient is -A d logp: the clipping only
 // matters for completeness. A token is "clipped" when the clamped branch is the smaller (its gradient is cut).
 #pragma once
@@ -19,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace engine {
@@ -47,6 +53,11 @@ inline ClippedTokenLoss clipped_token_loss(double ratio, double advantage, doubl
   return {-std::min(unclipped, bounded), cut, cut ? 0.0 : -unclipped};
 }
 
+enum class GrpoLossType { Grpo, Bnpo };
+// "grpo" / "bnpo" -> the type; throws engine::Error naming the accepted values otherwise.
+GrpoLossType grpo_loss_type_from_name(const std::string& name);
+const char* grpo_loss_type_name(GrpoLossType t);
+
 struct GrpoLossResult {
   double loss = 0;
   double kl = 0;             // mean k3 KL over the completion tokens
@@ -58,6 +69,6 @@ struct GrpoLossResult {
 // completion token. advantages: (B). Throws engine::Error for mismatched sizes, clip < 0 or beta < 0.
 GrpoLossResult grpo_loss(std::span<const float> logp, std::span<const float> old_logp, std::span<const float> ref_logp,
                          std::span<const uint8_t> mask, std::span<const float> advantages, int B, int T, double clip,
-                         double beta);
+                         double beta, GrpoLossType type = GrpoLossType::Grpo);
 
 }  // namespace engine

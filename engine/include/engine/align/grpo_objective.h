@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "engine/align/grpo_losses.h"
 #include "engine/align/prompt_data.h"
 #include "engine/chat_template.h"
 #include "engine/train/train_objective.h"
@@ -37,6 +38,7 @@ struct GrpoOptions {
   double clip = 0.2;   // PPO-style ratio clipping epsilon
   double beta = 0.04;  // weight of the k3 KL to the reference
   int seq = 128;       // tokens per row: prompt + completion must fit (longer prompts are not in the sets)
+  GrpoLossType loss_type = GrpoLossType::Grpo;  // how the loss averages over tokens (align/grpo_losses.h)
   // Throws engine::Error naming the first value out of range.
   void validate() const;
 };

@@ -11,6 +11,7 @@
 // reply) (engine/train/preference_data.h) cut to the model's context: the value training optimized.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,10 +54,14 @@ class RewardModel {
 };
 
 // A reward model on held-out pairs: the share it ranks as the data does (r_chosen > r_rejected), the mean
-// margin and the mean rewards.
-struct PairEvaluation {
+// margin and the mean rewards; the same per pair kind (PreferencePair::kind) when any pair has one, so a
+// category that is hard (right vs wrong answers) is not hidden in the overall share.
+struct PairScores {
   int64_t n = 0;
   double accuracy = 0, margin = 0, mean_chosen = 0, mean_rejected = 0;
+};
+struct PairEvaluation : PairScores {
+  std::map<std::string, PairScores> by_kind;  // empty when no pair has a kind; "" = pairs without one
 };
 PairEvaluation evaluate_reward_model(RewardModel& model, const PreferenceDataset& pairs);
 

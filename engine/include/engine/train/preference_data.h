@@ -8,7 +8,8 @@
 // A row is refused -- engine::Error "<file>: line N: <what>", N counting every line from 1 -- when it is not
 // JSON, not an object, lacks one of the three fields, has an empty text, a role outside the three, a prompt
 // list not ending with a user turn, or chosen equal to rejected (nothing to prefer). Blank lines are skipped;
-// unknown extra fields (TRL's "kind", ids, sources) are ignored; a file with no rows is an error.
+// other extra fields (ids, sources) are ignored; a string "kind" (data synth's "correct", "polite", ...) is
+// kept, for evaluations broken down by it; a file with no rows is an error.
 //
 // Encoding (encode_prompt_reply): the prompt messages plus an assistant turn holding the reply, rendered with
 // the chat template and cut after the end-of-turn markup that closes the reply. The reply's tokens are
@@ -30,6 +31,7 @@ class Tokenizer;
 struct PreferencePair {
   std::vector<ChatMessage> prompt;  // ends with a user turn
   std::string chosen, rejected;
+  std::string kind;   // the row's "kind" when it is a string, else empty
   uint64_t line = 0;  // 1-based line in the file
 };
 

@@ -79,10 +79,27 @@ std::string arith_jsonl(int64_t n, uint64_t seed, Split split);
 // JSONL {"messages":[{"role","content"},...]}: fact questions, sums, greetings, requests to tell about
 // someone, and polite refusals for what the world cannot answer; one to three exchanges each.
 std::string chat_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
+// What the right-vs-wrong pairs of a preference set's Split::Eval ask about (Split::Train always asks seen
+// facts and training sums).
+//   Known (the default): knowledge the starter was taught -- seen facts and held-out sums whose operands have
+//     at most two digits, added or subtracted (the range the starter works out right, > 90 %) -- with a wrong
+//     answer training never pairs with that question: half of each fact's wrong answers are reserved for the
+//     evaluation split (a fact whose wrong answers all fall on the training side is not asked), and the sums
+//     are held-out ones. So the pairs test whether a reward model generalises its preference for the right
+//     answer to pairs it has not seen, over knowledge its base model has. Mixed with evasion and rudeness
+//     pairs as in training.
+//   Unseen: only right-vs-wrong pairs, kind "correct_unseen", over knowledge the starter was never taught or
+//     does not compute reliably: held-out facts, held-out 3-digit sums and products. Reported on its own: a
+//     reward model can only guess here.
+//   All: the mix before this split existed: any fact of the evaluation split, any held-out sum, any wrong
+//     answer; kind "correct".
+enum class PrefsKnowledge { Known, Unseen, All };
 // JSONL {"prompt","chosen","rejected","kind"}: kind "correct" (right vs wrong answer; a wrong sum is
 // worked like the right one up to its last number), "on_topic"
-// (answer vs evasion), "polite" (polite vs rude).
-std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
+// (answer vs evasion), "polite" (polite vs rude); "correct_unseen" with PrefsKnowledge::Unseen.
+// `knowledge` only changes Split::Eval.
+std::string prefs_jsonl(const World& w, int64_t n, uint64_t seed, Split split,
+                        PrefsKnowledge knowledge = PrefsKnowledge::Known);
 // JSONL {"prompt","answer","kind"} whose answer a program can check (kind "arith" or "facts"): the
 // reward of GRPO / PPO.
 std::string prompts_jsonl(const World& w, int64_t n, uint64_t seed, Split split);
