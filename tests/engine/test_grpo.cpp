@@ -21,10 +21,9 @@
 #include "engine/align/rollouts.h"
 #include "engine/backend.h"
 #include "engine/model_loader.h"
-#include "engine/train/lora_io.h"
 #include "engine/train/train_model.h"
 #include "support/error_of.h"
-#include "support/lora_fixture.h"
+#include "support/online_fixture.h"
 
 using namespace engine;
 
@@ -262,15 +261,11 @@ class TestGrpo : public QObject {
     auto backend = make_cpu_backend(2);
     TrainModel policy(*model, *backend);
     auto ref = ReferencePolicy::copy_of(*model, *backend);
-    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
-                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
     GrpoOptions o;
     o.group_size = 3;
     o.max_new_tokens = 6;
     o.seq = 32;
-    // The fixture has no tokenizer: the prompts are ids, and with no end-of-sequence token every completion
-    // runs to max_new_tokens (and no text, so every reward is 0).
-    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    const PromptSet prompts = tiny_id_prompts();  // every completion runs to max_new_tokens, every reward is 0
     GrpoObjective objective(*ref, *backend, ChatTemplate(), prompts, prompts, o);
     PromptIndexLoader loader(2, 2, false, 0, "p");
     Batch batch;
@@ -302,48 +297,33 @@ class TestGrpo : public QObject {
   // so it reports the same KL and loss; sampling from the base weights instead would not.
   void lora_policy_samples_with_its_adapters() {
     auto backend = make_cpu_backend(2);
-    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    TrainModel policy(*model, *backend, all_linear_lora(*model));
-    load_lora_adapters(policy, kTiny + "-lora");
-    auto ref = ReferencePolicy::lora_base(policy);
-    auto merged_model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    {
-      TrainModel adapted(*merged_model, *backend, all_linear_lora(*model));
-      load_lora_adapters(adapted, kTiny + "-lora");
-      adapted.merge_lora();
-    }
-    TrainModel merged(*merged_model, *backend);
-    auto base_model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    auto base_ref = ReferencePolicy::copy_of(*base_model, *backend);
-
-    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
-                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
+    LoraPolicyTwoWays p(kTiny, *backend);
     GrpoOptions o;
     o.group_size = 3;
     o.max_new_tokens = 6;
     o.seq = 32;
-    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
-    GrpoObjective lora_objective(*ref, *backend, ChatTemplate(), prompts, prompts, o);
-    GrpoObjective full_objective(*base_ref, *backend, ChatTemplate(), prompts, prompts, o);
+    const PromptSet prompts = tiny_id_prompts();
+    GrpoObjective lora_objective(*p.lora_ref, *backend, ChatTemplate(), prompts, prompts, o);
+    GrpoObjective full_objective(*p.base_ref, *backend, ChatTemplate(), prompts, prompts, o);
     PromptIndexLoader loader(2, 2, false, 0, "p");
     Batch batch;
     loader.next(batch);
     TrainStepOptions so;
     so.dropout_seed = 7;
-    policy.zero_grads();
-    merged.zero_grads();
-    const ObjectiveResult a = lora_objective.forward_backward(policy, batch, so, 1.0f);
-    const ObjectiveResult b = full_objective.forward_backward(merged, batch, so, 1.0f);
+    p.lora->zero_grads();
+    p.merged->zero_grads();
+    const ObjectiveResult a = lora_objective.forward_backward(*p.lora, batch, so, 1.0f);
+    const ObjectiveResult b = full_objective.forward_backward(*p.merged, batch, so, 1.0f);
     QVERIFY2(a.metrics.at("kl") > 1e-3, qPrintable(QString::number(a.metrics.at("kl"))));  // not the reference
     QVERIFY2(near(a.metrics.at("kl"), b.metrics.at("kl"), 1e-3),
              qPrintable(QString("%1 vs %2").arg(a.metrics.at("kl")).arg(b.metrics.at("kl"))));
     QVERIFY2(near(a.loss, b.loss, 1e-3), qPrintable(QString("%1 vs %2").arg(a.loss).arg(b.loss)));
     // Only the adapters have gradients, and the base weights are what they were.
     bool any = false;
-    for (const TrainableTensor& t : policy.trainable())
+    for (const TrainableTensor& t : p.lora->trainable())
       for (uint64_t i = 0; i < t.numel && !any; ++i) any = t.grad[i] != 0.0f;
     QVERIFY(any);
-    QVERIFY(std::equal(model->all_params().begin(), model->all_params().end(), base_model->all_params().begin()));
+    QVERIFY(p.base_untouched());
   }
 };
 

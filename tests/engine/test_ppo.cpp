@@ -23,10 +23,9 @@
 #include "engine/align/rollouts.h"
 #include "engine/backend.h"
 #include "engine/model_loader.h"
-#include "engine/train/lora_io.h"
 #include "engine/train/train_model.h"
 #include "support/error_of.h"
-#include "support/lora_fixture.h"
+#include "support/online_fixture.h"
 
 using namespace engine;
 
@@ -343,11 +342,7 @@ class TestPpo : public QObject {
     TrainModel policy(*model, *backend);
     policy.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
     auto ref = ReferencePolicy::copy_of(*model, *backend);
-    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
-                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
-    // The fixture has no tokenizer: the prompts are ids, and with no end-of-sequence token every completion runs
-    // to max_new_tokens (and has no text, so every score is 0).
-    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    const PromptSet prompts = tiny_id_prompts();  // every completion runs to max_new_tokens, every score is 0
     PpoOptions o;
     o.max_new_tokens = 6;
     o.seq = 32;
@@ -448,9 +443,7 @@ class TestPpo : public QObject {
     TrainModel policy(*model, *backend);
     policy.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
     auto ref = ReferencePolicy::copy_of(*model, *backend);
-    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
-                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
-    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    const PromptSet prompts = tiny_id_prompts();
     PpoOptions o;
     o.max_new_tokens = 6;
     o.seq = 32;
@@ -509,47 +502,32 @@ class TestPpo : public QObject {
   // entropy and first update.
   void lora_policy_samples_with_its_adapters() {
     auto backend = make_cpu_backend(2);
-    auto model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    TrainModel policy(*model, *backend, all_linear_lora(*model));
-    load_lora_adapters(policy, kTiny + "-lora");
-    policy.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
-    auto ref = ReferencePolicy::lora_base(policy);
-    auto merged_model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    {
-      TrainModel adapted(*merged_model, *backend, all_linear_lora(*model));
-      load_lora_adapters(adapted, kTiny + "-lora");
-      adapted.merge_lora();
-    }
-    TrainModel merged(*merged_model, *backend);
-    merged.set_scalar_head(kValueHeadName, initial_reward_head(model->config().n_embd, 3));
-    auto base_model = load_model(kTiny, {}, LoadOptions{.dequantize = true});
-    auto base_ref = ReferencePolicy::copy_of(*base_model, *backend);
-
-    const std::vector<PromptItem> items = {{"What is 1 + 1?", "2", PromptKind::Arith, 1},
-                                           {"What is 2 + 2?", "4", PromptKind::Arith, 2}};
-    const PromptSet prompts{items, {{11, 12, 13, 14}, {21, 22}}};
+    LoraPolicyTwoWays p(kTiny, *backend);
+    for (TrainModel* m : {p.lora.get(), p.merged.get()})
+      m->set_scalar_head(kValueHeadName, initial_reward_head(p.model->config().n_embd, 3));
+    const PromptSet prompts = tiny_id_prompts();
     PpoOptions o;
     o.max_new_tokens = 6;
     o.seq = 32;
     o.ppo_epochs = 1;
     o.num_minibatches = 1;
-    PpoObjective lora_objective(*ref, *backend, ChatTemplate(), prompts, prompts, o);
-    PpoObjective full_objective(*base_ref, *backend, ChatTemplate(), prompts, prompts, o);
+    PpoObjective lora_objective(*p.lora_ref, *backend, ChatTemplate(), prompts, prompts, o);
+    PpoObjective full_objective(*p.base_ref, *backend, ChatTemplate(), prompts, prompts, o);
     PromptIndexLoader loader(2, 2, false, 0, "p");
     Batch batch;
     loader.next(batch);
     TrainStepOptions so;
     so.dropout_seed = 9;
-    policy.zero_grads();
-    merged.zero_grads();
-    const ObjectiveResult a = lora_objective.forward_backward_update(policy, batch, so, 1.0f, 0);
-    const ObjectiveResult b = full_objective.forward_backward_update(merged, batch, so, 1.0f, 0);
+    p.lora->zero_grads();
+    p.merged->zero_grads();
+    const ObjectiveResult a = lora_objective.forward_backward_update(*p.lora, batch, so, 1.0f, 0);
+    const ObjectiveResult b = full_objective.forward_backward_update(*p.merged, batch, so, 1.0f, 0);
     const double kl = a.metrics.at("objective/kl");
     QVERIFY2(std::fabs(kl) > 1e-3, qPrintable(QString::number(kl)));  // the adapted policy is not the reference
     for (const char* key : {"objective/kl", "objective/entropy", "loss/policy_avg", "loss/value_avg"})
       QVERIFY2(near(a.metrics.at(key), b.metrics.at(key), 1e-3),
                qPrintable(QString("%1: %2 vs %3").arg(key).arg(a.metrics.at(key)).arg(b.metrics.at(key))));
-    QVERIFY(std::equal(model->all_params().begin(), model->all_params().end(), base_model->all_params().begin()));
+    QVERIFY(p.base_untouched());
   }
 };
 
