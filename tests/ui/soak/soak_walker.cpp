@@ -129,6 +129,14 @@ void Walker::onReplyFinished(qint64 id, const QString& error) {
     ++m_result.fullContextReplies;
     m_filledChats.insert(m.chatId);
   }
+  // The next action may already be writing this reply again (continue, regenerate in place) by the time this
+  // queued check runs: the store then rightly says incomplete, and the reply is checked when that writing ends.
+  const ChatMessageModel* shown = m_app.chat()->messages();
+  const int row = shown->rowOf(id);
+  if (m_app.chat()->generating() && row >= 0 && shown->rowAt(row).streaming) {
+    m_log.add(QStringLiteral("  reply %1 ended, already being written again").arg(id));
+    return;
+  }
   if (!m.complete || reason.isEmpty())
     fail(QStringLiteral("reply %1 ended (error '%2') but is stored complete=%3 finishReason='%4'")
              .arg(id)
