@@ -1189,7 +1189,13 @@ void TestUiSmoke::chatScoresRepliesWithARewardModel() {
     QTest::mouseClick(m_window, Qt::LeftButton, Qt::NoModifier,
                       item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint());
   };
-  click(findVisibleItem(chat, QStringLiteral("action_score")));
+  // The reply's row is appended and laid out at the next polish: a click computed before that may miss the
+  // button, so click again until the score is asked for (a second request for the same reply is harmless).
+  for (int attempt = 0; attempt < 5 && !findVisibleItem(chat, QStringLiteral("rewardBadge")); ++attempt) {
+    QTest::qWait(100);
+    if (QQuickItem* score = findVisibleItem(chat, QStringLiteral("action_score"))) click(score);
+    QTest::qWait(200);
+  }
   QTRY_VERIFY_WITH_TIMEOUT(findVisibleItem(chat, QStringLiteral("rewardBadge")), 20000);
   QQuickItem* badge = findVisibleItem(chat, QStringLiteral("rewardBadge"));
   QTRY_VERIFY_WITH_TIMEOUT(badge->property("label").toString().startsWith(QLatin1Char('+')) ||

@@ -695,6 +695,9 @@ void Walker::recordGone(const QString& sqlWhere) {
 
 void Walker::runAction(const Action& action) {
   ++m_result.actions;
+  // A reply that ended inside the last action's own waits has its store check queued: it runs now, before this
+  // action can delete, continue or rewrite that reply.
+  QTest::qWait(0);
   m_log.add(QStringLiteral("%1 [chat %2, page %3, %4 rows%5]")
                 .arg(action.name)
                 .arg(m_app.chat()->currentChatId())
