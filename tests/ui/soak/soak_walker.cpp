@@ -105,11 +105,11 @@ bool Walker::openApp() {
     return false;
   }
   m_onStarter = m_app.app()->modelPath() == QDir::cleanPath(kStarterModel);
-  // The store's verdict on every reply, read after all of the reply's own handlers have run.
-  QObject::connect(m_app.chat(), &ChatController::replyFinished, m_app.chat(), [this](qint64 id, const QString& error) {
-    QMetaObject::invokeMethod(
-        m_app.chat(), [this, id, error] { onReplyFinished(id, error); }, Qt::QueuedConnection);
-  });
+  // The store's verdict on every reply, read the moment it ends: ChatController emits replyFinished after writing
+  // the reply's end to the store. (A check queued for later could run after the walker's next action had deleted,
+  // continued or replaced that message -- SQLite even reuses a deleted last row's id.)
+  QObject::connect(m_app.chat(), &ChatController::replyFinished, m_app.chat(),
+                   [this](qint64 id, const QString& error) { onReplyFinished(id, error); });
   return true;
 }
 
