@@ -26,6 +26,7 @@
 #include "engine/train/train_model.h"
 #include "support/error_of.h"
 #include "support/online_fixture.h"
+#include "support/train_fixture.h"
 
 using namespace engine;
 
@@ -316,14 +317,7 @@ class TestPpo : public QObject {
                                                                                 {"h.fc.bias", 12},
                                                                                 {"lnf.weight", 9},
                                                                                 {"lnf.bias", 30}}) {
-        float* w = model->param_data(name) + index;
-        const float keep = *w, h = 1e-2f;
-        *w = keep + h;
-        const double up = J();
-        *w = keep - h;
-        const double down = J();
-        *w = keep;
-        const double fd = (up - down) / (2.0 * h);
+        const double fd = central_difference(model->param_data(name)[index], 1e-2f, J);
         const double g = grad_of(tm, name)[index];
         largest = std::max(largest, std::fabs(g));
         QVERIFY2(std::fabs(fd - g) < 2e-3 + 2e-2 * std::fabs(g),
