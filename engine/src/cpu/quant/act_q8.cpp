@@ -33,7 +33,11 @@ void quantize_act_blocks(const float* x, int64_t nb, int8_t* q, float* d, int32_
     const float scale = amax / 127.f;
     const __m256 id = _mm256_set1_ps(scale != 0.f ? 1.f / scale : 0.f);
     __m256i r[4];
-    for (int i = 0; i < 4; ++i) r[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+    // Clamped to the bytes stored: a non-finite activation converts to INT_MIN, and the block's sum must be the
+    // sum of what packs writes (-128 there), or the kernels' 128 * sum overflows.
+    const __m256i lo8 = _mm256_set1_epi32(-128), hi8 = _mm256_set1_epi32(127);
+    for (int i = 0; i < 4; ++i)
+      r[i] = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v[i], id)), hi8), lo8);
     // Lane-wise packs interleave the 128-bit halves; the permute restores element order.
     const __m256i p16a = _mm256_packs_epi32(r[0], r[1]), p16b = _mm256_packs_epi32(r[2], r[3]);
     const __m256i p8 =
@@ -52,7 +56,8 @@ void quantize_act_blocks(const float* x, int64_t nb, int8_t* q, float* d, int32_
     const float id = scale != 0.f ? 1.f / scale : 0.f;
     int32_t s = 0;
     for (int j = 0; j < k_qblock; ++j) {
-      const int v = static_cast<int>(std::nearbyint(xb[j] * id));
+      // fmax/fmin also map NaN to a bound: the cast below is then always defined.
+      const int v = static_cast<int>(std::nearbyint(std::fmin(127.f, std::fmax(-128.f, xb[j] * id))));
       qb[j] = static_cast<int8_t>(v);
       s += v;
     }
